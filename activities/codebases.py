@@ -1,0 +1,177 @@
+"""Codebase activities: finding and recording rows (local), inspecting and cloning (host queue)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+from pathlib import Path
+
+import asyncpg
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities.contracts import (
+    INVALID_REPOSITORY,
+    NAME_TAKEN,
+    Codebase,
+    RegisteredCodebase,
+    RepositoryInfo,
+    RepositorySource,
+)
+from activities.database import codebase_from_row
+from activities.git import GitError, run_git
+from activities.paths import UnsafePathError, ensure_inside, is_valid_codebase_name
+from activities.repositories import name_from_source, normalize_repository_url
+from isolator.settings import Settings
+
+
+def _invalid(message: str) -> ApplicationError:
+    return ApplicationError(message, type=INVALID_REPOSITORY, non_retryable=True)
+
+
+class CodebaseActivities:
+    def __init__(self, settings: Settings, pool: asyncpg.Pool | None = None) -> None:
+        self.settings = settings
+        self.pool = pool
+
+    @activity.defn
+    async def find_codebase(self, source: RepositorySource) -> Codebase | None:
+        assert self.pool is not None
+        if source.url:
+            row = await self.pool.fetchrow(
+                "SELECT * FROM codebases WHERE repository_url = $1", normalize_repository_url(source.url)
+            )
+            if row:
+                return codebase_from_row(row)
+        if source.path:
+            path = str(Path(source.path).expanduser().absolute())
+            row = await self.pool.fetchrow(
+                "SELECT * FROM codebases WHERE host = $1 AND canonical_path = $2", source.host, path
+            )
+            if row:
+                return codebase_from_row(row)
+        return None
+
+    @activity.defn
+    async def record_codebase(self, info: RepositoryInfo) -> RegisteredCodebase:
+        assert self.pool is not None
+        async with self.pool.acquire() as connection, connection.transaction():
+            row = await connection.fetchrow(
+                """INSERT INTO codebases (name, repository_url, canonical_path, default_branch, host)
+                   VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING *""",
+                info.name, info.repository_url, info.canonical_path, info.default_branch, info.host,
+            )
+            if row is not None:
+                return RegisteredCodebase(codebase=codebase_from_row(row), created=True)
+            row = await connection.fetchrow(
+                """SELECT * FROM codebases
+                   WHERE (repository_url IS NOT NULL AND repository_url = $1) OR (host = $2 AND canonical_path = $3)""",
+                info.repository_url, info.host, info.canonical_path,
+            )
+            if row is not None:
+                return RegisteredCodebase(codebase=codebase_from_row(row), created=False)
+        raise ApplicationError(
+            f"A different repository is already registered as `{info.name}`. Choose another name.",
+            type=NAME_TAKEN,
+            non_retryable=True,
+        )
+
+    @activity.defn
+    async def inspect_repository(self, source: RepositorySource) -> RepositoryInfo:
+        """Check that `source.path` is a usable git checkout and describe its main checkout."""
+        if not source.path:
+            raise _invalid("a path is required")
+        path = Path(source.path).expanduser().absolute()
+        if not path.is_dir():
+            raise _invalid(f"`{source.path}` is not a directory on {self.settings.host}.")
+        return await self._describe(path, source.url, source.name, source.host)
+
+    @activity.defn
+    async def clone_repository(self, source: RepositorySource) -> RepositoryInfo:
+        """Clone `source.url` into `WORKSPACE_PATH/<name>`, heartbeating while git runs."""
+        if not source.url:
+            raise _invalid("a clone URL is required")
+        name = self._name(source.name, source.url, None)
+        workspace = self.settings.workspace_path
+        workspace.mkdir(parents=True, exist_ok=True)
+        try:
+            destination = ensure_inside(workspace, workspace / name)
+            staging = ensure_inside(workspace, workspace / f".{name}.cloning")
+        except UnsafePathError as error:
+            raise _invalid(str(error)) from None
+        if destination.exists():
+            origin = await run_git("remote", "get-url", "origin", cwd=destination, check=False)
+            if origin.returncode == 0 and normalize_repository_url(origin.stdout) == normalize_repository_url(source.url):
+                return await self._describe(destination, source.url, name, source.host)
+            raise ApplicationError(
+                f"`{destination}` already exists and is not a clone of {source.url}. Choose another name.",
+                type=NAME_TAKEN,
+                non_retryable=True,
+            )
+        shutil.rmtree(staging, ignore_errors=True)  # left by an attempt that was killed
+        clone = asyncio.create_task(run_git("clone", "--quiet", "--", source.url, str(staging)))
+        try:
+            while not clone.done():
+                activity.heartbeat()
+                await asyncio.wait({clone}, timeout=1.0)
+            clone.result()
+        except GitError as error:
+            raise _invalid(f"Could not clone {source.url}: {error.stderr or 'git clone failed'}") from None
+        finally:
+            if not clone.done():
+                clone.cancel()
+                with contextlib.suppress(BaseException):
+                    await clone
+            if not destination.exists():
+                shutil.rmtree(staging, ignore_errors=True)
+        staging.rename(destination)
+        return await self._describe(destination, source.url, name, source.host)
+
+    def _name(self, name: str | None, url: str | None, path: str | None) -> str:
+        chosen = name or name_from_source(url, path)
+        if not is_valid_codebase_name(chosen):
+            raise _invalid(
+                f"`{chosen}` is not a usable codebase name: use letters, digits, `.`, `_` and `-` (at most 100)."
+            )
+        return chosen
+
+    async def _describe(self, path: Path, url: str | None, name: str | None, host: str) -> RepositoryInfo:
+        result = await run_git(
+            "rev-parse", "--path-format=absolute", "--git-common-dir", "--is-bare-repository", cwd=path, check=False
+        )
+        if result.returncode != 0:
+            raise _invalid(f"`{path}` is not a git repository.")
+        common_dir, bare = result.stdout.splitlines()[:2]
+        if bare == "true":
+            raise _invalid(f"`{path}` is a bare repository; register a checkout with a working tree.")
+        canonical = Path(common_dir).resolve().parent  # a worktree resolves to its main checkout
+        if canonical.is_relative_to(self.settings.worktree_base.resolve()):
+            raise _invalid(f"`{path}` lies inside the worktree base; register the main checkout instead.")
+        if (await run_git("rev-parse", "--verify", "--quiet", "HEAD", cwd=canonical, check=False)).returncode != 0:
+            raise _invalid(f"`{canonical}` has no commits yet; commit something first.")
+        if url is None:
+            origin = await run_git("remote", "get-url", "origin", cwd=canonical, check=False)
+            url = origin.stdout.strip() if origin.returncode == 0 else None
+        return RepositoryInfo(
+            name=self._name(name, url, str(canonical)),
+            canonical_path=str(canonical),
+            default_branch=await _default_branch(canonical),
+            repository_url=normalize_repository_url(url) if url else None,
+            host=host,
+        )
+
+
+async def _default_branch(repository: Path) -> str:
+    """The remote's default branch when it is checked out locally, else the current branch."""
+    remote_head = await run_git("symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD", cwd=repository, check=False)
+    if remote_head.returncode == 0:
+        branch = remote_head.stdout.strip().removeprefix("origin/")
+        local = await run_git("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", cwd=repository, check=False)
+        if local.returncode == 0:
+            return branch
+    current = await run_git("symbolic-ref", "--quiet", "--short", "HEAD", cwd=repository, check=False)
+    if current.returncode == 0:
+        return current.stdout.strip()
+    commit = await run_git("rev-parse", "HEAD", cwd=repository)
+    return commit.stdout.strip()

@@ -1,0 +1,176 @@
+"""What workflows and activities exchange: typed inputs, outputs and error types.
+
+Workflows import this module, so it must stay free of I/O libraries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+# ApplicationError types raised as non-retryable: the input is wrong, retrying cannot help.
+INVALID_REPOSITORY = "InvalidRepository"
+NAME_TAKEN = "NameTaken"
+WORKTREE_CONFLICT = "WorktreeConflict"
+UNSAFE_PATH = "UnsafePath"
+INVALID_BRANCH = "InvalidBranch"
+USER_ERRORS = [INVALID_REPOSITORY, NAME_TAKEN, WORKTREE_CONFLICT, UNSAFE_PATH, INVALID_BRANCH]
+
+
+@dataclass
+class Codebase:
+    id: str
+    name: str
+    canonical_path: str
+    default_branch: str
+    host: str
+    repository_url: str | None = None
+
+
+@dataclass
+class Environment:
+    id: str
+    codebase_id: str
+    workflow_type: str
+    workflow_id: str
+    working_path: str
+    branch_name: str
+    status: str
+
+
+@dataclass
+class ConversationInput:
+    platform: str
+    conversation_id: str
+
+
+@dataclass
+class Conversation:
+    """A conversation as recorded, with what it resolves to."""
+
+    row_id: str
+    platform: str
+    conversation_id: str
+    cwd: str | None
+    codebase: Codebase | None
+    environment: Environment | None
+    # names of the registered codebases when none could be chosen for this conversation
+    codebase_choices: list[str] = field(default_factory=list)
+
+
+@dataclass
+class EnvironmentCheckInput:
+    working_path: str
+    host: str
+
+
+@dataclass
+class EnvironmentCheck:
+    # "elsewhere": the path lives on another host; ask that host's queue instead
+    status: Literal["healthy", "missing", "elsewhere"]
+
+
+@dataclass
+class IdentityQuery:
+    codebase_id: str
+    workflow_type: str
+    workflow_id: str
+
+
+@dataclass
+class RetireInput:
+    environment_id: str
+    conversation_row_id: str
+
+
+@dataclass
+class Retired:
+    # False when another message had already marked it destroyed
+    marked_now: bool
+
+
+@dataclass
+class AttachInput:
+    conversation_row_id: str
+    environment_id: str
+    cwd: str
+
+
+@dataclass
+class Attached:
+    changed: bool
+
+
+@dataclass
+class WorktreeRequest:
+    codebase: Codebase
+    branch: str
+
+
+@dataclass
+class WorktreeReady:
+    path: str
+    branch: str
+    # False when a healthy worktree on this branch was already at the path
+    created: bool
+
+
+@dataclass
+class RecordEnvironmentInput:
+    conversation_row_id: str
+    codebase_id: str
+    workflow_type: str
+    workflow_id: str
+    working_path: str
+    branch_name: str
+    platform: str
+    metadata: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass
+class RecordedEnvironment:
+    environment: Environment
+    # False when another message recorded the same identity first
+    created: bool
+    attachment_changed: bool
+
+
+@dataclass
+class ReplyInput:
+    platform: str
+    conversation_id: str
+    text: str
+    # a retried activity must not send twice
+    idempotency_key: str
+
+
+@dataclass
+class RepositorySource:
+    """Where a codebase comes from: a local checkout, a clone URL, or both."""
+
+    host: str
+    path: str | None = None
+    url: str | None = None
+    name: str | None = None
+
+
+@dataclass
+class RepositoryInfo:
+    name: str
+    canonical_path: str
+    default_branch: str
+    repository_url: str | None
+    host: str
+
+
+@dataclass
+class RegisteredCodebase:
+    codebase: Codebase
+    # False when the repository was already registered and nothing was cloned
+    created: bool
+
+
+@dataclass
+class LinkCodebaseInput:
+    conversation_row_id: str
+    codebase_id: str

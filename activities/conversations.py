@@ -1,0 +1,67 @@
+"""Conversation activities: quick PostgreSQL calls, run as local activities."""
+
+from __future__ import annotations
+
+import asyncpg
+from temporalio import activity
+
+from activities.contracts import Conversation, ConversationInput, LinkCodebaseInput
+from activities.database import codebase_from_row, environment_from_row
+
+
+class ConversationActivities:
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+
+    @activity.defn
+    async def record_conversation(self, request: ConversationInput) -> Conversation:
+        """Upsert the conversation, touch `last_activity_at`, and find its codebase and environment."""
+        async with self.pool.acquire() as connection, connection.transaction():
+            row = await connection.fetchrow(
+                """INSERT INTO conversations (platform, platform_conversation_id) VALUES ($1, $2)
+                   ON CONFLICT (platform, platform_conversation_id)
+                   DO UPDATE SET last_activity_at = now()
+                   RETURNING id, codebase_id, environment_id, cwd""",
+                request.platform, request.conversation_id,
+            )
+            codebase_id = row["codebase_id"]
+            choices: list[str] = []
+            if codebase_id is None:
+                names = await connection.fetch("SELECT id, name FROM codebases ORDER BY name")
+                if len(names) == 1:
+                    # With exactly one codebase registered, it is everyone's codebase.
+                    codebase_id = names[0]["id"]
+                    await connection.execute(
+                        "UPDATE conversations SET codebase_id = $2 WHERE id = $1", row["id"], codebase_id
+                    )
+                else:
+                    choices = [name["name"] for name in names]
+            codebase = None
+            if codebase_id is not None:
+                codebase = codebase_from_row(await connection.fetchrow("SELECT * FROM codebases WHERE id = $1", codebase_id))
+            environment = None
+            if row["environment_id"] is not None:
+                environment = environment_from_row(
+                    await connection.fetchrow("SELECT * FROM isolation_environments WHERE id = $1", row["environment_id"])
+                )
+        return Conversation(
+            row_id=str(row["id"]),
+            platform=request.platform,
+            conversation_id=request.conversation_id,
+            cwd=row["cwd"],
+            codebase=codebase,
+            environment=environment,
+            codebase_choices=choices,
+        )
+
+    @activity.defn
+    async def link_conversation_codebase(self, link: LinkCodebaseInput) -> None:
+        """Point the conversation at a codebase; an environment of another codebase is let go."""
+        await self.pool.execute(
+            """UPDATE conversations
+               SET environment_id = CASE WHEN codebase_id = $2 THEN environment_id END,
+                   cwd = CASE WHEN codebase_id = $2 THEN cwd END,
+                   codebase_id = $2
+               WHERE id = $1""",
+            link.conversation_row_id, link.codebase_id,
+        )

@@ -1,0 +1,40 @@
+"""The PostgreSQL connection pool and row conversions shared by the database activities."""
+
+from __future__ import annotations
+
+import json
+
+import asyncpg
+
+from activities.contracts import Codebase, Environment
+
+
+async def _init_connection(connection: asyncpg.Connection) -> None:
+    await connection.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
+
+
+async def create_pool(database_url: str, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:
+    return await asyncpg.create_pool(database_url, min_size=min_size, max_size=max_size, init=_init_connection)
+
+
+def codebase_from_row(row: asyncpg.Record, prefix: str = "") -> Codebase:
+    return Codebase(
+        id=str(row[f"{prefix}id"]),
+        name=row[f"{prefix}name"],
+        canonical_path=row[f"{prefix}canonical_path"],
+        default_branch=row[f"{prefix}default_branch"],
+        host=row[f"{prefix}host"],
+        repository_url=row[f"{prefix}repository_url"],
+    )
+
+
+def environment_from_row(row: asyncpg.Record, prefix: str = "") -> Environment:
+    return Environment(
+        id=str(row[f"{prefix}id"]),
+        codebase_id=str(row[f"{prefix}codebase_id"]),
+        workflow_type=row[f"{prefix}workflow_type"],
+        workflow_id=row[f"{prefix}workflow_id"],
+        working_path=row[f"{prefix}working_path"],
+        branch_name=row[f"{prefix}branch_name"],
+        status=row[f"{prefix}status"],
+    )

@@ -1,0 +1,74 @@
+"""Running git: always an argument list, never a shell, never a prompt."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+# Transports a clone URL may use; `ext::` would run arbitrary commands.
+_ALLOWED_PROTOCOLS = "file:git:http:https:ssh"
+
+
+class GitError(Exception):
+    def __init__(self, args: list[str], returncode: int, stderr: str) -> None:
+        super().__init__(f"git {' '.join(args)} failed ({returncode}): {stderr.strip()}")
+        self.returncode = returncode
+        self.stderr = stderr.strip()
+
+
+@dataclass
+class GitResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def _environment() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        GIT_TERMINAL_PROMPT="0",
+        GIT_ALLOW_PROTOCOL=_ALLOWED_PROTOCOLS,
+        GIT_SSH_COMMAND=env.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes"),
+        LC_ALL="C",
+    )
+    return env
+
+
+async def run_git(*args: str, cwd: Path | str | None = None, check: bool = True) -> GitResult:
+    """Run `git -C cwd args...`; raise GitError on failure when check is set."""
+    argv = ["git"]
+    if cwd is not None:
+        argv += ["-C", str(cwd)]
+    argv += list(args)
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=_environment(),
+    )
+    try:
+        stdout, stderr = await process.communicate()
+    except asyncio.CancelledError:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        raise
+    result = GitResult(process.returncode or 0, stdout.decode(errors="replace"), stderr.decode(errors="replace"))
+    if check and result.returncode != 0:
+        raise GitError(list(args), result.returncode, result.stderr)
+    return result
+
+
+async def is_valid_branch_name(name: str) -> bool:
+    if not name or name.startswith("-"):
+        return False
+    result = await run_git("check-ref-format", "--branch", name, check=False)
+    return result.returncode == 0
+
+
+async def branch_exists(repository: Path, branch: str) -> bool:
+    result = await run_git("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", cwd=repository, check=False)
+    return result.returncode == 0

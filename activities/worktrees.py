@@ -1,0 +1,155 @@
+"""Worktree activities: they run on the task queue of the host holding the checkout."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import hashlib
+import os
+from pathlib import Path
+from typing import AsyncIterator, Literal
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities.contracts import (
+    INVALID_BRANCH,
+    UNSAFE_PATH,
+    WORKTREE_CONFLICT,
+    EnvironmentCheck,
+    EnvironmentCheckInput,
+    WorktreeReady,
+    WorktreeRequest,
+)
+from activities.git import GitError, branch_exists, is_valid_branch_name, run_git
+from activities.paths import UnsafePathError, ensure_inside, worktree_path
+from isolator.settings import Settings
+
+PathState = Literal["missing", "ours", "half_made", "foreign"]
+
+
+def is_healthy_worktree(path: Path) -> bool:
+    """A cheap check (one stat): a linked worktree has a `.git` file."""
+    return (path / ".git").is_file()
+
+
+class WorktreeActivities:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    @activity.defn
+    async def validate_environment(self, check: EnvironmentCheckInput) -> EnvironmentCheck:
+        if check.host != self.settings.host:
+            return EnvironmentCheck(status="elsewhere")
+        healthy = await asyncio.to_thread(is_healthy_worktree, Path(check.working_path))
+        return EnvironmentCheck(status="healthy" if healthy else "missing")
+
+    @activity.defn
+    async def create_worktree(self, request: WorktreeRequest) -> WorktreeReady:
+        """Create the worktree for `request.branch`, or return the one already there.
+
+        Idempotent: a retry after a crash finds the finished worktree, or clears a half-made one
+        and starts again. A failure leaves no directory and no branch of its own making behind.
+        """
+        repository = Path(request.codebase.canonical_path)
+        branch = request.branch
+        if not await is_valid_branch_name(branch):
+            raise ApplicationError(f"`{branch}` is not a valid branch name", type=INVALID_BRANCH, non_retryable=True)
+        try:
+            path = worktree_path(self.settings.worktree_base, request.codebase.name, branch)
+        except UnsafePathError as error:
+            raise ApplicationError(str(error), type=UNSAFE_PATH, non_retryable=True) from None
+
+        async with self._path_lock(path):
+            state = await _path_state(repository, path, branch)
+            if state == "ours":
+                return WorktreeReady(path=str(path), branch=branch, created=False)
+            if state == "foreign":
+                raise ApplicationError(
+                    f"`{path}` already exists and is not a worktree of {request.codebase.name} on branch "
+                    f"`{branch}`. Move it away or remove it, then send the message again.",
+                    type=WORKTREE_CONFLICT,
+                    non_retryable=True,
+                )
+            if state == "half_made":
+                await run_git("worktree", "remove", "--force", "--force", "--", str(path), cwd=repository, check=False)
+                _remove_empty_dir(self.settings.worktree_base, path)
+            await self._add(repository, path, branch, request.codebase.default_branch)
+            return WorktreeReady(path=str(path), branch=branch, created=True)
+
+    async def _add(self, repository: Path, path: Path, branch: str, start_point: str) -> None:
+        # Metadata of worktrees deleted behind our back would block re-adding their branch.
+        await run_git("worktree", "prune", cwd=repository)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        new_branch = not await branch_exists(repository, branch)
+        if new_branch:
+            args = ["worktree", "add", "-b", branch, "--", str(path), start_point]
+        else:
+            args = ["worktree", "add", "--", str(path), branch]
+        try:
+            await run_git(*args, cwd=repository)
+        except GitError as error:
+            await run_git("worktree", "remove", "--force", "--force", "--", str(path), cwd=repository, check=False)
+            _remove_empty_dir(self.settings.worktree_base, path)
+            if new_branch:
+                await run_git("branch", "-D", "--", branch, cwd=repository, check=False)
+            raise ApplicationError(_explain(error, branch), type=WORKTREE_CONFLICT, non_retryable=True) from None
+
+    @contextlib.asynccontextmanager
+    async def _path_lock(self, path: Path) -> AsyncIterator[None]:
+        """Serialise work on one worktree path across every process on this host."""
+        locks = self.settings.worktree_base / ".locks"
+        locks.mkdir(parents=True, exist_ok=True)
+        name = hashlib.sha256(str(path).encode()).hexdigest()[:32]
+        descriptor = os.open(locks / f"{name}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            while True:
+                try:
+                    fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    activity.heartbeat()
+                    await asyncio.sleep(0.01)
+            yield
+        finally:
+            os.close(descriptor)  # closing releases the lock
+
+
+async def _path_state(repository: Path, path: Path, branch: str) -> PathState:
+    if not path.exists():
+        return "missing"
+    if not (path / ".git").exists():
+        return "half_made" if path.is_dir() and not any(path.iterdir()) else "foreign"
+    result = await run_git(
+        "rev-parse", "--path-format=absolute", "--git-common-dir", "--show-toplevel", "--abbrev-ref", "HEAD",
+        cwd=path, check=False,
+    )
+    lines = result.stdout.splitlines()
+    if result.returncode != 0 or len(lines) != 3:
+        return "foreign"
+    common_dir, toplevel, head = lines
+    expected = await run_git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=repository)
+    if Path(common_dir).resolve() != Path(expected.stdout.strip()).resolve() or Path(toplevel).resolve() != path:
+        return "foreign"
+    # git locks a worktree with reason "initializing" until its checkout is complete
+    marker = Path(common_dir) / "worktrees" / path.name / "locked"
+    if marker.is_file() and "initializing" in marker.read_text(errors="replace"):
+        return "half_made"
+    return "ours" if head == branch else "foreign"
+
+
+def _remove_empty_dir(base: Path, path: Path) -> None:
+    with contextlib.suppress(OSError, UnsafePathError):
+        ensure_inside(base, path).rmdir()
+
+
+def _explain(error: GitError, branch: str) -> str:
+    if "already checked out" in error.stderr or "is already used by worktree" in error.stderr:
+        return (
+            f"Branch `{branch}` is already checked out in another worktree. "
+            "Switch that worktree to another branch (or remove it), then send the message again."
+        )
+    if "invalid reference" in error.stderr or "not a valid" in error.stderr:
+        return f"Could not create `{branch}`: a reference it needs does not exist ({error.stderr})."
+    return f"Could not create the worktree for `{branch}`: {error.stderr}"

@@ -1,0 +1,1 @@
+"""The HTTP surface: verifies, parses, and starts or signals workflows. It never runs git."""

@@ -1,0 +1,45 @@
+"""The FastAPI application: routers, and the clients they share."""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from typing import AsyncIterator
+
+import asyncpg
+from fastapi import FastAPI
+from temporalio.client import Client
+
+from activities.database import create_pool
+from api import codebases, health, test_adapter
+from isolator.settings import Settings
+
+
+def create_app(settings: Settings, *, temporal: Client | None = None, pool: asyncpg.Pool | None = None) -> FastAPI:
+    """The app; it connects to PostgreSQL and Temporal itself unless given clients."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        own_pool = pool is None
+        app.state.pool = pool or await create_pool(_require(settings.database_url, "DATABASE_URL"))
+        app.state.temporal = temporal or await Client.connect(
+            settings.temporal_address, namespace=settings.temporal_namespace
+        )
+        try:
+            yield
+        finally:
+            if own_pool:
+                await app.state.pool.close()
+
+    app = FastAPI(title="isolator", version="0.1.0", lifespan=lifespan)
+    app.state.settings = settings
+    app.include_router(health.router)
+    app.include_router(codebases.router)
+    if settings.test_adapter:
+        app.include_router(test_adapter.router)
+    return app
+
+
+def _require(value: str | None, name: str) -> str:
+    if not value:
+        raise RuntimeError(f"{name} is not set")
+    return value

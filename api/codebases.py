@@ -1,0 +1,103 @@
+"""`/api/codebases`: register a repository (by path, clone URL, or both) and list them."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import asyncpg
+from fastapi import APIRouter, Depends, HTTPException, Response, status
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from temporalio.client import Client, WorkflowFailureError
+from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.exceptions import ApplicationError
+
+from activities.contracts import NAME_TAKEN, USER_ERRORS, RepositorySource
+from activities.paths import is_valid_codebase_name
+from activities.repositories import is_clone_url
+from api.deps import get_client, get_pool, get_settings, require_api_token
+from isolator.settings import Settings
+from workflows.codebase import RegisterCodebaseWorkflow, register_workflow_id
+
+router = APIRouter(prefix="/api/codebases", tags=["codebases"], dependencies=[Depends(require_api_token)])
+
+
+class CodebaseRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str | None = Field(None, min_length=1, max_length=4096, description="an existing checkout on the host")
+    url: str | None = Field(None, min_length=1, max_length=2048, description="clone URL, or the checkout's upstream")
+    name: str | None = Field(None, min_length=1, max_length=100)
+    host: str | None = Field(None, min_length=1, max_length=255, description="defaults to this server's host")
+
+    @model_validator(mode="after")
+    def _check(self) -> "CodebaseRequest":
+        if not self.path and not self.url:
+            raise ValueError("give `path` (an existing checkout), `url` (to clone), or both")
+        if self.path is not None and not self.path.startswith(("/", "~")):
+            raise ValueError("`path` must be absolute")
+        if self.path is not None and any(ord(ch) < 32 for ch in self.path):
+            raise ValueError("`path` must not contain control characters")
+        if self.url is not None and not is_clone_url(self.url):
+            raise ValueError("`url` must be an http(s), ssh, git or file URL, or user@host:path")
+        if self.name is not None and not is_valid_codebase_name(self.name):
+            raise ValueError("`name` may use letters, digits, `.`, `_` and `-`, starting with a letter or digit")
+        if self.host is not None and any(ch.isspace() or ch == "@" for ch in self.host):
+            raise ValueError("`host` must not contain spaces or '@'")
+        return self
+
+
+class CodebaseView(BaseModel):
+    id: str
+    name: str
+    repository_url: str | None
+    canonical_path: str
+    default_branch: str
+    host: str
+
+
+class RegisteredView(CodebaseView):
+    created: bool
+
+
+@router.post("", status_code=status.HTTP_201_CREATED, response_model=RegisteredView)
+async def register_codebase(
+    body: CodebaseRequest,
+    response: Response,
+    client: Annotated[Client, Depends(get_client)],
+    settings: Annotated[Settings, Depends(get_settings)],
+) -> RegisteredView:
+    source = RepositorySource(host=body.host or settings.host, path=body.path, url=body.url, name=body.name)
+    try:
+        registered = await client.execute_workflow(
+            RegisterCodebaseWorkflow.run,
+            source,
+            id=register_workflow_id(source),
+            task_queue=settings.task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            static_summary=f"register {body.url or body.path}",
+        )
+    except WorkflowFailureError as error:
+        cause = error.cause
+        if isinstance(cause, ApplicationError) and cause.type in USER_ERRORS:
+            code = status.HTTP_409_CONFLICT if cause.type == NAME_TAKEN else status.HTTP_422_UNPROCESSABLE_CONTENT
+            raise HTTPException(code, detail=cause.message) from None
+        raise
+    if not registered.created:
+        response.status_code = status.HTTP_200_OK
+    return RegisteredView(**vars(registered.codebase), created=registered.created)
+
+
+@router.get("", response_model=list[CodebaseView])
+async def list_codebases(pool: Annotated[asyncpg.Pool, Depends(get_pool)]) -> list[CodebaseView]:
+    rows = await pool.fetch("SELECT * FROM codebases ORDER BY name")
+    return [
+        CodebaseView(
+            id=str(row["id"]),
+            name=row["name"],
+            repository_url=row["repository_url"],
+            canonical_path=row["canonical_path"],
+            default_branch=row["default_branch"],
+            host=row["host"],
+        )
+        for row in rows
+    ]

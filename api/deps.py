@@ -1,0 +1,37 @@
+"""Dependencies shared by the routers: settings, clients, and the API token check."""
+
+from __future__ import annotations
+
+import secrets
+
+import asyncpg
+from fastapi import HTTPException, Request, status
+from temporalio.client import Client
+
+from isolator.settings import Settings
+
+
+def get_settings(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+def get_client(request: Request) -> Client:
+    return request.app.state.temporal
+
+
+def get_pool(request: Request) -> asyncpg.Pool:
+    return request.app.state.pool
+
+
+def require_api_token(request: Request) -> None:
+    """`/api` requires `Authorization: Bearer $API_TOKEN` when API_TOKEN is set."""
+    expected = get_settings(request).api_token
+    if expected is None:
+        return
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not secrets.compare_digest(given.encode(), expected.get_secret_value().encode()):
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            detail="missing or wrong API token: send `Authorization: Bearer <API_TOKEN>`",
+            headers={"WWW-Authenticate": "Bearer"},
+        )

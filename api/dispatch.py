@@ -1,0 +1,45 @@
+"""Starting a MessageWorkflow: the one way every adapter hands a message over."""
+
+from __future__ import annotations
+
+import logging
+
+from temporalio.client import Client, WorkflowHandle
+from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
+
+from workflows import search_attributes
+from workflows.contracts import MessageInput, Resolution, message_workflow_id
+from workflows.message import MessageWorkflow
+
+
+log = logging.getLogger(__name__)
+
+
+async def dispatch_message(
+    client: Client, task_queue: str, message: MessageInput
+) -> WorkflowHandle[MessageWorkflow, Resolution]:
+    """Start the message's workflow; a redelivered key gets the handle of the one already started."""
+    workflow_id = message_workflow_id(message.platform, message.message_key)
+    preview = " ".join(message.text.split())[:80]
+    try:
+        handle = await client.start_workflow(
+            MessageWorkflow.run,
+            message,
+            id=workflow_id,
+            task_queue=task_queue,
+            # A redelivered webhook joins the running workflow, or is refused once it has finished.
+            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            search_attributes=TypedSearchAttributes(
+                [
+                    SearchAttributePair(search_attributes.PLATFORM, message.platform),
+                    SearchAttributePair(search_attributes.CONVERSATION, message.conversation_id),
+                ]
+            ),
+            static_summary=f"{message.platform} {message.conversation_id}: {preview}",
+        )
+    except WorkflowAlreadyStartedError:
+        log.info("duplicate delivery %s: already processed", workflow_id)
+        return client.get_workflow_handle_for(MessageWorkflow.run, workflow_id)
+    return handle

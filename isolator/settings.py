@@ -1,0 +1,87 @@
+"""Configuration from environment variables, validated once at start."""
+
+from __future__ import annotations
+
+import socket
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class ConfigurationError(Exception):
+    """A variable has an invalid value; the message names the variable."""
+
+
+def _env(name: str) -> AliasChoices:
+    return AliasChoices(name)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
+
+    database_url: str | None = Field(None, validation_alias=_env("DATABASE_URL"))
+    temporal_address: str = Field("localhost:7233", validation_alias=_env("TEMPORAL_ADDRESS"))
+    temporal_namespace: str = Field("default", validation_alias=_env("TEMPORAL_NAMESPACE"))
+    data_dir: Path = Field(Path("~/.isolator"), validation_alias=_env("ISOLATOR_DATA_DIR"))
+    workspace_path_setting: Path | None = Field(None, validation_alias=_env("WORKSPACE_PATH"))
+    worktree_base_setting: Path | None = Field(None, validation_alias=_env("WORKTREE_BASE"))
+    max_worktrees_per_codebase: int = Field(25, ge=1, validation_alias=_env("MAX_WORKTREES_PER_CODEBASE"))
+    stale_threshold_days: int = Field(14, ge=1, validation_alias=_env("STALE_THRESHOLD_DAYS"))
+    cleanup_interval_hours: int = Field(6, ge=1, validation_alias=_env("CLEANUP_INTERVAL_HOURS"))
+    github_webhook_secret: SecretStr | None = Field(None, validation_alias=_env("GITHUB_WEBHOOK_SECRET"))
+    github_token: SecretStr | None = Field(None, validation_alias=_env("GITHUB_TOKEN"))
+    github_api_url: str = Field("https://api.github.com", validation_alias=_env("GITHUB_API_URL"))
+    slack_signing_secret: SecretStr | None = Field(None, validation_alias=_env("SLACK_SIGNING_SECRET"))
+    slack_bot_token: SecretStr | None = Field(None, validation_alias=_env("SLACK_BOT_TOKEN"))
+    slack_api_url: str = Field("https://slack.com/api/", validation_alias=_env("SLACK_API_URL"))
+    telegram_bot_token: SecretStr | None = Field(None, validation_alias=_env("TELEGRAM_BOT_TOKEN"))
+    telegram_webhook_secret: SecretStr | None = Field(None, validation_alias=_env("TELEGRAM_WEBHOOK_SECRET"))
+    telegram_api_url: str = Field("https://api.telegram.org/bot", validation_alias=_env("TELEGRAM_API_URL"))
+    bot_mention: str = Field("@isolator", min_length=2, validation_alias=_env("BOT_MENTION"))
+    api_token: SecretStr | None = Field(None, validation_alias=_env("API_TOKEN"))
+    # The host this process runs on; git work for a codebase goes to `isolation@{host}`.
+    host: str = Field(default_factory=socket.gethostname, min_length=1, validation_alias=_env("ISOLATOR_HOST"))
+    task_queue: str = Field("isolation", min_length=1, validation_alias=_env("ISOLATOR_TASK_QUEUE"))
+    test_adapter: bool = Field(False, validation_alias=_env("ISOLATOR_TEST_ADAPTER"))
+
+    @field_validator("data_dir", "workspace_path_setting", "worktree_base_setting")
+    @classmethod
+    def _expand_user(cls, value: Path | None) -> Path | None:
+        return value.expanduser().absolute() if value is not None else None
+
+    @field_validator("host")
+    @classmethod
+    def _plain_host(cls, value: str) -> str:
+        if any(ch.isspace() or ch == "@" for ch in value):
+            raise ValueError("must not contain spaces or '@'")
+        return value
+
+    @cached_property
+    def workspace_path(self) -> Path:
+        """Where `/clone` puts repositories (default: `<data dir>/workspace`)."""
+        return self.workspace_path_setting or self.data_dir / "workspace"
+
+    @cached_property
+    def worktree_base(self) -> Path:
+        """The only tree the service creates worktrees in (default: `<data dir>/worktrees`)."""
+        return self.worktree_base_setting or self.data_dir / "worktrees"
+
+    def host_task_queue(self, host: str | None = None) -> str:
+        return f"{self.task_queue}@{host or self.host}"
+
+
+_ALIASES = {name: field.validation_alias.choices[0] for name, field in Settings.model_fields.items()}
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read the environment; an invalid value raises ConfigurationError naming the variable."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as error:
+        problems = []
+        for item in error.errors():
+            field = str(item["loc"][0]) if item["loc"] else "?"
+            problems.append(f"{_ALIASES.get(field, field)}: {item['msg']}")
+        raise ConfigurationError("invalid configuration: " + "; ".join(problems)) from None

@@ -1,0 +1,1 @@
+"""Ordered plain-SQL migrations (`NNN_name.sql`) and the runner that applies them."""

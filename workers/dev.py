@@ -1,0 +1,94 @@
+"""`isolator dev`: the whole service on one machine, with nothing else to set up."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import uvicorn
+from temporalio.client import Client
+
+from activities.database import create_pool
+from api.app import create_app
+from isolator.settings import Settings
+from migrations.runner import apply_migrations
+from workers.postgres import EmbeddedPostgres, start_embedded_postgres
+from workers.serving import ApiServer, serve_until, stop_on_signals
+from workers.temporal_server import TemporalDevServer, start_dev_server
+from workers.worker import running_workers
+
+
+class PortInUse(Exception):
+    pass
+
+
+@dataclass
+class DevPorts:
+    api: int = 8000
+    temporal: int = 7233
+    ui: int = 8233
+
+
+def check_ports_free(ports: DevPorts) -> None:
+    for port, flag in ((ports.api, "--api-port"), (ports.temporal, "--temporal-port"), (ports.ui, "--ui-port")):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                raise PortInUse(f"port {port} is already in use; choose another with {flag}") from None
+
+
+async def run_dev(settings: Settings, ports: DevPorts) -> None:
+    check_ports_free(ports)
+    stop = asyncio.Event()
+    stop_on_signals(stop)
+    data_dir = settings.data_dir
+    data_dir.mkdir(parents=True, exist_ok=True)
+    postgres: EmbeddedPostgres | None = None
+    temporal: TemporalDevServer | None = None
+    try:
+        if settings.database_url is None:
+            postgres = await start_embedded_postgres(data_dir / "postgres")
+        database_url = settings.database_url or postgres.url  # type: ignore[union-attr]
+        temporal = await start_dev_server(
+            port=ports.temporal, ui_port=ports.ui, db_file=data_dir / "temporal.db",
+            log_path=data_dir / "logs" / "temporal.log", namespace=settings.temporal_namespace,
+        )
+        await apply_migrations(database_url)
+        settings = settings.model_copy(
+            update={"database_url": database_url, "temporal_address": temporal.address, "test_adapter": True}
+        )
+        client = await Client.connect(temporal.address, namespace=settings.temporal_namespace)
+        pool = await create_pool(database_url)
+        try:
+            app = create_app(settings, temporal=client, pool=pool)
+            server = ApiServer(uvicorn.Config(app, host="127.0.0.1", port=ports.api, log_level="warning"))
+            async with running_workers(client, pool, settings):
+                _announce(settings, ports, temporal, database_url)
+                await serve_until(stop, server)
+        finally:
+            await pool.close()
+    finally:
+        if temporal is not None:
+            await temporal.stop()
+        if postgres is not None:
+            await postgres.stop()
+        print("isolator dev stopped", file=sys.stderr, flush=True)
+
+
+def _announce(settings: Settings, ports: DevPorts, temporal: TemporalDevServer, database_url: str) -> None:
+    print(
+        "isolator dev is running\n"
+        f"  API:          http://127.0.0.1:{ports.api}  (test adapter: POST /test/message)\n"
+        f"  Temporal UI:  {temporal.ui_url}\n"
+        f"  Temporal:     {temporal.address}\n"
+        f"  Database:     {database_url}\n"
+        f"  Worktrees:    {settings.worktree_base}\n"
+        f"  Data dir:     {Path(settings.data_dir)}\n"
+        "Press Ctrl-C to stop.",
+        flush=True,
+    )

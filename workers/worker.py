@@ -1,0 +1,74 @@
+"""The worker: one process per host, listening on the shared queue and on its host's queue."""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import asynccontextmanager
+from typing import AsyncIterator
+
+import asyncpg
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from activities.codebases import CodebaseActivities
+from activities.conversations import ConversationActivities
+from activities.environments import EnvironmentActivities
+from activities.replies import ReplyActivities
+from activities.worktrees import WorktreeActivities
+from isolator.settings import Settings
+from workflows.codebase import RegisterCodebaseWorkflow
+from workflows.message import MessageWorkflow
+
+WORKFLOWS = [MessageWorkflow, RegisterCodebaseWorkflow]
+
+
+def build_workers(client: Client, pool: asyncpg.Pool, settings: Settings) -> list[Worker]:
+    conversations = ConversationActivities(pool)
+    environments = EnvironmentActivities(pool)
+    codebases = CodebaseActivities(settings, pool)
+    worktrees = WorktreeActivities(settings)
+    replies = ReplyActivities(pool)
+    shared = Worker(
+        client,
+        task_queue=settings.task_queue,
+        workflows=WORKFLOWS,
+        activities=[
+            # local activities run on the workflow's worker
+            conversations.record_conversation,
+            conversations.link_conversation_codebase,
+            environments.find_environment_by_identity,
+            environments.retire_environment,
+            environments.attach_conversation,
+            environments.record_environment,
+            codebases.find_codebase,
+            codebases.record_codebase,
+            worktrees.validate_environment,
+            replies.send_reply,
+        ],
+        max_concurrent_activities=100,
+        max_concurrent_local_activities=100,
+    )
+    host = Worker(
+        client,
+        task_queue=settings.host_task_queue(),
+        activities=[
+            worktrees.validate_environment,
+            worktrees.create_worktree,
+            codebases.inspect_repository,
+            codebases.clone_repository,
+        ],
+        max_concurrent_activities=50,
+    )
+    return [shared, host]
+
+
+@asynccontextmanager
+async def running_workers(client: Client, pool: asyncpg.Pool, settings: Settings) -> AsyncIterator[list[Worker]]:
+    """Run the workers until the block exits, then shut them down gracefully."""
+    workers = build_workers(client, pool, settings)
+    tasks = [asyncio.create_task(worker.run()) for worker in workers]
+    try:
+        yield workers
+    finally:
+        await asyncio.gather(*(worker.shutdown() for worker in workers), return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)

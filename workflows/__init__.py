@@ -1,0 +1,1 @@
+"""Deterministic orchestration only: no I/O library is imported here."""

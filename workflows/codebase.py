@@ -1,0 +1,40 @@
+"""RegisterCodebaseWorkflow: a repository becomes a codebase, by path, by clone, or both."""
+
+from __future__ import annotations
+
+import hashlib
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError, ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from activities.contracts import RegisteredCodebase, RepositorySource
+    from activities.repositories import normalize_repository_url
+    from workflows import steps
+
+
+def register_workflow_id(source: RepositorySource) -> str:
+    """One registration at a time per repository: concurrent requests join the running one."""
+    key = normalize_repository_url(source.url) if source.url else f"{source.host}:{source.path}"
+    return "codebase:" + hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+@workflow.defn
+class RegisterCodebaseWorkflow:
+    @workflow.run
+    async def run(self, source: RepositorySource) -> RegisteredCodebase:
+        existing = await steps.find_codebase(source)
+        if existing is not None:
+            return RegisteredCodebase(codebase=existing, created=False)
+        try:
+            if source.path:
+                info = await steps.inspect_repository(source)
+            else:
+                info = await steps.clone_repository(source)
+            return await steps.record_codebase(info)
+        except ActivityError as error:
+            cause = error.cause
+            if isinstance(cause, ApplicationError) and cause.non_retryable:
+                # Surface the reason itself, so callers can show it to the user.
+                raise ApplicationError(cause.message, type=cause.type, non_retryable=True) from None
+            raise

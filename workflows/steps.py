@@ -1,0 +1,132 @@
+"""Typed calls of the activities, with their options.
+
+Quick PostgreSQL and stat calls run as local activities on the workflow's worker; git work runs
+as normal activities on the task queue of the codebase's host, `{queue}@{host}`.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+from activities.contracts import (
+    USER_ERRORS,
+    Attached,
+    AttachInput,
+    Codebase,
+    Conversation,
+    ConversationInput,
+    Environment,
+    EnvironmentCheck,
+    EnvironmentCheckInput,
+    IdentityQuery,
+    LinkCodebaseInput,
+    RecordedEnvironment,
+    RecordEnvironmentInput,
+    RegisteredCodebase,
+    ReplyInput,
+    RepositoryInfo,
+    RepositorySource,
+    RetireInput,
+    Retired,
+    WorktreeReady,
+    WorktreeRequest,
+)
+
+_RETRY = RetryPolicy(
+    initial_interval=timedelta(milliseconds=200),
+    maximum_interval=timedelta(seconds=10),
+    non_retryable_error_types=USER_ERRORS,
+)
+# Local activities retry through a database restart, within a bound.
+_LOCAL = dict(
+    start_to_close_timeout=timedelta(seconds=10),
+    schedule_to_close_timeout=timedelta(minutes=10),
+    retry_policy=_RETRY,
+)
+
+
+def host_queue(host: str) -> str:
+    return f"{workflow.info().task_queue}@{host}"
+
+
+async def record_conversation(request: ConversationInput) -> Conversation:
+    return await workflow.execute_local_activity("record_conversation", request, result_type=Conversation, **_LOCAL)
+
+
+async def validate_environment(environment: Environment, host: str) -> EnvironmentCheck:
+    """Is the environment's worktree still on disk? A stat on its host: local when that is this host."""
+    check = EnvironmentCheckInput(working_path=environment.working_path, host=host)
+    result = await workflow.execute_local_activity(
+        "validate_environment", check, result_type=EnvironmentCheck, **_LOCAL
+    )
+    if result.status != "elsewhere":
+        return result
+    return await workflow.execute_activity(
+        "validate_environment", check, result_type=EnvironmentCheck, task_queue=host_queue(host),
+        start_to_close_timeout=timedelta(seconds=30), retry_policy=_RETRY,
+    )
+
+
+async def retire_environment(request: RetireInput) -> Retired:
+    return await workflow.execute_local_activity("retire_environment", request, result_type=Retired, **_LOCAL)
+
+
+async def find_environment_by_identity(query: IdentityQuery) -> Environment | None:
+    return await workflow.execute_local_activity(
+        "find_environment_by_identity", query, result_type=Environment | None, **_LOCAL
+    )
+
+
+async def attach_conversation(request: AttachInput) -> Attached:
+    return await workflow.execute_local_activity("attach_conversation", request, result_type=Attached, **_LOCAL)
+
+
+async def create_worktree(request: WorktreeRequest) -> WorktreeReady:
+    return await workflow.execute_activity(
+        "create_worktree", request, result_type=WorktreeReady, task_queue=host_queue(request.codebase.host),
+        start_to_close_timeout=timedelta(minutes=10), retry_policy=_RETRY,
+    )
+
+
+async def record_environment(request: RecordEnvironmentInput) -> RecordedEnvironment:
+    return await workflow.execute_local_activity(
+        "record_environment", request, result_type=RecordedEnvironment, **_LOCAL
+    )
+
+
+async def send_reply(reply: ReplyInput) -> None:
+    # Platforms can be down for a while; keep trying with backoff, deliver once.
+    await workflow.execute_activity(
+        "send_reply", reply, start_to_close_timeout=timedelta(seconds=30),
+        schedule_to_close_timeout=timedelta(hours=6),
+        retry_policy=RetryPolicy(initial_interval=timedelta(seconds=1), maximum_interval=timedelta(minutes=2)),
+    )
+
+
+async def find_codebase(source: RepositorySource) -> Codebase | None:
+    return await workflow.execute_local_activity("find_codebase", source, result_type=Codebase | None, **_LOCAL)
+
+
+async def inspect_repository(source: RepositorySource) -> RepositoryInfo:
+    return await workflow.execute_activity(
+        "inspect_repository", source, result_type=RepositoryInfo, task_queue=host_queue(source.host),
+        start_to_close_timeout=timedelta(minutes=1), retry_policy=_RETRY,
+    )
+
+
+async def clone_repository(source: RepositorySource) -> RepositoryInfo:
+    return await workflow.execute_activity(
+        "clone_repository", source, result_type=RepositoryInfo, task_queue=host_queue(source.host),
+        start_to_close_timeout=timedelta(hours=2), heartbeat_timeout=timedelta(seconds=30), retry_policy=_RETRY,
+    )
+
+
+async def record_codebase(info: RepositoryInfo) -> RegisteredCodebase:
+    return await workflow.execute_local_activity("record_codebase", info, result_type=RegisteredCodebase, **_LOCAL)
+
+
+async def link_conversation_codebase(link: LinkCodebaseInput) -> None:
+    await workflow.execute_local_activity("link_conversation_codebase", link, **_LOCAL)

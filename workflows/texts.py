@@ -1,0 +1,56 @@
+"""What the bot says. One place, so the wording stays consistent across platforms."""
+
+from __future__ import annotations
+
+HELP = """Commands:
+`/clone <repository-url-or-path>`: register a repository and use it in this conversation
+`/status`: show this conversation's repository and worktree
+`/help`: show this help
+
+Any other message gets its own isolated git worktree, created on first use and reused after."""
+
+
+def working_in(branch: str) -> str:
+    return f"Working in isolated branch `{branch}`"
+
+
+def worktree_gone(path: str, branch: str) -> str:
+    return (
+        f"The worktree at `{path}` no longer exists (it was removed outside isolator). "
+        f"Its environment is marked destroyed; a new worktree will be made from branch `{branch}`."
+    )
+
+
+def no_codebase(choices: list[str]) -> str:
+    if choices:
+        names = ", ".join(f"`{name}`" for name in choices)
+        return (
+            f"Several repositories are registered ({names}) and this conversation uses none yet. "
+            "Choose one with `/clone <repository-url-or-path>`."
+        )
+    return "No repository is registered yet. Register one with `/clone <repository-url-or-path>`."
+
+
+UNKNOWN_COMMAND = "Unknown command.\n\n" + HELP
+
+
+CLONE_USAGE = "Usage: `/clone <repository-url-or-path>`, for example `/clone https://github.com/owner/repo`."
+
+
+def codebase_linked(name: str, path: str, created: bool) -> str:
+    if created:
+        return f"Registered repository `{name}` at `{path}`. This conversation now works in it."
+    return f"Repository `{name}` is already registered (at `{path}`). This conversation now works in it."
+
+
+def failed(reason: str) -> str:
+    return f"Could not set up a worktree: {reason}"
+
+
+def status(codebase: str | None, cwd: str | None, worktree: str | None, branch: str | None) -> str:
+    lines = [
+        f"Codebase: {codebase or 'none (use `/clone`)'}",
+        f"Current working directory: {cwd or 'not set'}",
+        f"Worktree: `{worktree}` (branch `{branch}`)" if worktree else "Worktree: none yet",
+    ]
+    return "\n".join(lines)
