@@ -110,23 +110,28 @@ class CodebaseActivities:
                 non_retryable=True,
             )
         shutil.rmtree(staging, ignore_errors=True)  # left by an attempt that was killed
-        clone = asyncio.create_task(run_git("clone", "--quiet", "--", source.url, str(staging)))
+        try:
+            await self._clone_with_heartbeats(source.url, staging)
+            staging.rename(destination)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)  # only there if the clone failed
+        return await self._describe(destination, source.url, name, source.host)
+
+    @staticmethod
+    async def _clone_with_heartbeats(url: str, destination: Path) -> None:
+        clone = asyncio.create_task(run_git("clone", "--quiet", "--", url, str(destination)))
         try:
             while not clone.done():
                 activity.heartbeat()
                 await asyncio.wait({clone}, timeout=1.0)
             clone.result()
         except GitError as error:
-            raise _invalid(f"Could not clone {source.url}: {error.stderr or 'git clone failed'}") from None
+            raise _invalid(f"Could not clone {url}: {error.stderr or 'git clone failed'}") from None
         finally:
             if not clone.done():
                 clone.cancel()
                 with contextlib.suppress(BaseException):
                     await clone
-            if not destination.exists():
-                shutil.rmtree(staging, ignore_errors=True)
-        staging.rename(destination)
-        return await self._describe(destination, source.url, name, source.host)
 
     def _name(self, name: str | None, url: str | None, path: str | None) -> str:
         chosen = name or name_from_source(url, path)

@@ -15,23 +15,23 @@ from isolator.settings import Settings
 
 
 def create_app(settings: Settings, *, temporal: Client | None = None, pool: asyncpg.Pool | None = None) -> FastAPI:
-    """The app; it connects to PostgreSQL and Temporal itself unless given clients."""
+    """The app; unless given both clients, it connects to PostgreSQL and Temporal itself."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        own_pool = pool is None
-        app.state.pool = pool or await create_pool(_require(settings.database_url, "DATABASE_URL"))
-        app.state.temporal = temporal or await Client.connect(
-            settings.temporal_address, namespace=settings.temporal_namespace
-        )
+        if pool is not None and temporal is not None:
+            yield  # the caller owns the clients
+            return
+        app.state.pool = await create_pool(_require(settings.database_url, "DATABASE_URL"))
         try:
+            app.state.temporal = await Client.connect(settings.temporal_address, namespace=settings.temporal_namespace)
             yield
         finally:
-            if own_pool:
-                await app.state.pool.close()
+            await app.state.pool.close()
 
     app = FastAPI(title="isolator", version="0.1.0", lifespan=lifespan)
     app.state.settings = settings
+    app.state.pool, app.state.temporal = pool, temporal
     app.include_router(health.router)
     app.include_router(codebases.router)
     if settings.test_adapter:

@@ -21,7 +21,7 @@ router = APIRouter(prefix="/test", tags=["test adapter"])
 ConversationId = Annotated[str, Path(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")]
 
 
-class TestMessage(BaseModel):
+class InboundTestMessage(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     conversation_id: str = Field(alias="conversationId", min_length=1, max_length=256)
@@ -39,7 +39,7 @@ class TestMessage(BaseModel):
 
 @router.post("/message")
 async def post_message(
-    body: TestMessage,
+    body: InboundTestMessage,
     client: Annotated[Client, Depends(get_client)],
     settings: Annotated[Settings, Depends(get_settings)],
     wait: bool = False,

@@ -1,0 +1,124 @@
+"""Shared fixtures: one real PostgreSQL and one real Temporal dev server for the session;
+per test, fresh tables, a worktree base, workers on their own task queues, and the API."""
+
+from __future__ import annotations
+
+import socket
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import AsyncIterator
+
+import asyncpg
+import httpx
+import pytest
+from temporalio.client import Client
+
+from activities.database import create_pool
+from api.app import create_app
+from isolator.settings import Settings, load_settings
+from migrations.runner import apply_migrations
+from tests.gitrepos import make_repo
+from workers.postgres import EmbeddedPostgres, start_embedded_postgres
+from workers.temporal_server import TemporalDevServer, start_dev_server
+from workers.worker import running_workers
+
+TABLES = "outbound_messages, conversations, isolation_environments, codebases"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+async def postgres(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[EmbeddedPostgres]:
+    server = await start_embedded_postgres(tmp_path_factory.mktemp("pg") / "data")
+    await apply_migrations(server.url)
+    yield server
+    await server.stop()
+
+
+@pytest.fixture(scope="session")
+async def temporal_server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[TemporalDevServer]:
+    logs = tmp_path_factory.mktemp("temporal")
+    server = await start_dev_server(port=free_port(), ui_port=None, db_file=None, log_path=logs / "temporal.log")
+    yield server
+    await server.stop()
+
+
+@pytest.fixture(scope="session")
+async def temporal(temporal_server: TemporalDevServer) -> Client:
+    return await Client.connect(temporal_server.address)
+
+
+@pytest.fixture(scope="session")
+async def pool(postgres: EmbeddedPostgres) -> AsyncIterator[asyncpg.Pool]:
+    pool = await create_pool(postgres.url, max_size=20)
+    yield pool
+    await pool.close()
+
+
+@pytest.fixture
+async def db(pool: asyncpg.Pool) -> asyncpg.Pool:
+    """The shared pool, on empty tables."""
+    await pool.execute(f"TRUNCATE {TABLES} RESTART IDENTITY CASCADE")
+    return pool
+
+
+@pytest.fixture
+def settings(tmp_path: Path, postgres: EmbeddedPostgres, temporal_server: TemporalDevServer) -> Settings:
+    """Settings for one test: its own folders, host name and task queues."""
+    return load_settings(
+        database_url=postgres.url,
+        temporal_address=temporal_server.address,
+        data_dir=tmp_path / "data",
+        worktree_base_setting=tmp_path / "worktrees",
+        workspace_path_setting=tmp_path / "workspace",
+        host=f"host-{uuid.uuid4().hex[:8]}",
+        task_queue=f"isolation-{uuid.uuid4().hex[:8]}",
+        test_adapter=True,
+    )
+
+
+@dataclass
+class Stack:
+    """A running service: workers plus the API, called in-process."""
+
+    api: httpx.AsyncClient
+    settings: Settings
+    db: asyncpg.Pool
+    temporal: Client
+    tmp_path: Path
+
+    async def register(self, path: Path, **fields: str) -> dict:
+        response = await self.api.post("/api/codebases", json={"path": str(path), **fields})
+        assert response.status_code in (200, 201), response.text
+        return response.json()
+
+    async def say(self, conversation: str, text: str = "hello", **fields: str) -> dict:
+        response = await self.api.post(
+            "/test/message", params={"wait": "true"}, json={"conversationId": conversation, "message": text, **fields}
+        )
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    async def replies(self, conversation: str) -> list[str]:
+        response = await self.api.get(f"/test/messages/{conversation}")
+        assert response.status_code == 200, response.text
+        return [item["message"] for item in response.json()["messages"]]
+
+
+@pytest.fixture
+async def stack(settings: Settings, db: asyncpg.Pool, temporal: Client, tmp_path: Path) -> AsyncIterator[Stack]:
+    app = create_app(settings, temporal=temporal, pool=db)
+    async with running_workers(temporal, db, settings):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://isolator.test", timeout=60) as api:
+            yield Stack(api=api, settings=settings, db=db, temporal=temporal, tmp_path=tmp_path)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repos" / "project")

@@ -1,0 +1,33 @@
+"""Real git repositories made in temporary folders."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+IDENTITY = ["-c", "user.name=Test", "-c", "user.email=test@example.invalid", "-c", "commit.gpgsign=false"]
+
+
+def git(*args: str, cwd: Path) -> str:
+    return subprocess.run(["git", *IDENTITY, *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+def make_repo(path: Path, files: int = 3, branch: str = "main") -> Path:
+    path.mkdir(parents=True)
+    git("init", "-q", "-b", branch, cwd=path)
+    for number in range(files):
+        (path / f"file{number}.txt").write_text(f"content {number}\n")
+    git("add", ".", cwd=path)
+    git("commit", "-q", "-m", "initial", cwd=path)
+    return path
+
+
+def worktree_paths(repository: Path) -> list[str]:
+    """Paths of the linked worktrees git knows about (not the main checkout)."""
+    listing = git("worktree", "list", "--porcelain", cwd=repository)
+    paths = [line.split(" ", 1)[1] for line in listing.splitlines() if line.startswith("worktree ")]
+    return paths[1:]
+
+
+def branches(repository: Path) -> list[str]:
+    return git("branch", "--format=%(refname:short)", cwd=repository).split()
