@@ -39,7 +39,7 @@ async def dispatch_message(
             ),
             static_summary=f"{message.platform} {message.conversation_id}: {preview}",
         )
-    except WorkflowAlreadyStartedError:
+    except WorkflowAlreadyStartedError as already:
         log.info("duplicate delivery %s: already processed", workflow_id)
-        return client.get_workflow_handle_for(MessageWorkflow.run, workflow_id)
+        return client.get_workflow_handle_for(MessageWorkflow.run, workflow_id, run_id=already.run_id)
     return handle

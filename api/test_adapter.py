@@ -57,6 +57,7 @@ async def post_message(
         "conversationId": body.conversation_id,
         "message": body.message,
         "workflowId": handle.id,
+        "runId": handle.result_run_id,
     }
     if wait:
         resolution = await handle.result()
