@@ -63,9 +63,10 @@ async def run_git(*args: str, cwd: Path | str | None = None, check: bool = True)
 
 
 async def is_valid_branch_name(name: str) -> bool:
-    if not name or name.startswith("-"):
+    """git's own rules for a branch name; without `--branch`, which would expand `@` and `@{-1}`."""
+    if not name or name.startswith("-") or name in {"@", "HEAD"}:
         return False
-    result = await run_git("check-ref-format", "--branch", name, check=False)
+    result = await run_git("check-ref-format", f"refs/heads/{name}", check=False)
     return result.returncode == 0
 
 
