@@ -5,10 +5,13 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSearchAttributesRequest
 from temporalio.client import Client
 
 from activities.database import create_pool
 from isolator.settings import Settings
+from workflows import search_attributes
 from workers.serving import serve_until, stop_on_signals
 from workers.worker import running_workers
 
@@ -20,6 +23,7 @@ async def run_worker(settings: Settings) -> None:
     stop = asyncio.Event()
     stop_on_signals(stop)
     client = await Client.connect(settings.temporal_address, namespace=settings.temporal_namespace)
+    await ensure_search_attributes(client, settings.temporal_namespace)
     pool = await create_pool(settings.database_url)
     try:
         async with running_workers(client, pool, settings):
@@ -27,3 +31,15 @@ async def run_worker(settings: Settings) -> None:
             await serve_until(stop, None)
     finally:
         await pool.close()
+
+
+async def ensure_search_attributes(client: Client, namespace: str) -> None:
+    """Register the project's search attributes on a production server; the dev server gets them as flags."""
+    known = await client.operator_service.list_search_attributes(ListSearchAttributesRequest(namespace=namespace))
+    missing = {key.name: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
+               for key in search_attributes.ALL if key.name not in known.custom_attributes}
+    if missing:
+        await client.operator_service.add_search_attributes(
+            AddSearchAttributesRequest(namespace=namespace, search_attributes=missing)
+        )
+        log.info("registered search attributes %s", ", ".join(sorted(missing)))
