@@ -39,9 +39,34 @@ class Environment:
 
 
 @dataclass
+class IsolationHints:
+    """What a platform knows about the work; the defaults describe a plain chat thread."""
+
+    workflow_type: str = "thread"  # thread | issue | pr | task
+    workflow_id: str | None = None  # issue or PR number; the conversation id for threads
+    # The repository the event belongs to, matched against registered codebases.
+    repository_url: str | None = None
+    clone_url: str | None = None  # cloned into the workspace when no codebase matches
+    pr_head_branch: str | None = None
+    pr_head_sha: str | None = None
+    pr_is_fork: bool = False
+    linked_issues: list[str] = field(default_factory=list)  # issue numbers a PR closes
+    # True when the platform's `complete_hints` activity must fill in the PR fields and links.
+    needs_completion: bool = False
+
+
+@dataclass
+class CompleteHintsInput:
+    platform: str
+    conversation_id: str
+    hints: IsolationHints
+
+
+@dataclass
 class ConversationInput:
     platform: str
     conversation_id: str
+    repository_url: str | None = None
 
 
 @dataclass

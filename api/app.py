@@ -11,6 +11,8 @@ from temporalio.client import Client
 
 from activities.database import create_pool
 from api import codebases, health, test_adapter
+from api.webhooks import github, slack, telegram
+from api.webhooks.limits import WebhookBodyLimit
 from isolator.settings import Settings
 
 
@@ -36,6 +38,14 @@ def create_app(settings: Settings, *, temporal: Client | None = None, pool: asyn
     app.include_router(codebases.router)
     if settings.test_adapter:
         app.include_router(test_adapter.router)
+    # A platform is served only when its secret is configured; anything else cannot be verified.
+    if settings.github_webhook_secret:
+        app.include_router(github.build_router(settings))
+    if settings.slack_signing_secret:
+        app.include_router(slack.build_router(settings))
+    if settings.telegram_webhook_secret:
+        app.include_router(telegram.build_router(settings))
+    app.add_middleware(WebhookBodyLimit)
     return app
 
 

@@ -13,6 +13,7 @@ from temporalio.worker import Worker
 from activities.codebases import CodebaseActivities
 from activities.conversations import ConversationActivities
 from activities.environments import EnvironmentActivities
+from activities.platforms import PlatformActivities, deliverers
 from activities.replies import ReplyActivities
 from activities.worktrees import WorktreeActivities
 from isolator.settings import Settings
@@ -27,7 +28,8 @@ def build_workers(client: Client, pool: asyncpg.Pool, settings: Settings) -> lis
     environments = EnvironmentActivities(pool)
     codebases = CodebaseActivities(settings, pool)
     worktrees = WorktreeActivities(settings)
-    replies = ReplyActivities(pool)
+    replies = ReplyActivities(pool, deliverers(settings))
+    platforms = PlatformActivities(settings)
     shared = Worker(
         client,
         task_queue=settings.task_queue,
@@ -44,6 +46,7 @@ def build_workers(client: Client, pool: asyncpg.Pool, settings: Settings) -> lis
             codebases.record_codebase,
             worktrees.validate_environment,
             replies.send_reply,
+            platforms.complete_hints,
         ],
         max_concurrent_activities=100,
         max_concurrent_local_activities=100,

@@ -5,22 +5,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from activities.contracts import IsolationHints
+
 Outcome = Literal[
     "reused",  # the conversation's own environment, still healthy
     "attached",  # an active environment of the same identity
     "created",  # a new worktree
     "no_codebase",  # nothing to isolate yet: the user was told how to register one
     "command",  # a command was answered; isolation was not touched
+    "shared",  # a linked issue's environment, e.g. the issue a PR fixes
+    "adopted",  # a worktree already on disk, recorded as it is
+    "closed",  # a close event was recorded
     "failed",  # the user was told what went wrong; nothing was left behind
 ]
-
-
-@dataclass
-class IsolationHints:
-    """What a platform knows about the work; absent for plain chat threads."""
-
-    workflow_type: str = "thread"
-    workflow_id: str | None = None
 
 
 @dataclass
@@ -33,6 +30,8 @@ class MessageInput:
     # where `/clone` registers new codebases when nothing else says
     default_host: str
     hints: IsolationHints | None = None
+    # "closed": the platform closed the conversation (a GitHub issue or PR); no text to answer
+    kind: Literal["message", "closed"] = "message"
 
 
 @dataclass

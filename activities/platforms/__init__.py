@@ -1,0 +1,37 @@
+"""The platforms' side of the seam: one module per platform in this package.
+
+Each module offers `make_deliverer(settings) -> Deliver` (posts a reply through the platform's SDK)
+and may offer `complete_hints(settings, conversation_id, hints) -> IsolationHints` (asks the
+platform's API for what the webhook did not carry). Nothing in `workflows/` names a platform.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from temporalio import activity
+
+from activities.contracts import CompleteHintsInput, IsolationHints
+from activities.platforms import github, slack, telegram
+from activities.replies import Deliver
+from isolator.settings import Settings
+
+PLATFORMS: dict[str, ModuleType] = {"github": github, "slack": slack, "telegram": telegram}
+
+
+def deliverers(settings: Settings) -> dict[str, Deliver]:
+    return {name: module.make_deliverer(settings) for name, module in PLATFORMS.items()}
+
+
+class PlatformActivities:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    @activity.defn
+    async def complete_hints(self, request: CompleteHintsInput) -> IsolationHints:
+        """Fill in what the platform's API knows (a PR's head, the issues it closes)."""
+        module = PLATFORMS.get(request.platform)
+        complete = getattr(module, "complete_hints", None)
+        if complete is None:
+            return request.hints
+        return await complete(self.settings, request.conversation_id, request.hints)
