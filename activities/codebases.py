@@ -109,6 +109,17 @@ class CodebaseActivities:
                 type=NAME_TAKEN,
                 non_retryable=True,
             )
+        if self.pool is not None and await self.pool.fetchval(
+            """SELECT 1 FROM codebases WHERE name = $1 AND repository_url IS DISTINCT FROM $2
+               AND NOT (host = $3 AND canonical_path = $4)""",
+            name, normalize_repository_url(source.url), source.host, str(destination),
+        ):
+            # record_codebase would refuse this name afterwards and leave the clone behind: refuse first.
+            raise ApplicationError(
+                f"A different repository is already registered as `{name}`. Choose another name.",
+                type=NAME_TAKEN,
+                non_retryable=True,
+            )
         shutil.rmtree(staging, ignore_errors=True)  # left by an attempt that was killed
         try:
             await self._clone_with_heartbeats(source.url, staging)

@@ -35,6 +35,7 @@ def discover(directory: Path = MIGRATIONS_DIR) -> list[Migration]:
         if not number.isdigit() or not name:
             raise MigrationError(f"migration file name must be NNN_name.sql: {path.name}")
         migrations.append(Migration(int(number), path.stem, path.read_text()))
+    migrations.sort(key=lambda m: m.version)  # by number: `10_x` comes after `2_y`
     versions = [m.version for m in migrations]
     if len(set(versions)) != len(versions):
         raise MigrationError("two migration files share a version number")
@@ -59,22 +60,27 @@ async def apply_migrations(database_url: str, directory: Path = MIGRATIONS_DIR) 
                 row["version"]: row
                 for row in await connection.fetch("SELECT version, name, checksum FROM schema_migrations")
             }
-            done = []
+            # Check every applied migration before applying anything, so a refusal changes nothing.
             for migration in migrations:
                 previous = applied.get(migration.version)
-                if previous is not None:
-                    if previous["checksum"] != migration.checksum:
-                        raise MigrationError(
-                            f"migration {migration.name} changed after it was applied; "
-                            "add a new migration instead of editing an applied one"
-                        )
-                    continue
-                async with connection.transaction():
-                    await connection.execute(migration.sql)
-                    await connection.execute(
-                        "INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
-                        migration.version, migration.name, migration.checksum,
+                if previous is not None and previous["checksum"] != migration.checksum:
+                    raise MigrationError(
+                        f"migration {migration.name} changed after it was applied; "
+                        "add a new migration instead of editing an applied one"
                     )
+            done = []
+            for migration in migrations:
+                if migration.version in applied:
+                    continue
+                try:
+                    async with connection.transaction():
+                        await connection.execute(migration.sql)
+                        await connection.execute(
+                            "INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
+                            migration.version, migration.name, migration.checksum,
+                        )
+                except asyncpg.PostgresError as error:
+                    raise MigrationError(f"migration {migration.name} failed and was rolled back: {error}") from error
                 done.append(migration.name)
             return done
         finally:
