@@ -33,7 +33,13 @@ class DevPorts:
 
 
 def check_ports_free(ports: DevPorts) -> None:
-    for port, flag in ((ports.api, "--api-port"), (ports.temporal, "--temporal-port"), (ports.ui, "--ui-port")):
+    flags = (("--api-port", ports.api), ("--temporal-port", ports.temporal), ("--ui-port", ports.ui))
+    for index, (flag, port) in enumerate(flags):
+        # Each probe below is closed before the next, so the same port twice would pass them all.
+        for other, same in flags[index + 1:]:
+            if same == port:
+                raise PortInUse(f"{flag} and {other} are both {port}; give each its own port")
+    for flag, port in flags:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:

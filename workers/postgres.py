@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +32,31 @@ def _start(pgdata: Path) -> Any:
 
     logging.getLogger("pgserver").setLevel(logging.WARNING)
     pgdata.parent.mkdir(parents=True, exist_ok=True)
+    _forget_dead_handles(pgdata)
     return pgserver.get_server(pgdata, cleanup_mode="stop")
+
+
+def _forget_dead_handles(pgdata: Path) -> None:
+    """pgserver stops the server when its last user exits, counting users by the pids in this file.
+    A process that was killed never removed its pid, and then no later run ever stopped the server."""
+    handles = pgdata / ".handle_pids.json"
+    try:
+        pids = json.loads(handles.read_text())
+    except (OSError, ValueError):
+        return
+    alive = [pid for pid in pids if _alive(pid)]
+    if alive != pids:
+        handles.write_text(json.dumps(alive))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
 
 
 async def start_embedded_postgres(pgdata: Path) -> EmbeddedPostgres:
