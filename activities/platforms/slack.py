@@ -1,0 +1,86 @@
+"""Replies to Slack: `chat.postMessage` into the conversation's thread, through slack-sdk."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+from temporalio.exceptions import ApplicationError
+
+from activities.contracts import ReplyInput
+from activities.replies import Deliver
+from isolator.settings import Settings
+
+# `ok: false` errors that say "try again later"; every other error needs a person to act
+# (channel_not_found, not_in_channel, invalid_auth, is_archived, ...).
+_TRANSIENT_ERRORS = {"ratelimited", "request_timeout", "service_unavailable", "fatal_error", "internal_error"}
+# What a person can do about the common final errors.
+_FIXES = {
+    "channel_not_found": "invite the bot to the channel",
+    "not_in_channel": "invite the bot to the channel",
+    "is_archived": "unarchive the channel",
+    "invalid_auth": "check SLACK_BOT_TOKEN",
+    "not_authed": "check SLACK_BOT_TOKEN",
+    "token_revoked": "check SLACK_BOT_TOKEN",
+    "account_inactive": "check SLACK_BOT_TOKEN",
+}
+
+
+def make_deliverer(settings: Settings) -> Deliver:
+    token = settings.slack_bot_token
+    client = AsyncWebClient(token=token.get_secret_value(), base_url=settings.slack_api_url) if token else None
+
+    async def deliver(reply: ReplyInput) -> None:
+        if client is None:
+            raise ApplicationError(
+                "SLACK_BOT_TOKEN is not set: cannot post replies to Slack",
+                type="SlackNotConfigured",
+                non_retryable=True,
+            )
+        channel, thread_ts = _split_conversation_id(reply.conversation_id)
+        try:
+            await client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=reply.text)
+        except SlackApiError as error:
+            raise _classify(error, channel) from error
+
+    return deliver
+
+
+def _split_conversation_id(conversation_id: str) -> tuple[str, str]:
+    """`channel:thread_ts` (as the webhook builds it) into its channel and thread."""
+    channel, _, thread_ts = conversation_id.partition(":")
+    if not channel or not thread_ts:
+        raise ApplicationError(
+            f"not a Slack conversation id (expected `channel:thread_ts`): {conversation_id!r}",
+            type="SlackBadConversation", non_retryable=True,
+        )
+    return channel, thread_ts
+
+
+def _classify(error: SlackApiError, channel: str) -> ApplicationError:
+    """Slack's answer as a Temporal error: retried when waiting can help, final otherwise."""
+    response = error.response
+    # A body that was not JSON leaves an aiohttp response here, with `status` for its code.
+    code = getattr(response, "status_code", None) or getattr(response, "status", 0)
+    data = getattr(response, "data", None)
+    reason = data.get("error") if isinstance(data, dict) else None
+    if code == 429 or code >= 500 or reason in _TRANSIENT_ERRORS:
+        return ApplicationError(
+            f"Slack chat.postMessage is unavailable for now (HTTP {code}, {reason or 'no error code'})",
+            type="SlackUnavailable",
+            next_retry_delay=_retry_after(response),
+        )
+    fix = f"; {_FIXES[reason]}" if reason in _FIXES else ""
+    return ApplicationError(
+        f"Slack refused chat.postMessage to channel {channel} (HTTP {code}, {reason or 'no error code'}){fix}",
+        type="SlackRefused",
+        non_retryable=True,
+    )
+
+
+def _retry_after(response: object) -> timedelta | None:
+    """Slack's Retry-After (seconds) on rate limits; None leaves the activity's retry policy in charge."""
+    headers = getattr(response, "headers", None) or {}  # aiohttp's case-insensitive headers
+    value = headers.get("Retry-After")
+    return timedelta(seconds=int(value)) if isinstance(value, str) and value.isdigit() else None

@@ -1,0 +1,152 @@
+"""POST /webhooks/slack: Slack's Events API through slack-bolt, verified with SLACK_SIGNING_SECRET.
+
+Answered: `url_verification` (bolt returns the challenge), `app_mention` anywhere, and `message`
+events in threads the bot already takes part in. Each message becomes one MessageWorkflow keyed
+`channel:ts`, so the `app_mention` and `message` copies of one message, and Slack's retries, are
+processed once. The workflow is started before Slack gets its 200: an acknowledged event is never lost.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Annotated, Any
+
+import asyncpg
+from fastapi import APIRouter, Depends, Request, Response, status
+from fastapi.responses import JSONResponse
+from slack_bolt.adapter.fastapi.async_handler import AsyncSlackRequestHandler
+from slack_bolt.async_app import AsyncApp, AsyncBoltContext
+from slack_bolt.response import BoltResponse
+from slack_sdk.signature import SignatureVerifier
+from slack_sdk.web.async_client import AsyncWebClient
+from starlette.datastructures import Headers
+from temporalio.client import Client
+from temporalio.service import RPCError
+
+from api.deps import get_client, get_pool
+from api.dispatch import dispatch_message
+from api.webhooks.slack_events import PLATFORM, SlackMessage, parse_message
+from isolator.settings import ConfigurationError, Settings
+from workflows.contracts import MessageInput
+
+log = logging.getLogger(__name__)
+
+
+def build_router(settings: Settings) -> APIRouter:
+    assert settings.slack_signing_secret is not None, "mounted only when SLACK_SIGNING_SECRET is set"
+    signing_secret = settings.slack_signing_secret.get_secret_value()
+    verifier = SignatureVerifier(signing_secret)
+    handler = AsyncSlackRequestHandler(_bolt_app(settings, signing_secret))
+    router = APIRouter(tags=["slack"])
+
+    @router.post("/webhooks/slack")
+    async def slack_events(
+        request: Request,
+        client: Annotated[Client, Depends(get_client)],
+        pool: Annotated[asyncpg.Pool, Depends(get_pool)],
+    ) -> Response:
+        refusal = _refusal(verifier, request.headers, await request.body())
+        if refusal is not None:
+            return refusal
+        return await handler.handle(request, {"temporal": client, "pool": pool})
+
+    return router
+
+
+def _refusal(verifier: SignatureVerifier, headers: Headers, body: bytes) -> Response | None:
+    """Refuse what bolt cannot take safely.
+
+    Bolt parses the body before its own signature check runs, and answers 500 to a body that is
+    not UTF-8 JSON or to a non-numeric timestamp. So the signature is checked here first (the same
+    `v0:{timestamp}:{body}` scheme, compared in constant time, 5 minutes of clock skew), and only a
+    signed JSON object reaches bolt, which verifies it again.
+    """
+    timestamp = headers.get("x-slack-request-timestamp", "")
+    signature = headers.get("x-slack-signature", "")
+    unsigned = _error(
+        status.HTTP_401_UNAUTHORIZED,
+        "missing, invalid or expired Slack signature (X-Slack-Signature, X-Slack-Request-Timestamp)",
+    )
+    if not timestamp.isdigit() or not signature:
+        return unsigned
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return _error(status.HTTP_400_BAD_REQUEST, "the body is not UTF-8")
+    if not verifier.is_valid(text, timestamp, signature):
+        return unsigned
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        payload = None
+    if not isinstance(payload, dict) or not isinstance(payload.get("event", {}), dict):
+        return _error(status.HTTP_400_BAD_REQUEST, "expected an Events API JSON payload")
+    return None
+
+
+def _error(code: int, detail: str) -> Response:
+    return JSONResponse({"detail": detail}, status_code=code)
+
+
+def _bolt_app(settings: Settings, signing_secret: str) -> AsyncApp:
+    if settings.slack_bot_token is None:
+        # Without it the bot can neither learn its own user id (auth.test) nor reply.
+        raise ConfigurationError("SLACK_BOT_TOKEN: required when SLACK_SIGNING_SECRET is set")
+    app = AsyncApp(
+        name="isolator",
+        signing_secret=signing_secret,
+        # auth.test (run by bolt on the first event, for the bot's ids) goes to SLACK_API_URL too.
+        client=AsyncWebClient(token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url),
+        # Run the listener before answering: it only starts a workflow (tens of ms, far inside
+        # Slack's 3 s), and a 200 then means the work is recorded in Temporal.
+        process_before_response=True,
+    )
+
+    async def on_mention(event: dict[str, Any], context: AsyncBoltContext) -> BoltResponse | None:
+        return await _take(settings, context, parse_message(event, context.bot_user_id))
+
+    async def on_message(event: dict[str, Any], context: AsyncBoltContext) -> BoltResponse | None:
+        message = parse_message(event, context.bot_user_id)
+        # Without a mention, only threads the bot is already in are its business.
+        if message is None or not await _bot_in_thread(context["pool"], message):
+            return None
+        return await _take(settings, context, message)
+
+    # Every message event is taken, subtypes included, and filtered in parse_message: an event
+    # no listener matches would be answered 404 by bolt, and Slack would retry it.
+    app.event("app_mention")(on_mention)
+    app.event("message")(on_message)
+    return app
+
+
+async def _bot_in_thread(pool: asyncpg.Pool, message: SlackMessage) -> bool:
+    return bool(
+        await pool.fetchval(
+            "SELECT EXISTS (SELECT 1 FROM conversations WHERE platform = $1 AND platform_conversation_id = $2)",
+            PLATFORM, message.conversation_id,
+        )
+    )
+
+
+async def _take(settings: Settings, context: AsyncBoltContext, message: SlackMessage | None) -> BoltResponse | None:
+    """Start the message's workflow; bolt then acknowledges the event."""
+    if message is None:
+        return None
+    try:
+        await dispatch_message(
+            context["temporal"],
+            settings.task_queue,
+            MessageInput(
+                platform=PLATFORM,
+                conversation_id=message.conversation_id,
+                text=message.text,
+                message_key=message.message_key,
+                default_host=settings.host,
+            ),
+        )
+    except RPCError as error:
+        # Temporal refused or is unreachable: not acknowledging makes Slack deliver the event again later.
+        log.warning("slack message %s not started: %s", message.message_key, error)
+        return BoltResponse(status=503, body={"detail": "cannot start the work now; retry later"})
+    return None

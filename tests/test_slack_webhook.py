@@ -1,0 +1,356 @@
+"""Slack end to end: signed Events API requests into the real app, workflows on real Temporal, git
+and PostgreSQL, and replies through the real slack-sdk to a fake Slack Web API."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import time
+import uuid
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+import asyncpg
+import httpx
+import pytest
+from pydantic import SecretStr
+from temporalio.client import Client
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
+
+from activities.contracts import ReplyInput
+from activities.platforms.slack import make_deliverer
+from api.app import create_app
+from api.webhooks.slack_events import parse_message
+from isolator.settings import ConfigurationError, Settings
+from tests.conftest import Stack
+from tests.fakes.slack_api import BOT_ID, BOT_TOKEN, BOT_USER_ID, TEAM_ID, FakeSlack
+from tests.gitrepos import worktree_paths
+from workflows.contracts import Resolution, message_workflow_id
+from workflows.message import MessageWorkflow
+from workflows.naming import thread_branch
+
+SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"  # the example secret of Slack's signing documentation
+CHANNEL = "C0CHANNEL01"
+USER = "U0PERSON01"
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeSlack]:
+    fake = FakeSlack()
+    await fake.start()
+    yield fake
+    await fake.stop()
+
+
+@pytest.fixture
+def settings(settings: Settings, fake: FakeSlack) -> Settings:
+    return settings.model_copy(
+        update={
+            "slack_signing_secret": SecretStr(SIGNING_SECRET),
+            "slack_bot_token": SecretStr(BOT_TOKEN),
+            "slack_api_url": fake.api_url,
+        }
+    )
+
+
+# --- requests shaped like Slack's documented examples --------------------------------------------
+
+
+def new_ts() -> str:
+    """A fresh Slack message timestamp ("seconds.micros")."""
+    return f"{int(time.time())}.{uuid.uuid4().int % 1_000_000:06d}"
+
+
+def app_mention(ts: str, text: str, thread_ts: str | None = None) -> dict[str, Any]:
+    event = {"type": "app_mention", "user": USER, "text": text, "ts": ts, "channel": CHANNEL, "event_ts": ts}
+    return {**event, "thread_ts": thread_ts} if thread_ts else event
+
+
+def message(ts: str, text: str, thread_ts: str | None = None, **fields: Any) -> dict[str, Any]:
+    """A `message` event; a field given as None is left out (a bot_message has no `user`)."""
+    event = {"type": "message", "channel": CHANNEL, "user": USER, "text": text, "ts": ts, "event_ts": ts,
+             "channel_type": "channel", "thread_ts": thread_ts, **fields}
+    return {key: value for key, value in event.items() if value is not None}
+
+
+def event_callback(event: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "token": "XXYYZZ",
+        "team_id": TEAM_ID,
+        "api_app_id": "A0APP00001",
+        "event": event,
+        "type": "event_callback",
+        "event_id": f"Ev{uuid.uuid4().hex[:10].upper()}",
+        "event_time": int(float(event["ts"])),
+        "authorizations": [
+            {"enterprise_id": None, "team_id": TEAM_ID, "user_id": BOT_USER_ID, "is_bot": True,
+             "is_enterprise_install": False}
+        ],
+        "is_ext_shared_channel": False,
+    }
+
+
+def signed(body: bytes, secret: str = SIGNING_SECRET, timestamp: int | None = None) -> dict[str, str]:
+    """Slack's signing scheme: HMAC-SHA256 of `v0:{timestamp}:{body}`, sent as `v0=<hex>`."""
+    stamp = str(int(time.time()) if timestamp is None else timestamp)
+    digest = hmac.new(secret.encode(), f"v0:{stamp}:".encode() + body, hashlib.sha256).hexdigest()
+    return {"content-type": "application/json", "x-slack-request-timestamp": stamp, "x-slack-signature": f"v0={digest}"}
+
+
+async def post_signed(stack: Stack, payload: dict[str, Any], **headers: str) -> httpx.Response:
+    body = json.dumps(payload).encode()
+    return await stack.api.post("/webhooks/slack", content=body, headers={**signed(body), **headers})
+
+
+async def send(stack: Stack, event: dict[str, Any], **headers: str) -> None:
+    """Deliver one event as Slack does; it must be acknowledged."""
+    response = await post_signed(stack, event_callback(event), **headers)
+    assert response.status_code == 200, response.text
+
+
+async def resolution(stack: Stack, ts: str) -> Resolution:
+    """The result of the message's workflow; the webhook has started it before answering."""
+    workflow_id = message_workflow_id("slack", f"{CHANNEL}:{ts}")
+    return await stack.temporal.get_workflow_handle_for(MessageWorkflow.run, workflow_id).result()
+
+
+async def started(stack: Stack, ts: str) -> bool:
+    try:
+        await stack.temporal.get_workflow_handle(message_workflow_id("slack", f"{CHANNEL}:{ts}")).describe()
+    except RPCError as error:
+        assert error.status == RPCStatusCode.NOT_FOUND
+        return False
+    return True
+
+
+# --- the flow ------------------------------------------------------------------------------------
+
+
+async def test_a_mention_creates_a_worktree_replies_in_the_thread_and_the_thread_reuses_it(
+    stack: Stack, fake: FakeSlack, repo: Path
+) -> None:
+    await stack.register(repo)
+    ts = new_ts()
+    conversation = f"{CHANNEL}:{ts}"
+    branch = thread_branch(conversation)
+
+    began = time.monotonic()
+    await send(stack, app_mention(ts, f"<@{BOT_USER_ID}> fix the login bug"))
+    assert time.monotonic() - began < 3, "Slack wants its answer within 3 s"
+
+    assert await started(stack, ts), "the workflow is started before Slack gets its answer"
+    result = await resolution(stack, ts)
+    assert (result.outcome, result.branch) == ("created", branch)
+    path = stack.settings.worktree_base.resolve() / "project" / branch
+    assert result.working_path == str(path) and (path / "file0.txt").is_file()
+    assert worktree_paths(repo) == [result.working_path]
+    rows = await stack.db.fetch(
+        "SELECT workflow_type, workflow_id, branch_name FROM isolation_environments WHERE status = 'active'"
+    )
+    assert [tuple(row) for row in rows] == [("thread", conversation, branch)]
+    assert [(post.channel, post.thread_ts, post.text) for post in fake.posts] == [
+        (CHANNEL, ts, f"Working in isolated branch `{branch}`")
+    ]
+    assert fake.calls("auth.test") == 1
+
+    # A reply in the thread, without a mention: the bot is in this thread, so it is taken, silently.
+    later = new_ts()
+    await send(stack, message(later, "and the logout bug too", thread_ts=ts))
+    reused = await resolution(stack, later)
+    assert (reused.outcome, reused.working_path) == ("reused", result.working_path)
+    assert len(fake.posts) == 1, "reuse is silent"
+    assert fake.calls("auth.test") == 1, "bolt asks for the bot's identity once"
+
+
+async def test_status_in_the_thread_after_a_mention(stack: Stack, fake: FakeSlack, repo: Path) -> None:
+    await stack.register(repo)
+    ts = new_ts()
+    await send(stack, app_mention(ts, f"<@{BOT_USER_ID}> fix the login bug"))
+    created = await resolution(stack, ts)
+
+    asked = new_ts()
+    await send(stack, app_mention(asked, f"<@{BOT_USER_ID}> /status", thread_ts=ts))
+    assert (await resolution(stack, asked)).outcome == "command"
+    status = fake.posts[-1]
+    assert (status.channel, status.thread_ts) == (CHANNEL, ts)
+    assert "Codebase: project" in status.text and str(created.working_path) in status.text
+
+
+async def test_url_verification_is_answered_with_the_challenge(stack: Stack) -> None:
+    challenge = "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"
+    payload = {"token": "Jhj5dZrVaK7ZwHHjRyZWjbDl", "challenge": challenge, "type": "url_verification"}
+    response = await post_signed(stack, payload)
+    assert (response.status_code, response.json()) == (200, {"challenge": challenge})
+
+
+# --- refusals ------------------------------------------------------------------------------------
+
+
+async def test_unsigned_badly_signed_stale_and_oversized_requests_start_nothing(
+    stack: Stack, fake: FakeSlack, repo: Path
+) -> None:
+    await stack.register(repo)
+    ts = new_ts()
+    body = json.dumps(event_callback(app_mention(ts, f"<@{BOT_USER_ID}> do it"))).encode()
+    good = signed(body)
+    attempts = {
+        "unsigned": {"content-type": "application/json"},
+        "signed with another secret": signed(body, secret="not-the-secret"),
+        "stale": signed(body, timestamp=int(time.time()) - 301),
+        "timestamp not a number": {**good, "x-slack-request-timestamp": "yesterday"},
+        "signature of another body": signed(body + b" "),
+    }
+    for name, headers in attempts.items():
+        response = await stack.api.post("/webhooks/slack", content=body, headers=headers)
+        assert response.status_code == 401, name
+        assert "signature" in response.json()["detail"], name
+
+    challenge = json.dumps({"type": "url_verification", "challenge": "x"}).encode()
+    response = await stack.api.post("/webhooks/slack", content=challenge, headers=signed(challenge, secret="wrong"))
+    assert response.status_code == 401
+
+    not_json = b"event=app_mention"
+    response = await stack.api.post("/webhooks/slack", content=not_json, headers=signed(not_json))
+    assert response.status_code == 400
+    not_utf8 = b"\xff\xfe{}"
+    response = await stack.api.post("/webhooks/slack", content=not_utf8, headers=signed(b"{}"))
+    assert response.status_code == 400
+
+    huge_ts = new_ts()
+    huge = json.dumps(event_callback(app_mention(huge_ts, f"<@{BOT_USER_ID}> " + "x" * (1024 * 1024)))).encode()
+    response = await stack.api.post("/webhooks/slack", content=huge, headers=signed(huge))
+    assert response.status_code == 413
+
+    assert not await started(stack, ts) and not await started(stack, huge_ts)
+    assert await stack.db.fetchval("SELECT count(*) FROM conversations") == 0
+    assert fake.server.requests == [], "nothing reached Slack, not even auth.test"
+
+
+async def test_the_same_message_as_mention_message_and_retry_is_answered_once(
+    stack: Stack, fake: FakeSlack, repo: Path
+) -> None:
+    await stack.register(repo)
+    ts = new_ts()
+    text = f"<@{BOT_USER_ID}> start here"
+    # Slack sends a mention twice (app_mention, then message) and retries when an answer is slow.
+    for event, headers in [
+        (app_mention(ts, text), {}),
+        (message(ts, text), {}),
+        (app_mention(ts, text), {"x-slack-retry-num": "1", "x-slack-retry-reason": "http_timeout"}),
+    ]:
+        await send(stack, event, **headers)
+        assert (await resolution(stack, ts)).outcome == "created"
+    assert len(fake.posts) == 1
+
+    # Inside the thread too: a command mentioning the bot arrives as both events; one answer.
+    asked = new_ts()
+    status = f"<@{BOT_USER_ID}> /status"
+    for event in [message(asked, status, thread_ts=ts), app_mention(asked, status, thread_ts=ts)]:
+        await send(stack, event)
+        assert (await resolution(stack, asked)).outcome == "command"
+    assert len(fake.posts) == 2
+    assert "Codebase: project" in fake.posts[1].text
+
+
+async def test_the_bots_own_messages_and_threads_it_is_not_in_are_ignored(
+    stack: Stack, fake: FakeSlack, repo: Path
+) -> None:
+    await stack.register(repo)
+    ts = new_ts()
+    await send(stack, app_mention(ts, f"<@{BOT_USER_ID}> fix the login bug"))
+    await resolution(stack, ts)
+
+    own, bot_post, edited, elsewhere, top_level = (new_ts() for _ in range(5))
+    ignored = [
+        # what Slack sends back for the bot's own reply in the thread
+        message(own, "Working in isolated branch `x`", thread_ts=ts, user=BOT_USER_ID, bot_id=BOT_ID),
+        # another bot's message in the thread
+        message(bot_post, "beep", thread_ts=ts, subtype="bot_message", bot_id="B0OTHER001", user=None),
+        # an edit of a message in the thread
+        message(edited, "", thread_ts=ts, subtype="message_changed", hidden=True,
+                message={"type": "message", "user": USER, "text": "edited", "ts": ts}),
+        # a thread the bot never joined, and a plain channel message
+        message(elsewhere, "chatting", thread_ts=new_ts()),
+        message(top_level, "hello channel"),
+    ]
+    for event in ignored:
+        await send(stack, event)
+    for ignored_ts in (own, bot_post, edited, elsewhere, top_level):
+        assert not await started(stack, ignored_ts)
+    assert await stack.db.fetchval("SELECT count(*) FROM conversations") == 1
+    assert len(fake.posts) == 1
+
+
+async def test_when_temporal_refuses_the_event_is_not_acknowledged(
+    settings: Settings, fake: FakeSlack, db: asyncpg.Pool, temporal: Client
+) -> None:
+    """Slack delivers an unacknowledged event again later; a 200 would lose it."""
+    refusing = await Client.connect(temporal.service_client.config.target_host, namespace="no-such-namespace")
+    app = create_app(settings, temporal=refusing, pool=db)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://isolator.test") as api:
+        body = json.dumps(event_callback(app_mention(new_ts(), f"<@{BOT_USER_ID}> hi"))).encode()
+        response = await api.post("/webhooks/slack", content=body, headers=signed(body))
+    assert response.status_code == 503
+
+
+def test_a_signing_secret_without_a_bot_token_fails_at_start(settings: Settings) -> None:
+    with pytest.raises(ConfigurationError, match="SLACK_BOT_TOKEN"):
+        create_app(settings.model_copy(update={"slack_bot_token": None}))
+
+
+# --- the deliverer -------------------------------------------------------------------------------
+
+
+REPLY = ReplyInput("slack", f"{CHANNEL}:1700000000.000100", "hello", idempotency_key="reply-1")
+
+
+async def test_the_deliverer_posts_into_the_thread(settings: Settings, fake: FakeSlack) -> None:
+    await make_deliverer(settings)(REPLY)
+    (post,) = fake.posts
+    assert (post.channel, post.thread_ts, post.text) == (CHANNEL, "1700000000.000100", "hello")
+
+
+@pytest.mark.parametrize(
+    ("status", "error", "retryable"),
+    [
+        (200, "channel_not_found", False),
+        (200, "not_in_channel", False),
+        (200, "invalid_auth", False),
+        (429, "ratelimited", True),
+        (200, "internal_error", True),
+        (503, "service_unavailable", True),
+    ],
+)
+async def test_the_deliverer_retries_only_what_waiting_can_fix(
+    settings: Settings, fake: FakeSlack, status: int, error: str, retryable: bool
+) -> None:
+    fake.fail("chat.postMessage", error, status=status)
+    with pytest.raises(ApplicationError, match=error) as raised:
+        await make_deliverer(settings)(REPLY)
+    assert raised.value.non_retryable is not retryable
+    assert fake.posts == []
+
+
+async def test_the_deliverer_without_a_bot_token_says_so(settings: Settings) -> None:
+    with pytest.raises(ApplicationError, match="SLACK_BOT_TOKEN") as raised:
+        await make_deliverer(settings.model_copy(update={"slack_bot_token": None}))(REPLY)
+    assert raised.value.non_retryable
+
+
+# --- reading events ------------------------------------------------------------------------------
+
+
+def test_mentions_of_the_bot_are_stripped_and_ids_are_per_thread() -> None:
+    mention = app_mention("1.000002", f"<@{BOT_USER_ID}|isolator> /status", thread_ts="1.000001")
+    parsed = parse_message(mention, BOT_USER_ID)
+    assert parsed is not None
+    assert (parsed.text, parsed.conversation_id, parsed.message_key) == (
+        "/status", f"{CHANNEL}:1.000001", f"{CHANNEL}:1.000002"
+    )
+    other = parse_message(message("1.000003", f"ask <@U0SOMEONE1> and <@{BOT_USER_ID}>"), BOT_USER_ID)
+    assert other is not None and other.text == "ask <@U0SOMEONE1> and"
+    assert parse_message(message("1.000004", "x", subtype="thread_broadcast", thread_ts="1.000001"), BOT_USER_ID)
+    assert parse_message(message("not-a-ts", "x"), BOT_USER_ID) is None
+    assert parse_message({**message("1.000005", "x"), "channel": "C1:2"}, BOT_USER_ID) is None
