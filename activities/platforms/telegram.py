@@ -1,0 +1,89 @@
+"""Replies to Telegram: `sendMessage` into the conversation's chat and forum topic, through python-telegram-bot."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from telegram import Bot
+from telegram.error import BadRequest, ChatMigrated, Forbidden, InvalidToken, NetworkError, RetryAfter, TelegramError
+from temporalio.exceptions import ApplicationError
+
+from activities.contracts import ReplyInput
+from activities.replies import Deliver
+from isolator.settings import Settings
+
+# The Bot API refuses longer texts with a 400 that retrying cannot fix; a cut reply beats none.
+MAX_TEXT = 4096
+_CUT = "\n… (cut: longer than Telegram allows)"
+
+
+def make_deliverer(settings: Settings) -> Deliver:
+    token = settings.telegram_bot_token.get_secret_value() if settings.telegram_bot_token else None
+
+    async def deliver(reply: ReplyInput) -> None:
+        if token is None:
+            raise ApplicationError(
+                "TELEGRAM_BOT_TOKEN is not set: cannot send replies to Telegram",
+                type="TelegramNotConfigured", non_retryable=True,
+            )
+        chat_id, topic_id = split_conversation_id(reply.conversation_id)
+        try:
+            # A Bot per reply: the worker gives deliverers no shutdown hook, and `async with`
+            # opens and closes its HTTP client (and checks the token with getMe) around the send.
+            async with Bot(token, base_url=settings.telegram_api_url) as bot:
+                await bot.send_message(chat_id, _fit(reply.text), message_thread_id=topic_id or None)
+        except TelegramError as error:
+            # `from None`: the chained SDK error can carry the token (InvalidToken's message does),
+            # and Temporal records causes in the workflow history.
+            raise _classify(error, chat_id, token) from None
+
+    return deliver
+
+
+def split_conversation_id(conversation_id: str) -> tuple[int, int]:
+    """`chat_id:topic_id` (as the webhook builds it) into its chat and forum topic (0: none)."""
+    chat, _, topic = conversation_id.rpartition(":")
+    try:
+        return int(chat), int(topic)
+    except ValueError:
+        raise ApplicationError(
+            f"not a Telegram conversation id (expected `chat_id:topic_id`): {conversation_id!r}",
+            type="TelegramBadConversation", non_retryable=True,
+        ) from None
+
+
+def _fit(text: str) -> str:
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - len(_CUT)] + _CUT
+
+
+def _classify(error: TelegramError, chat_id: int, token: str) -> ApplicationError:
+    """Telegram's answer as a Temporal error: retried when waiting can help, final otherwise."""
+    reason = f"{type(error).__name__}: {error.message}".replace(token, "<TELEGRAM_BOT_TOKEN>")
+    if isinstance(error, RetryAfter):
+        delay = error.retry_after
+        return ApplicationError(
+            f"Telegram rate limit on sendMessage ({reason})",
+            type="TelegramUnavailable",
+            next_retry_delay=delay if isinstance(delay, timedelta) else timedelta(seconds=delay),
+        )
+    if isinstance(error, InvalidToken):
+        return ApplicationError(
+            "Telegram rejected TELEGRAM_BOT_TOKEN; check the token from @BotFather (and TELEGRAM_API_URL, "
+            "whose 404s read as a bad token)",
+            type="TelegramRefused", non_retryable=True,
+        )
+    if isinstance(error, ChatMigrated):
+        return ApplicationError(
+            f"Telegram chat {chat_id} became supergroup {error.new_chat_id}; write to the bot there again",
+            type="TelegramRefused", non_retryable=True,
+        )
+    # BadRequest subclasses NetworkError, so it is told apart first.
+    if isinstance(error, (BadRequest, Forbidden)):
+        return ApplicationError(
+            f"Telegram refused sendMessage to chat {chat_id} ({reason}); check that the chat exists "
+            "and the bot is still a member and not blocked",
+            type="TelegramRefused", non_retryable=True,
+        )
+    if isinstance(error, NetworkError):  # TimedOut, connection failures and Telegram's 5xx
+        return ApplicationError(f"Telegram sendMessage is unavailable for now ({reason})", type="TelegramUnavailable")
+    return ApplicationError(f"Telegram sendMessage failed ({reason})", type="TelegramRefused", non_retryable=True)

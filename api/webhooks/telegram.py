@@ -1,0 +1,200 @@
+"""POST /webhooks/telegram: Bot API updates, verified with TELEGRAM_WEBHOOK_SECRET.
+
+Telegram sends the secret given to `setWebhook` in `X-Telegram-Bot-Api-Secret-Token`; it is compared
+in constant time. The body is read with python-telegram-bot (`Update.de_json`, without a Bot: no
+network call here). One conversation per chat and forum topic (`chat_id:topic_id`, topic 0 outside
+topics); each update becomes one MessageWorkflow keyed by `update_id`, so Telegram's redeliveries
+are processed once. The workflow is started before Telegram gets its 200: an acknowledged update
+is never lost.
+
+Which messages are answered (privacy mode shows a group bot little more than these anyway):
+- private chats: every text message;
+- groups: messages that mention the bot (`@isolator ...`), commands (`/status`, `/status@isolator`),
+  and replies to the bot's messages.
+Never: edits, non-text messages, service messages, callback queries, channel posts, messages from
+bots, and commands addressed to another bot (`/status@otherbot`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import secrets
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request, status
+from fastapi.responses import JSONResponse
+from telegram import Message, MessageEntity, Update
+from telegram.constants import ChatType
+from temporalio.client import Client
+from temporalio.service import RPCError
+
+from api.deps import get_client
+from api.dispatch import dispatch_message
+from isolator.settings import Settings
+from workflows.contracts import MessageInput
+
+log = logging.getLogger(__name__)
+
+PLATFORM = "telegram"
+SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+
+
+class MalformedUpdate(ValueError):
+    """The body is JSON but not a Bot API Update this service can read."""
+
+
+@dataclass(frozen=True)
+class TelegramMessage:
+    update_id: int
+    chat_id: int
+    # the forum topic (`message_thread_id`); 0 outside forum topics, the General topic included
+    topic_id: int
+    text: str
+
+    @property
+    def conversation_id(self) -> str:
+        return f"{self.chat_id}:{self.topic_id}"
+
+    @property
+    def message_key(self) -> str:
+        return str(self.update_id)
+
+
+def build_router(settings: Settings) -> APIRouter:
+    assert settings.telegram_webhook_secret is not None, "mounted only when TELEGRAM_WEBHOOK_SECRET is set"
+    expected = settings.telegram_webhook_secret.get_secret_value().encode()
+    bot_username = settings.bot_mention.removeprefix("@")
+    router = APIRouter(tags=["telegram"])
+
+    @router.post("/webhooks/telegram")
+    async def telegram_update(request: Request, client: Annotated[Client, Depends(get_client)]) -> JSONResponse:
+        given = request.headers.get(SECRET_HEADER, "").encode()
+        if not secrets.compare_digest(given, expected):
+            return _answer(status.HTTP_401_UNAUTHORIZED, detail=f"missing or wrong {SECRET_HEADER}")
+        try:
+            update = parse_update(json.loads(await request.body()))
+        except MalformedUpdate as error:
+            return _answer(status.HTTP_400_BAD_REQUEST, detail=f"not a Telegram Update: {error}")
+        except (ValueError, RecursionError):  # not UTF-8, not JSON, or nested too deep to read
+            return _answer(status.HTTP_400_BAD_REQUEST, detail="the body is not JSON")
+        message = read_message(update, bot_username)
+        if isinstance(message, str):
+            return _answer(status.HTTP_200_OK, ignored=message)
+        try:
+            handle = await dispatch_message(
+                client,
+                settings.task_queue,
+                MessageInput(
+                    platform=PLATFORM,
+                    conversation_id=message.conversation_id,
+                    text=message.text,
+                    message_key=message.message_key,
+                    default_host=settings.host,
+                ),
+            )
+        except RPCError as error:
+            # Temporal is unreachable: a non-2xx makes Telegram deliver the update again later.
+            log.warning("telegram update %s not started: %s", message.message_key, error)
+            return _answer(status.HTTP_503_SERVICE_UNAVAILABLE, detail="cannot start the work now; retry later")
+        return _answer(status.HTTP_200_OK, workflowId=handle.id)
+
+    return router
+
+
+def _answer(code: int, **body: Any) -> JSONResponse:
+    # No `method` field: Telegram would run a body carrying one as a Bot API call.
+    return JSONResponse({"ok": code < 300, **body}, status_code=code)
+
+
+def parse_update(data: object) -> Update:
+    """The Update in a webhook body; MalformedUpdate says what is wrong with it.
+
+    `de_json` builds objects without checking types, so the fields read later are checked here.
+    """
+    if not isinstance(data, dict):
+        raise MalformedUpdate("expected a JSON object")
+    if not _is_int(data.get("update_id")):
+        raise MalformedUpdate("`update_id` must be an integer")
+    try:
+        update = Update.de_json(data)
+    except Exception as error:  # any shape de_json cannot build from is the sender's error, never a 500
+        raise MalformedUpdate(f"cannot read it ({type(error).__name__})") from None
+    message = update.message
+    if message is None:
+        return update
+    if not _is_int(message.chat.id) or not isinstance(message.chat.type, str):
+        raise MalformedUpdate("`message.chat` needs an integer `id` and a `type`")
+    if message.text is not None and not isinstance(message.text, str):
+        raise MalformedUpdate("`message.text` must be a string")
+    if message.message_thread_id is not None and not _is_int(message.message_thread_id):
+        raise MalformedUpdate("`message.message_thread_id` must be an integer")
+    if not all(_is_int(entity.offset) and _is_int(entity.length) for entity in message.entities):
+        raise MalformedUpdate("`message.entities` need integer `offset` and `length`")
+    return update
+
+
+def read_message(update: Update, bot_username: str) -> TelegramMessage | str:
+    """The message to hand to a workflow, or why the update is ignored."""
+    message = update.message
+    if message is None:
+        return "not a new message (edits, callback queries, channel posts and the like are not answered)"
+    if not message.text:
+        return "the message has no text"
+    sender = message.from_user
+    if sender is None or sender.is_bot:
+        return "the message is from a bot"
+    command_target = _command_target(message.text)
+    if command_target and command_target.lower() != bot_username.lower():
+        return "the command is for another bot"
+    addressed = (
+        message.chat.type == ChatType.PRIVATE
+        or command_target is not None
+        or _mentions(message, bot_username)
+        or _replies_to(message, bot_username)
+    )
+    if not addressed:
+        return "in a group, only mentions of the bot, commands and replies to the bot are answered"
+    # Outside forum topics `message_thread_id` only names a chain of replies: not a conversation.
+    topic = message.message_thread_id if message.is_topic_message and message.message_thread_id else 0
+    return TelegramMessage(
+        update_id=update.update_id,
+        chat_id=message.chat.id,
+        topic_id=topic,
+        text=strip_leading_mention(message.text, bot_username),
+    )
+
+
+def strip_leading_mention(text: str, bot_username: str) -> str:
+    """`@isolator, fix the tests` -> `fix the tests`; `@isolator /status` then reads as the command."""
+    leading = re.match(rf"\s*@{re.escape(bot_username)}\b[\s,:]*", text, re.IGNORECASE)
+    return text[leading.end():].strip() if leading else text.strip()
+
+
+def _command_target(text: str) -> str | None:
+    """The bot a command names (`/status@isolator` -> `isolator`, `/status` -> ""); None: no command."""
+    first = text.split(maxsplit=1)[0] if text.strip() else ""
+    if len(first) < 2 or first[0] != "/" or first[1] == "@":
+        return None
+    return first.partition("@")[2]
+
+
+def _mentions(message: Message, bot_username: str) -> bool:
+    # Mention entities, not a text search: `@isolator` inside a code span is no mention.
+    wanted = f"@{bot_username}".lower()
+    return any(text.lower() == wanted for text in message.parse_entities([MessageEntity.MENTION]).values())
+
+
+def _replies_to(message: Message, bot_username: str) -> bool:
+    replied = message.reply_to_message
+    # In a forum topic every message "replies" to the topic's creation message; that is no reply.
+    if replied is None or replied.forum_topic_created is not None or replied.from_user is None:
+        return False
+    author = replied.from_user
+    return bool(author.is_bot) and (author.username or "").lower() == bot_username.lower()
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

@@ -1,0 +1,105 @@
+"""A fake Telegram Bot API (`getMe`, `sendMessage`) on RecordingServer, for the real python-telegram-bot.
+
+The Bot API lives under `/bot<token>/<method>`; an unknown token gets 401 "Unauthorized" as from
+Telegram. `fail` makes the next `sendMessage` calls answer like Telegram's errors
+(`{"ok": false, "error_code": ..., "description": ...}`), e.g. 400 "Bad Request: chat not found",
+403 "Forbidden: bot was blocked by the user", or 429 with `retry_after`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from tests.fakes.recording_server import Recorded, RecordingServer
+
+BOT_TOKEN = "7000001:AAisolator-test-token"
+BOT_USER = {
+    "id": 7000001,
+    "is_bot": True,
+    "first_name": "Isolator",
+    "username": "isolator",
+    "can_join_groups": True,
+    "can_read_all_group_messages": False,
+    "supports_inline_queries": False,
+}
+
+
+@dataclass
+class Sent:
+    chat_id: int
+    message_thread_id: int | None
+    text: str
+
+
+class FakeTelegram:
+    def __init__(self, token: str = BOT_TOKEN) -> None:
+        self.token = token
+        self.server = RecordingServer()
+        self.sent: list[Sent] = []  # the messages sent successfully, in order
+        self._failures: list[tuple[int, str, int | None]] = []
+        self._message_ids = itertools.count(1)
+        self.server.route("POST", r"/bot(?P<token>[^/]+)/getMe", self._get_me)
+        self.server.route("POST", r"/bot(?P<token>[^/]+)/sendMessage", self._send_message)
+
+    async def start(self) -> str:
+        """Start serving; returns the URL to use as TELEGRAM_API_URL (the token is appended to it)."""
+        await self.server.start()
+        return self.api_url
+
+    async def stop(self) -> None:
+        await self.server.stop()
+
+    @property
+    def api_url(self) -> str:
+        return f"{self.server.url}/bot"
+
+    def fail(self, status: int, description: str, times: int = 1, retry_after: int | None = None) -> None:
+        """Answer the next `times` sendMessage calls with this error."""
+        self._failures.extend([(status, description, retry_after)] * times)
+
+    def calls(self, method: str) -> int:
+        """How many requests `method` (e.g. "sendMessage") received, failed ones included."""
+        return len(self.server.received("POST", rf"/bot[^/]+/{method}"))
+
+    def _unauthorized(self, request: Recorded) -> tuple[int, Any] | None:
+        if request.params["token"] != self.token:
+            return 401, {"ok": False, "error_code": 401, "description": "Unauthorized"}
+        return None
+
+    def _get_me(self, request: Recorded) -> tuple[int, Any]:
+        return self._unauthorized(request) or (200, {"ok": True, "result": BOT_USER})
+
+    def _send_message(self, request: Recorded) -> tuple[int, Any]:
+        refusal = self._unauthorized(request)
+        if refusal is not None:
+            return refusal
+        if self._failures:
+            status, description, retry_after = self._failures.pop(0)
+            error: dict[str, Any] = {"ok": False, "error_code": status, "description": description}
+            if retry_after is not None:
+                error["parameters"] = {"retry_after": retry_after}
+            return status, error
+        # python-telegram-bot posts a form whose non-string values are JSON-encoded; the Bot API
+        # accepts that and JSON bodies alike.
+        payload = request.payload()
+        text = payload.get("text")
+        if not payload.get("chat_id") or not text:
+            missing = "message text is empty" if payload.get("chat_id") else "chat_id is empty"
+            return 400, {"ok": False, "error_code": 400, "description": f"Bad Request: {missing}"}
+        chat_id = int(payload["chat_id"])
+        thread = payload.get("message_thread_id")
+        sent = Sent(chat_id=chat_id, message_thread_id=int(thread) if thread is not None else None, text=str(text))
+        self.sent.append(sent)
+        message: dict[str, Any] = {
+            "message_id": next(self._message_ids),
+            "from": BOT_USER,
+            "date": int(time.time()),
+            "chat": {"id": chat_id, "type": "private" if chat_id > 0 else "supergroup"},
+            "text": sent.text,
+        }
+        if sent.message_thread_id is not None:
+            message.update(message_thread_id=sent.message_thread_id, is_topic_message=True)
+        return 200, {"ok": True, "result": message}
