@@ -1,0 +1,162 @@
+"""GitHub through PyGithub: replies as issue comments, and what a webhook does not say about a PR.
+
+PyGithub is synchronous: every call runs in a thread (asyncio.to_thread), with a client of its
+own, since a PyGithub connection must not be shared between threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from datetime import timedelta
+from functools import partial
+from typing import Any, Callable, TypeVar
+
+from github import Auth, Github, GithubException, RateLimitExceededException
+from temporalio.exceptions import ApplicationError
+
+from activities.contracts import IsolationHints, ReplyInput
+from activities.replies import Deliver
+from isolator.settings import Settings
+
+T = TypeVar("T")
+
+# GitHub's API answers within seconds; a hung request must end well inside the activities' 30 s.
+_TIMEOUT_SECONDS = 10
+# Enough for any real PR; the workflow only shares with the first linked issue that has a worktree.
+_MAX_LINKED_ISSUES = 50
+
+_CLOSING_ISSUES = """
+query($owner: String!, $name: String!, $number: Int!) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      closingIssuesReferences(first: %d) {
+        nodes { number repository { nameWithOwner } }
+      }
+    }
+  }
+}
+""" % _MAX_LINKED_ISSUES
+
+
+def make_deliverer(settings: Settings) -> Deliver:
+    async def deliver(reply: ReplyInput) -> None:
+        if settings.github_token is None:
+            raise ApplicationError(
+                "GITHUB_TOKEN is not set: cannot post replies to GitHub",
+                type="GitHubNotConfigured",
+                non_retryable=True,
+            )
+        full_name, number = split_conversation_id(reply.conversation_id)
+
+        def post(github: Github) -> None:
+            # The issues API comments on pull requests too; lazy objects make this one POST.
+            github.get_repo(full_name).get_issue(number).create_comment(reply.text)
+
+        await _call(settings, post, f"posting a comment on {reply.conversation_id}")
+
+    return deliver
+
+
+async def complete_hints(settings: Settings, conversation_id: str, hints: IsolationHints) -> IsolationHints:
+    """For a PR: its head (when the webhook did not carry it) and the issues of this repository it closes."""
+    if hints.workflow_type != "pr":
+        return hints
+    full_name, number = split_conversation_id(conversation_id)
+    completed = dataclasses.replace(hints, needs_completion=False)
+    if hints.pr_head_branch is None or hints.pr_head_sha is None:
+        head = await _call(settings, partial(_pull_head, full_name, number), f"reading PR {conversation_id}")
+        completed.pr_head_branch, completed.pr_head_sha, completed.pr_is_fork = head
+    if settings.github_token is not None:
+        what = f"reading the issues PR {conversation_id} closes"
+        nodes = await _call(settings, partial(_closing_issues, full_name, number), what)
+        completed.linked_issues = _same_repository_issues(nodes, full_name)
+    # Without a token GitHub's GraphQL API refuses every query: the PR is handled without its links.
+    return completed
+
+
+def split_conversation_id(conversation_id: str) -> tuple[str, int]:
+    """`owner/repo#N` (as the webhook builds it) into the repository's full name and the number."""
+    full_name, _, number = conversation_id.rpartition("#")
+    if "/" not in full_name or not number.isdigit():
+        raise ApplicationError(
+            f"not a GitHub conversation id (expected `owner/repo#N`): {conversation_id!r}",
+            type="GitHubBadConversation", non_retryable=True,
+        )
+    return full_name, int(number)
+
+
+def _pull_head(full_name: str, number: int, github: Github) -> tuple[str, str, bool]:
+    pull = github.get_repo(full_name).get_pull(number)
+    head_repo = pull.head.repo  # None when the fork was deleted
+    is_fork = head_repo is None or head_repo.full_name != pull.base.repo.full_name
+    return pull.head.ref, pull.head.sha, is_fork
+
+
+def _closing_issues(full_name: str, number: int, github: Github) -> list[dict[str, Any]]:
+    owner, name = full_name.split("/", 1)
+    _, data = github.requester.graphql_query(_CLOSING_ISSUES, {"owner": owner, "name": name, "number": number})
+    repository = (data.get("data") or {}).get("repository") or {}
+    pull = repository.get("pullRequest") or {}
+    return (pull.get("closingIssuesReferences") or {}).get("nodes") or []
+
+
+def _same_repository_issues(nodes: list[dict[str, Any]], full_name: str) -> list[str]:
+    """Issue numbers, as strings, of the closing references in this repository (owner and name ignore case)."""
+    return [
+        str(node["number"])
+        for node in nodes
+        if isinstance(node, dict) and isinstance(node.get("number"), int)
+        and str(((node.get("repository") or {}).get("nameWithOwner") or "")).lower() == full_name.lower()
+    ]
+
+
+async def _call(settings: Settings, work: Callable[[Github], T], what: str) -> T:
+    """Run `work` with a fresh client in a thread; GitHub's refusals become Temporal errors."""
+
+    def run() -> T:
+        token = settings.github_token
+        with Github(
+            base_url=settings.github_api_url,
+            auth=Auth.Token(token.get_secret_value()) if token else None,
+            timeout=_TIMEOUT_SECONDS,
+            # Temporal retries the activity; PyGithub's own retries would sleep inside it for minutes.
+            retry=None,
+            lazy=True,
+            user_agent="isolator",
+        ) as github:
+            return work(github)
+
+    try:
+        return await asyncio.to_thread(run)
+    except GithubException as error:
+        raise _classify(error, what) from error
+    # Connection errors and timeouts (requests' exceptions) propagate: Temporal retries them.
+
+
+def _classify(error: GithubException, what: str) -> ApplicationError:
+    """GitHub's answer as a Temporal error: retried when waiting can help, final otherwise."""
+    code = error.status
+    data = error.data if isinstance(error.data, dict) else {}
+    # GraphQL reports its refusals in `errors`, with HTTP 200 (PyGithub raises them as HTTP 400).
+    errors = [str(item["message"]) for item in data.get("errors") or [] if isinstance(item, dict) and item.get("message")]
+    graphql_errors = "; ".join(errors)
+    reason = data.get("message") or graphql_errors or error.message or "no message"
+    if code == 429 or code >= 500 or isinstance(error, RateLimitExceededException):
+        return ApplicationError(
+            f"GitHub is unavailable for now while {what} (HTTP {code}: {reason})",
+            type="GitHubUnavailable",
+            next_retry_delay=_retry_after(error.headers),
+        )
+    return ApplicationError(
+        f"GitHub refused {what} (HTTP {code}: {reason}); check that the repository exists "
+        "and that GITHUB_TOKEN may access it",
+        type="GitHubRefused",
+        non_retryable=True,
+    )
+
+
+def _retry_after(headers: dict[str, str] | None) -> timedelta | None:
+    """GitHub's Retry-After (seconds) on rate limits; None leaves the activity's retry policy in charge."""
+    value = (headers or {}).get("retry-after")  # PyGithub lowercases header names
+    return timedelta(seconds=int(value)) if isinstance(value, str) and value.isdigit() else None

@@ -1,0 +1,91 @@
+"""POST /webhooks/github: GitHub webhook deliveries, verified with GITHUB_WEBHOOK_SECRET.
+
+Each handled delivery becomes one MessageWorkflow keyed by `X-GitHub-Delivery`, so a redelivery
+is processed once. The workflow is started before GitHub gets its answer (GitHub waits 10 s):
+an acknowledged delivery is never lost. See github_events for what is handled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import re
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request, status
+from fastapi.responses import JSONResponse
+from temporalio.client import Client
+from temporalio.service import RPCError
+
+from api.deps import get_client
+from api.dispatch import dispatch_message
+from api.webhooks.github_events import PLATFORM, Ignored, PayloadError, decode_payload, parse_event
+from isolator.settings import Settings
+from workflows.contracts import MessageInput, message_workflow_id
+
+log = logging.getLogger(__name__)
+
+# GitHub's delivery ids are GUIDs; anything else could not be part of a workflow id safely.
+_DELIVERY = re.compile(r"[A-Za-z0-9-]{1,64}")
+_EVENT = re.compile(r"[a-z_]{1,64}")
+
+
+def build_router(settings: Settings) -> APIRouter:
+    assert settings.github_webhook_secret is not None, "mounted only when GITHUB_WEBHOOK_SECRET is set"
+    secret = settings.github_webhook_secret.get_secret_value().encode()
+    router = APIRouter(tags=["github"])
+
+    @router.post("/webhooks/github")
+    async def github_webhook(request: Request, client: Annotated[Client, Depends(get_client)]) -> JSONResponse:
+        body = await request.body()
+        if not signature_matches(secret, body, request.headers.get("x-hub-signature-256")):
+            return _answer(status.HTTP_401_UNAUTHORIZED, detail="missing or invalid X-Hub-Signature-256 signature")
+        event = request.headers.get("x-github-event", "")
+        delivery = request.headers.get("x-github-delivery", "")
+        if not _EVENT.fullmatch(event):
+            return _answer(status.HTTP_400_BAD_REQUEST, detail="missing or malformed X-GitHub-Event header")
+        if not _DELIVERY.fullmatch(delivery):
+            return _answer(status.HTTP_400_BAD_REQUEST, detail="missing or malformed X-GitHub-Delivery header")
+        if event == "ping":  # sent once when the webhook is created
+            return _answer(status.HTTP_200_OK, status="ignored", reason="ping")
+        try:
+            payload = decode_payload(body, request.headers.get("content-type", ""))
+            parsed = parse_event(event, payload, settings.bot_mention)
+        except PayloadError as error:
+            return _answer(status.HTTP_400_BAD_REQUEST, detail=f"cannot read the {event} payload: {error}")
+        if isinstance(parsed, Ignored):
+            log.debug("github delivery %s (%s) ignored: %s", delivery, event, parsed.reason)
+            return _answer(status.HTTP_200_OK, status="ignored", reason=parsed.reason)
+        message = MessageInput(
+            platform=PLATFORM,
+            conversation_id=parsed.conversation_id,
+            text=parsed.text,
+            message_key=delivery,
+            default_host=settings.host,
+            hints=parsed.hints,
+            kind=parsed.kind,
+        )
+        try:
+            await dispatch_message(client, settings.task_queue, message)
+        except RPCError as error:
+            # Temporal is unreachable: a 5xx shows in GitHub's delivery log, where it can be redelivered.
+            log.warning("github delivery %s not started: %s", delivery, error)
+            return _answer(status.HTTP_503_SERVICE_UNAVAILABLE, detail="cannot start the work now; redeliver later")
+        return _answer(
+            status.HTTP_202_ACCEPTED, status="started", workflow_id=message_workflow_id(PLATFORM, delivery)
+        )
+
+    return router
+
+
+def signature_matches(secret: bytes, body: bytes, header: str | None) -> bool:
+    """`X-Hub-Signature-256` is `sha256=` and the hex HMAC-SHA256 of the raw body; compared in constant time."""
+    if not header:
+        return False
+    expected = "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected.encode(), header.encode())
+
+
+def _answer(code: int, **content: str) -> JSONResponse:
+    return JSONResponse(content, status_code=code)

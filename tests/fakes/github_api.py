@@ -1,0 +1,289 @@
+"""A fake GitHub API on RecordingServer, for the real PyGithub.
+
+REST: `GET /repos/{o}/{r}`, `GET /repos/{o}/{r}/issues/{n}`, `GET /repos/{o}/{r}/pulls/{n}`,
+`POST /repos/{o}/{r}/issues/{n}/comments`; GraphQL: `POST /graphql` for a PR's
+`closingIssuesReferences`. Answers are shaped like GitHub's documented responses, errors too
+(`{"message": "Not Found", ...}`; GraphQL errors with HTTP 200). Tests add repositories, issues
+and PRs, and read back the comments posted.
+
+PyGithub derives the GraphQL URL from its base URL (`{base path without /v3}/graphql`), so with
+the server's root as GITHUB_API_URL it posts to `/graphql`, as with https://api.github.com.
+"""
+
+from __future__ import annotations
+
+import itertools
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+from tests.fakes.recording_server import Recorded, RecordingServer
+
+TOKEN = "ghp_isolatorTestToken0123456789abcdefABCD"
+SITE = "https://github.com"  # html_url and clone_url point at the public site, as GitHub's do
+_REPO = r"/repos/(?P<owner>[^/]+)/(?P<name>[^/]+)"
+_DOCS = "https://docs.github.com/rest"
+
+
+@dataclass
+class Comment:
+    repository: str  # owner/name
+    number: int
+    body: str
+
+
+class FakeGitHub:
+    def __init__(self, token: str = TOKEN) -> None:
+        self.token = token
+        self.server = RecordingServer()
+        self.comments: list[Comment] = []  # the comments posted successfully, in order
+        self._repositories: dict[str, dict[str, Any]] = {}  # by lower-cased full name
+        self._issues: dict[tuple[str, int], dict[str, Any]] = {}
+        self._pulls: dict[tuple[str, int], dict[str, Any]] = {}
+        self._closes: dict[tuple[str, int], list[tuple[str, int]]] = {}
+        self._failures: dict[str, list[int]] = {}
+        self._ids = itertools.count(1000)
+        self.server.route("GET", _REPO, self._get_repository)
+        self.server.route("GET", _REPO + r"/issues/(?P<number>\d+)", self._get_issue)
+        self.server.route("GET", _REPO + r"/pulls/(?P<number>\d+)", self._get_pull)
+        self.server.route("POST", _REPO + r"/issues/(?P<number>\d+)/comments", self._post_comment)
+        self.server.route("POST", r"/graphql", self._graphql)
+
+    async def start(self) -> str:
+        """Start serving; returns the URL to use as GITHUB_API_URL."""
+        return await self.server.start()
+
+    async def stop(self) -> None:
+        await self.server.stop()
+
+    @property
+    def api_url(self) -> str:
+        return self.server.url
+
+    # --- configuring ------------------------------------------------------------------------
+
+    def add_repository(self, full_name: str) -> dict[str, Any]:
+        owner, name = full_name.split("/")
+        repository = {
+            "id": next(self._ids),
+            "node_id": f"R_{full_name}",
+            "name": name,
+            "full_name": full_name,
+            "owner": _user(owner, "Organization"),
+            "private": False,
+            "fork": False,
+            "html_url": f"{SITE}/{full_name}",
+            "url": f"{self.api_url}/repos/{full_name}",
+            "issues_url": f"{self.api_url}/repos/{full_name}/issues{{/number}}",
+            "pulls_url": f"{self.api_url}/repos/{full_name}/pulls{{/number}}",
+            "clone_url": f"{SITE}/{full_name}.git",
+            "git_url": f"git://github.com/{full_name}.git",
+            "ssh_url": f"git@github.com:{full_name}.git",
+            "default_branch": "main",
+        }
+        self._repositories[full_name.lower()] = repository
+        return repository
+
+    def add_issue(self, full_name: str, number: int, title: str = "Found a bug", body: str = "") -> dict[str, Any]:
+        repository = self._repository(full_name) or self.add_repository(full_name)
+        url = f"{repository['url']}/issues/{number}"
+        issue = {
+            "id": next(self._ids),
+            "node_id": f"I_{full_name}#{number}",
+            "url": url,
+            "repository_url": repository["url"],
+            "comments_url": f"{url}/comments",
+            "html_url": f"{repository['html_url']}/issues/{number}",
+            "number": number,
+            "state": "open",
+            "title": title,
+            "body": body,
+            "user": _user("octocat"),
+            "labels": [],
+            "comments": 0,
+        }
+        self._issues[(full_name.lower(), number)] = issue
+        return issue
+
+    def add_pull(
+        self,
+        full_name: str,
+        number: int,
+        head_ref: str,
+        head_sha: str,
+        head_repository: str | None = "",
+        closes: tuple[int | str, ...] = (),
+    ) -> dict[str, Any]:
+        """A PR; `head_repository` "" is the same repository, None a deleted fork, else a fork's full name.
+
+        `closes`: issue numbers of this repository, or `other/repo#N` for issues elsewhere.
+        """
+        base = self._repository(full_name) or self.add_repository(full_name)
+        # Every PR is an issue too: the issues API (comments) answers for it.
+        issue = self.add_issue(full_name, number, title=f"PR {number}")
+        issue["pull_request"] = {
+            "url": f"{base['url']}/pulls/{number}", "html_url": f"{base['html_url']}/pull/{number}"
+        }
+        if head_repository == "":
+            head_repo: dict[str, Any] | None = base
+        elif head_repository is None:
+            head_repo = None
+        else:
+            head_repo = self._repository(head_repository) or self.add_repository(head_repository)
+        pull = {
+            "url": f"{base['url']}/pulls/{number}",
+            "id": next(self._ids),
+            "node_id": f"PR_{full_name}#{number}",
+            "html_url": f"{base['html_url']}/pull/{number}",
+            "issue_url": issue["url"],
+            "number": number,
+            "state": "open",
+            "title": issue["title"],
+            "body": "",
+            "user": _user("octocat"),
+            "draft": False,
+            "merged": False,
+            "head": _part(head_ref, head_sha, head_repo),
+            "base": _part("main", "0" * 40, base),
+        }
+        self._pulls[(full_name.lower(), number)] = pull
+        self._closes[(full_name.lower(), number)] = [_reference(full_name, item) for item in closes]
+        return pull
+
+    def fail(self, route: str, status: int, times: int = 1) -> None:
+        """Answer the next `times` requests of `route` ("repository", "issue", "pull", "comment", "graphql")
+        with this HTTP status and GitHub's error body."""
+        self._failures.setdefault(route, []).extend([status] * times)
+
+    def calls(self, route: str) -> int:
+        """How many requests reached `route` (as named for `fail`), refused ones included."""
+        patterns = {
+            "repository": ("GET", _REPO), "issue": ("GET", _REPO + r"/issues/\d+"),
+            "pull": ("GET", _REPO + r"/pulls/\d+"), "comment": ("POST", _REPO + r"/issues/\d+/comments"),
+            "graphql": ("POST", r"/graphql"),
+        }
+        method, pattern = patterns[route]
+        return len(self.server.received(method, pattern))
+
+    # --- answering ----------------------------------------------------------------------------
+
+    def _repository(self, full_name: str) -> dict[str, Any] | None:
+        return self._repositories.get(full_name.lower())
+
+    def _refusal(self, request: Recorded, route: str, anonymous: str | None = None) -> tuple[int, Any] | None:
+        """Injected failures first, then authentication as GitHub does it.
+
+        `anonymous`: None when the route answers without a token (public reads), else GitHub's message.
+        """
+        failures = self._failures.get(route)
+        if failures:
+            status = failures.pop(0)
+            return status, _error(status)
+        authorization = request.headers.get("authorization")
+        if authorization is None:
+            return None if anonymous is None else (401, {"message": anonymous, "documentation_url": _DOCS})
+        scheme, _, given = authorization.partition(" ")
+        if scheme.lower() not in ("token", "bearer") or given != self.token:
+            return 401, {"message": "Bad credentials", "documentation_url": _DOCS}
+        return None
+
+    def _get_repository(self, request: Recorded) -> tuple[int, Any]:
+        refused = self._refusal(request, "repository")
+        repository = self._repository(f"{request.params['owner']}/{request.params['name']}")
+        return refused or ((200, repository) if repository else _not_found())
+
+    def _get_issue(self, request: Recorded) -> tuple[int, Any]:
+        refused = self._refusal(request, "issue")
+        issue = self._issues.get(_key(request))
+        return refused or ((200, issue) if issue else _not_found())
+
+    def _get_pull(self, request: Recorded) -> tuple[int, Any]:
+        refused = self._refusal(request, "pull")
+        pull = self._pulls.get(_key(request))
+        return refused or ((200, pull) if pull else _not_found())
+
+    def _post_comment(self, request: Recorded) -> tuple[int, Any]:
+        refused = self._refusal(request, "comment", anonymous="Requires authentication")
+        if refused:
+            return refused
+        issue = self._issues.get(_key(request))
+        if issue is None:
+            return _not_found()
+        body = request.json().get("body")
+        if not isinstance(body, str) or not body:
+            missing = {"resource": "IssueComment", "code": "missing_field", "field": "body"}
+            return 422, {"message": "Validation Failed", "errors": [missing], "documentation_url": _DOCS}
+        comment_id = next(self._ids)
+        full_name = f"{request.params['owner']}/{request.params['name']}"
+        self.comments.append(Comment(full_name, issue["number"], body))
+        issue["comments"] += 1
+        return 201, {
+            "id": comment_id,
+            "node_id": f"IC_{comment_id}",
+            "url": f"{issue['repository_url']}/issues/comments/{comment_id}",
+            "html_url": f"{issue['html_url']}#issuecomment-{comment_id}",
+            "issue_url": issue["url"],
+            "body": body,
+            "user": _user("isolator[bot]", "Bot"),
+            "created_at": "2024-01-01T00:00:00Z",
+            "updated_at": "2024-01-01T00:00:00Z",
+            "author_association": "NONE",
+        }
+
+    def _graphql(self, request: Recorded) -> tuple[int, Any]:
+        # GitHub's GraphQL API has no anonymous access.
+        refused = self._refusal(request, "graphql", anonymous="This endpoint requires you to be authenticated.")
+        if refused:
+            return refused
+        query = request.json()
+        variables = query.get("variables") or {}
+        if "closingIssuesReferences" not in query.get("query", ""):
+            return 200, {"errors": [{"message": "the fake only answers closingIssuesReferences queries"}]}
+        full_name = f"{variables.get('owner')}/{variables.get('name')}"
+        repository = self._repository(full_name)
+        if repository is None:
+            return 200, {"data": {"repository": None}, "errors": [{
+                "type": "NOT_FOUND", "path": ["repository"], "locations": [{"line": 3, "column": 3}],
+                "message": f"Could not resolve to a Repository with the name '{full_name}'."}]}
+        number = variables.get("number")
+        if (full_name.lower(), number) not in self._pulls:
+            return 200, {"data": {"repository": {"pullRequest": None}}, "errors": [{
+                "type": "NOT_FOUND", "path": ["repository", "pullRequest"], "locations": [{"line": 4, "column": 5}],
+                "message": f"Could not resolve to a PullRequest with the number of {number}."}]}
+        nodes = [
+            {"number": issue, "repository": {"nameWithOwner": owner_name}}
+            for owner_name, issue in self._closes[(full_name.lower(), number)]
+        ]
+        return 200, {"data": {"repository": {"pullRequest": {"closingIssuesReferences": {"nodes": nodes}}}}}
+
+
+def _user(login: str, kind: str = "User") -> dict[str, Any]:
+    return {"login": login, "id": zlib.crc32(login.encode()) % 10_000_000, "node_id": f"U_{login}", "type": kind,
+            "site_admin": False, "html_url": f"{SITE}/{login}"}
+
+
+def _part(ref: str, sha: str, repository: dict[str, Any] | None) -> dict[str, Any]:
+    owner = repository["owner"]["login"] if repository else "ghost"
+    return {"label": f"{owner}:{ref}", "ref": ref, "sha": sha, "user": _user(owner), "repo": repository}
+
+
+def _reference(full_name: str, item: int | str) -> tuple[str, int]:
+    if isinstance(item, int):
+        return full_name, item
+    other, _, number = item.rpartition("#")
+    return other, int(number)
+
+
+def _key(request: Recorded) -> tuple[str, int]:
+    return f"{request.params['owner']}/{request.params['name']}".lower(), int(request.params["number"])
+
+
+def _not_found() -> tuple[int, Any]:
+    return 404, {"message": "Not Found", "documentation_url": _DOCS, "status": "404"}
+
+
+def _error(status: int) -> dict[str, Any]:
+    messages = {401: "Bad credentials", 403: "Resource not accessible by integration", 404: "Not Found",
+                422: "Validation Failed", 429: "API rate limit exceeded", 500: "Server Error",
+                502: "Server Error", 503: "Service Unavailable"}
+    return {"message": messages.get(status, "Error"), "documentation_url": _DOCS, "status": str(status)}
