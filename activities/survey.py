@@ -1,0 +1,178 @@
+"""Surveying a codebase's worktrees: which exist, which are dirty, which branches are merged or unpushed.
+
+The removal activity asks the same questions about a single worktree, so the answers are computed
+here once. A survey costs a constant number of git processes plus a fixed few per tracked worktree:
+ancestry is answered for every branch by one `for-each-ref --merged`, and only branches it does
+not cover get their own patch comparison.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from temporalio import activity
+
+from activities.contracts import SurveyInput, WorktreeState, WorktreeSurvey
+from activities.git import GitResult, run_git
+from isolator.settings import Settings
+
+
+class GitRunner(Protocol):
+    """`run_git`'s signature; tests pass a wrapper around it that counts the processes."""
+
+    async def __call__(self, *args: str, cwd: Path | str | None = None, check: bool = True) -> GitResult: ...
+
+
+@dataclass(frozen=True)
+class ListedWorktree:
+    path: Path  # resolved
+    branch: str | None  # None when detached
+    main: bool  # the repository's own checkout, never removed
+
+
+async def list_worktrees(git: GitRunner, repository: Path) -> list[ListedWorktree]:
+    """Every worktree git knows for `repository`, the main checkout first, including ones gone from disk."""
+    listing = await git("worktree", "list", "--porcelain", cwd=repository)
+    entries: list[ListedWorktree] = []
+    for block in listing.stdout.strip().split("\n\n"):
+        lines = block.splitlines()
+        path = next((line[len("worktree "):] for line in lines if line.startswith("worktree ")), None)
+        ref = next((line[len("branch "):] for line in lines if line.startswith("branch ")), None)
+        if path is not None:
+            branch = ref.removeprefix("refs/heads/") if ref else None
+            entries.append(ListedWorktree(Path(path).resolve(), branch, main=not entries))
+    return entries
+
+
+async def is_dirty(git: GitRunner, path: Path) -> bool:
+    """Uncommitted or untracked changes, as `git worktree remove` would see them.
+
+    A worktree git cannot read counts as dirty: nothing is removed on a guess.
+    """
+    # --no-optional-locks: an agent working in the worktree must not trip over our index.lock
+    result = await git("--no-optional-locks", "status", "--porcelain", cwd=path, check=False)
+    return result.returncode != 0 or bool(result.stdout.strip())
+
+
+@dataclass(frozen=True)
+class MergeBase:
+    """The default branch or its upstream: work found in either counts as merged."""
+
+    ref: str
+    commit: str
+    tree: str
+
+
+@dataclass
+class RefSnapshot:
+    """The refs every merge question depends on, read once."""
+
+    tips: dict[str, str]  # full refname -> commit, for refs/heads and refs/remotes
+    bases: list[MergeBase]
+    ancestry_merged: set[str]  # branch names whose tip is reachable from a base
+
+
+async def read_refs(git: GitRunner, repository: Path, default_branch: str) -> RefSnapshot:
+    """Two git processes, whatever the number of branches."""
+    listing = await git(
+        "for-each-ref", "--format=%(refname)%00%(objectname)%00%(tree)%00%(upstream)",
+        "refs/heads/", "refs/remotes/", cwd=repository,
+    )
+    tips: dict[str, str] = {}
+    trees: dict[str, str] = {}
+    upstreams: dict[str, str] = {}
+    for line in listing.stdout.splitlines():
+        refname, commit, tree, upstream = line.split("\0")
+        tips[refname], trees[refname], upstreams[refname] = commit, tree, upstream
+    default_ref = f"refs/heads/{default_branch}"
+    upstream = upstreams.get(default_ref) or f"refs/remotes/origin/{default_branch}"
+    bases = [MergeBase(ref, tips[ref], trees[ref]) for ref in (default_ref, upstream) if ref in tips]
+    if len(bases) == 2 and bases[0].commit == bases[1].commit:
+        bases.pop()
+    if not bases:
+        return RefSnapshot(tips, bases, set())
+    merged_into = [argument for base in bases for argument in ("--merged", base.commit)]
+    merged = await git("for-each-ref", "--format=%(refname)", *merged_into, "refs/heads/", cwd=repository)
+    names = {line.removeprefix("refs/heads/") for line in merged.stdout.splitlines()}
+    return RefSnapshot(tips, bases, names)
+
+
+@dataclass(frozen=True)
+class BranchState:
+    exists: bool
+    merged: bool = False  # all its work is in a base, by ancestry or by patch
+    found_on: str | None = None  # another branch or remote ref holding its tip (short name)
+
+    @property
+    def unpushed(self) -> bool:
+        """Commits that live only on this branch: deleting it would lose them."""
+        return self.exists and not self.merged and self.found_on is None
+
+
+async def branch_state(git: GitRunner, repository: Path, refs: RefSnapshot, branch: str) -> BranchState:
+    """At most 1 + 2 git processes per base, none for a branch merged by ancestry."""
+    ref = f"refs/heads/{branch}"
+    tip = refs.tips.get(ref)
+    if tip is None:
+        return BranchState(exists=False)
+    if branch in refs.ancestry_merged:
+        return BranchState(exists=True, merged=True)
+    for base in refs.bases:
+        if await _patch_merged(git, repository, base, tip):
+            return BranchState(exists=True, merged=True)
+    # The tip on another ref means every commit of the branch is there too.
+    holders = await git(
+        "for-each-ref", "--format=%(refname:short)%00%(refname)", "--contains", tip,
+        "refs/heads/", "refs/remotes/", cwd=repository,
+    )
+    others = [short for short, full in (line.split("\0") for line in holders.stdout.splitlines()) if full != ref]
+    return BranchState(exists=True, found_on=others[0] if others else None)
+
+
+async def _patch_merged(git: GitRunner, repository: Path, base: MergeBase, tip: str) -> bool:
+    # Rebase merges and cherry-picks: every commit has an equivalent patch in base ('-' lines).
+    cherry = await git("cherry", base.commit, tip, cwd=repository, check=False)
+    if cherry.returncode == 0 and all(line.startswith("-") for line in cherry.stdout.splitlines()):
+        return True
+    # A squash merge of several commits matches none of them one by one, but merging the branch
+    # into base again then changes nothing: the merge result is base's own tree.
+    merge = await git("merge-tree", "--write-tree", base.commit, tip, cwd=repository, check=False)
+    return merge.returncode == 0 and merge.stdout.split("\n", 1)[0].strip() == base.tree
+
+
+class SurveyActivities:
+    def __init__(self, settings: Settings, git: GitRunner = run_git) -> None:
+        self.settings = settings
+        self.git = git
+
+    @activity.defn
+    async def survey_worktrees(self, request: SurveyInput) -> WorktreeSurvey:
+        """The state of every tracked worktree of a codebase, and the untracked ones under WORKTREE_BASE."""
+        repository = Path(request.codebase.canonical_path)
+        linked = {entry.path for entry in await list_worktrees(self.git, repository) if not entry.main}
+        refs = await read_refs(self.git, repository, request.codebase.default_branch)
+        branches: dict[str, BranchState] = {}
+        states: list[WorktreeState] = []
+        for tracked in request.tracked:
+            path = Path(tracked.working_path).resolve()
+            exists = path in linked and path.is_dir()
+            if tracked.branch not in branches:
+                branches[tracked.branch] = await branch_state(self.git, repository, refs, tracked.branch)
+            branch = branches[tracked.branch]
+            states.append(
+                WorktreeState(
+                    environment_id=tracked.environment_id,
+                    working_path=tracked.working_path,
+                    branch=tracked.branch,
+                    exists=exists,
+                    dirty=exists and await is_dirty(self.git, path),
+                    merged=branch.merged,
+                    unpushed=branch.unpushed,
+                )
+            )
+        base = self.settings.worktree_base.resolve()
+        covered = {Path(tracked.working_path).resolve() for tracked in request.tracked}
+        orphans = sorted(str(path) for path in linked - covered if path.is_relative_to(base) and path.is_dir())
+        return WorktreeSurvey(states=states, orphans=orphans)

@@ -1,0 +1,128 @@
+"""The survey activity against real git repositories: worktree states, orphans, and how many git processes it costs."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from activities.contracts import SurveyInput, TrackedWorktree, WorktreeState
+from activities.git import GitResult, run_git
+from activities.survey import SurveyActivities
+from isolator.settings import Settings, load_settings
+from tests.gitrepos import git, make_repo
+from tests.test_removal import add_worktree, codebase_of, commit
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    """Only folders: the survey needs no database and no Temporal server."""
+    return load_settings(data_dir=tmp_path / "data", worktree_base_setting=tmp_path / "worktrees", host="test-host")
+
+
+def tracked(*paths: tuple[str, Path]) -> list[TrackedWorktree]:
+    return [
+        TrackedWorktree(environment_id=f"env-{branch}", working_path=str(path), branch=branch) for branch, path in paths
+    ]
+
+
+def by_branch(states: list[WorktreeState]) -> dict[str, tuple[bool, bool, bool, bool]]:
+    return {state.branch: (state.exists, state.dirty, state.merged, state.unpushed) for state in states}
+
+
+class CountingGit:
+    """run_git itself, counting the processes it starts."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def __call__(self, *args: str, cwd: Path | str | None = None, check: bool = True) -> GitResult:
+        self.calls += 1
+        return await run_git(*args, cwd=cwd, check=check)
+
+
+async def test_states_and_orphans(settings: Settings, repo: Path, tmp_path: Path) -> None:
+    merged = add_worktree(settings, repo, "merged", commits=1)
+    git("merge", "-q", "--no-ff", "-m", "merge", "merged", cwd=repo)
+    squashed = add_worktree(settings, repo, "squashed", commits=2)
+    git("merge", "-q", "--squash", "squashed", cwd=repo)
+    git("commit", "-q", "-m", "squash", cwd=repo)
+    solo = add_worktree(settings, repo, "solo", commits=1)
+    (solo / "notes.txt").write_text("untracked\n")
+    fresh = add_worktree(settings, repo, "fresh")
+    gone = add_worktree(settings, repo, "gone", commits=1)
+    shutil.rmtree(gone)
+    plain = settings.worktree_base / "project" / "plain"
+    plain.mkdir()
+    stray = add_worktree(settings, repo, "stray")
+    git("worktree", "add", "-q", "-b", "outside", "--", str(tmp_path / "outside"), "main", cwd=repo)
+    entries = tracked(
+        ("merged", merged), ("squashed", squashed), ("solo", solo), ("fresh", fresh), ("gone", gone), ("plain", plain)
+    )
+
+    survey = await SurveyActivities(settings).survey_worktrees(SurveyInput(codebase=codebase_of(repo), tracked=entries))
+
+    #                           exists  dirty  merged unpushed
+    assert by_branch(survey.states) == {
+        "merged": (True, False, True, False),
+        "squashed": (True, False, True, False),
+        "solo": (True, True, False, True),
+        "fresh": (True, False, True, False),
+        "gone": (False, False, False, True),  # the directory is gone, its branch's commits are not
+        "plain": (False, False, False, False),  # no such branch
+    }
+    assert [state.environment_id for state in survey.states] == [entry.environment_id for entry in entries]
+    assert survey.orphans == [str(stray)]
+
+
+async def test_remotes_count_for_merged_and_pushed(settings: Settings, tmp_path: Path) -> None:
+    seed = make_repo(tmp_path / "seed")
+    origin = tmp_path / "origin.git"
+    git("clone", "-q", "--bare", str(seed), str(origin), cwd=tmp_path)
+    git("clone", "-q", str(origin), "project", cwd=tmp_path)
+    repository = tmp_path / "project"
+    pushed = add_worktree(settings, repository, "pushed", commits=1)
+    git("push", "-q", "origin", "pushed", cwd=pushed)
+    upstream = add_worktree(settings, repository, "upstream", commits=1)
+    git("push", "-q", "origin", "upstream", cwd=upstream)
+    # merged on the server, then fetched: only origin/main has it, the local main is behind
+    git("clone", "-q", str(origin), "elsewhere", cwd=tmp_path)
+    git("merge", "-q", "--no-ff", "-m", "merge", "origin/upstream", cwd=tmp_path / "elsewhere")
+    git("push", "-q", "origin", "main", cwd=tmp_path / "elsewhere")
+    git("fetch", "-q", "origin", cwd=repository)
+    git("push", "-q", "origin", "--delete", "upstream", cwd=repository)
+    local = add_worktree(settings, repository, "local", commits=1)
+    entries = tracked(("pushed", pushed), ("upstream", upstream), ("local", local))
+
+    survey = await SurveyActivities(settings).survey_worktrees(
+        SurveyInput(codebase=codebase_of(repository), tracked=entries)
+    )
+
+    assert by_branch(survey.states) == {
+        "pushed": (True, False, False, False),
+        "upstream": (True, False, True, False),
+        "local": (True, False, False, True),
+    }
+    assert survey.orphans == []
+
+
+async def test_git_processes_grow_by_a_fixed_few_per_worktree(settings: Settings, repo: Path) -> None:
+    # Half merged by ancestry (no patch comparison needed), half with commits of their own.
+    entries = tracked(*((f"wt-{n}", add_worktree(settings, repo, f"wt-{n}", commits=n % 2)) for n in range(20)))
+    commit(repo, "main-moved-on.txt", "so no branch is main itself\n")
+    counts = []
+    for size in (0, 10, 20):
+        counter = CountingGit()
+        survey = await SurveyActivities(settings, git=counter).survey_worktrees(
+            SurveyInput(codebase=codebase_of(repo), tracked=entries[:size])
+        )
+        assert len(survey.states) == size
+        assert len(survey.orphans) == 20 - size
+        counts.append(counter.calls)
+
+    constant, first, second = counts
+    assert constant <= 3  # worktree list, refs, ancestry
+    assert second - first == first - constant  # linear in the number of worktrees...
+    # ...at one process (status) per merged worktree and four (status, cherry, merge-tree, contains) per other
+    assert first - constant == 5 * 1 + 5 * 4
