@@ -6,7 +6,7 @@ Workflows import this module, so it must stay free of I/O libraries.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 # ApplicationError types raised as non-retryable: the input is wrong, retrying cannot help.
 INVALID_REPOSITORY = "InvalidRepository"
@@ -69,7 +69,14 @@ class CompleteHintsInput:
 class ConversationInput:
     platform: str
     conversation_id: str
+    # an event's repository: a conversation without a codebase gets the one registered for it
     repository_url: str | None = None
+
+
+@dataclass
+class CloseInput:
+    platform: str
+    conversation_id: str
 
 
 @dataclass
@@ -133,6 +140,27 @@ class Attached:
 class WorktreeRequest:
     codebase: Codebase
     branch: str
+    # default: a new branch from the default branch (or the existing branch of that name);
+    # pr_branch: fetch the PR's own branch from origin and track it, so pushes go to the PR;
+    # pr_fork: fetch refs/pull/N/head from origin and start `branch` at `head_sha`
+    source: Literal["default", "pr_branch", "pr_fork"] = "default"
+    pr_number: str | None = None
+    head_sha: str | None = None
+
+
+@dataclass
+class AdoptQuery:
+    codebase: Codebase
+    # the branch the service would create; its worktree path is the expected path
+    branch: str
+    # the PR's branch; a worktree on it, or on its slugified form, is adopted too
+    pr_branch: str | None = None
+
+
+@dataclass
+class Adoptable:
+    path: str
+    branch: str
 
 
 @dataclass
@@ -152,7 +180,7 @@ class RecordEnvironmentInput:
     working_path: str
     branch_name: str
     platform: str
-    metadata: dict[str, object] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

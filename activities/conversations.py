@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncpg
 from temporalio import activity
 
-from activities.contracts import Conversation, ConversationInput, LinkCodebaseInput
+from activities.contracts import CloseInput, Conversation, ConversationInput, LinkCodebaseInput
 from activities.database import codebase_from_row, environment_from_row
+from activities.repositories import repository_key
 
 
 class ConversationActivities:
@@ -20,13 +21,20 @@ class ConversationActivities:
             row = await connection.fetchrow(
                 """INSERT INTO conversations (platform, platform_conversation_id) VALUES ($1, $2)
                    ON CONFLICT (platform, platform_conversation_id)
-                   DO UPDATE SET last_activity_at = now()
+                   DO UPDATE SET last_activity_at = now(), closed_at = NULL
                    RETURNING id, codebase_id, environment_id, cwd""",
                 request.platform, request.conversation_id,
             )
             codebase_id = row["codebase_id"]
             choices: list[str] = []
-            if codebase_id is None:
+            if codebase_id is None and request.repository_url:
+                # An event names its repository: only that repository's codebase will do.
+                codebase_id = await _codebase_for_repository(connection, request.repository_url)
+                if codebase_id is not None:
+                    await connection.execute(
+                        "UPDATE conversations SET codebase_id = $2 WHERE id = $1", row["id"], codebase_id
+                    )
+            elif codebase_id is None:
                 names = await connection.fetch("SELECT id, name FROM codebases ORDER BY name")
                 if len(names) == 1:
                     # With exactly one codebase registered, it is everyone's codebase.
@@ -65,3 +73,20 @@ class ConversationActivities:
                WHERE id = $1""",
             link.conversation_row_id, link.codebase_id,
         )
+
+    @activity.defn
+    async def close_conversation(self, request: CloseInput) -> bool:
+        """Record that the platform closed the conversation; False if it was never seen."""
+        closed = await self.pool.fetchval(
+            """UPDATE conversations SET closed_at = now()
+               WHERE platform = $1 AND platform_conversation_id = $2 RETURNING id""",
+            request.platform, request.conversation_id,
+        )
+        return closed is not None
+
+
+async def _codebase_for_repository(connection: asyncpg.Connection, url: str) -> object | None:
+    """The codebase whose repository URL names the same repository, however it is spelled."""
+    wanted = repository_key(url)
+    rows = await connection.fetch("SELECT id, repository_url FROM codebases WHERE repository_url IS NOT NULL")
+    return next((row["id"] for row in rows if repository_key(row["repository_url"]) == wanted), None)

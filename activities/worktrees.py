@@ -75,16 +75,18 @@ class WorktreeActivities:
             if state == "half_made":
                 await run_git("worktree", "remove", "--force", "--force", "--", str(path), cwd=repository, check=False)
                 _remove_empty_dir(self.settings.worktree_base, path)
-            await self._add(repository, path, branch, request.codebase.default_branch)
+            start_point = await _start_point(repository, request)
+            await self._add(repository, path, branch, start_point, track=request.source == "pr_branch")
             return WorktreeReady(path=str(path), branch=branch, created=True)
 
-    async def _add(self, repository: Path, path: Path, branch: str, start_point: str) -> None:
+    async def _add(self, repository: Path, path: Path, branch: str, start_point: str, track: bool) -> None:
         # Metadata of worktrees deleted behind our back would block re-adding their branch.
         await run_git("worktree", "prune", cwd=repository)
         path.parent.mkdir(parents=True, exist_ok=True)
         new_branch = not await branch_exists(repository, branch)
         if new_branch:
-            args = ["worktree", "add", "-b", branch, "--", str(path), start_point]
+            tracking = ["--track"] if track else []
+            args = ["worktree", "add", *tracking, "-b", branch, "--", str(path), start_point]
         else:
             args = ["worktree", "add", "--", str(path), branch]
         try:
@@ -137,6 +139,46 @@ async def _path_state(repository: Path, path: Path, branch: str) -> PathState:
     if marker.is_file() and "initializing" in marker.read_text(errors="replace"):
         return "half_made"
     return "ours" if head == branch else "foreign"
+
+
+async def _start_point(repository: Path, request: WorktreeRequest) -> str:
+    """Where a new branch starts; for PRs, fetch what the PR points at first."""
+    if request.source == "default":
+        return request.codebase.default_branch
+    if request.source == "pr_branch":
+        remote_ref = f"refs/remotes/origin/{request.branch}"
+        await _fetch(repository, f"+refs/heads/{request.branch}:{remote_ref}", request)
+        return remote_ref
+    # A fork's branch is not in origin; GitHub keeps every PR's head under refs/pull/N/head.
+    await _fetch(repository, f"+refs/pull/{request.pr_number}/head:refs/isolator/pull/{request.pr_number}", request)
+    sha = request.head_sha or f"refs/isolator/pull/{request.pr_number}"
+    found = await run_git("rev-parse", "--verify", "--quiet", f"{sha}^{{commit}}", cwd=repository, check=False)
+    if found.returncode != 0:
+        raise ApplicationError(
+            f"The PR's head commit `{sha[:12]}` is not in the repository, even after fetching "
+            f"`refs/pull/{request.pr_number}/head`. Push the PR again or check that it still exists.",
+            type=WORKTREE_CONFLICT,
+            non_retryable=True,
+        )
+    return found.stdout.strip()
+
+
+async def _fetch(repository: Path, refspec: str, request: WorktreeRequest) -> None:
+    """Fetch from origin; a ref that does not exist is the user's to fix, a network error is retried."""
+    result = await run_git("fetch", "--quiet", "--no-tags", "origin", refspec, cwd=repository, check=False)
+    if result.returncode == 0:
+        return
+    missing = ("couldn't find remote ref", "no such remote", "does not appear to be a git repository")
+    if any(marker in result.stderr.lower() for marker in missing):
+        if request.source == "pr_branch" and await branch_exists(repository, request.branch):
+            return  # no origin copy, but the branch is here: work on it as it is
+        raise ApplicationError(
+            f"Could not fetch `{refspec.split(':')[0].lstrip('+')}` from origin: {result.stderr.strip()}. "
+            "Check that the PR's branch still exists and that the checkout's `origin` points at the repository.",
+            type=WORKTREE_CONFLICT,
+            non_retryable=True,
+        )
+    raise GitError(["fetch", "origin", refspec], result.returncode, result.stderr)
 
 
 def _remove_empty_dir(base: Path, path: Path) -> None:

@@ -10,6 +10,7 @@ import asyncpg
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from activities.adoption import AdoptionActivities
 from activities.codebases import CodebaseActivities
 from activities.conversations import ConversationActivities
 from activities.environments import EnvironmentActivities
@@ -38,6 +39,7 @@ def build_workers(client: Client, pool: asyncpg.Pool, settings: Settings) -> lis
             # local activities run on the workflow's worker
             conversations.record_conversation,
             conversations.link_conversation_codebase,
+            conversations.close_conversation,
             environments.find_environment_by_identity,
             environments.retire_environment,
             environments.attach_conversation,
@@ -57,6 +59,7 @@ def build_workers(client: Client, pool: asyncpg.Pool, settings: Settings) -> lis
         activities=[
             worktrees.validate_environment,
             worktrees.create_worktree,
+            AdoptionActivities(settings).find_adoptable_worktree,
             codebases.inspect_repository,
             codebases.clone_repository,
         ],

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
+from temporalio.exceptions import ActivityError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
     from activities.contracts import (
-        USER_ERRORS,
+        AdoptQuery,
         AttachInput,
+        CloseInput,
         Codebase,
+        CompleteHintsInput,
         Conversation,
         ConversationInput,
         Environment,
         IdentityQuery,
+        IsolationHints,
         LinkCodebaseInput,
         RecordEnvironmentInput,
         ReplyInput,
@@ -21,11 +24,12 @@ with workflow.unsafe.imports_passed_through():
         RetireInput,
         WorktreeRequest,
     )
-    from activities.repositories import is_clone_url, looks_like_path
     from workflows import search_attributes, steps, texts
     from workflows.codebase import RegisterCodebaseWorkflow
-    from workflows.commands import Command, parse_command
-    from workflows.contracts import IsolationHints, MessageInput, Resolution
+    from workflows.command_handlers import answer_command
+    from workflows.commands import parse_command
+    from workflows.contracts import MessageInput, Resolution
+    from workflows.errors import user_error
     from workflows.naming import branch_for
 
 
@@ -37,61 +41,111 @@ class MessageWorkflow:
     @workflow.run
     async def run(self, message: MessageInput) -> Resolution:
         self._message = message
-        conversation = await steps.record_conversation(ConversationInput(message.platform, message.conversation_id))
+        hints = message.hints or IsolationHints()
+        if message.kind == "closed":
+            await steps.close_conversation(CloseInput(message.platform, message.conversation_id))
+            return self._finish(Resolution(outcome="closed"), None)
+        conversation = await steps.record_conversation(
+            ConversationInput(message.platform, message.conversation_id, hints.repository_url)
+        )
         command = parse_command(message.text)
         if command is not None:
-            await self._answer(command, conversation)
+            await answer_command(command, conversation, message, self._reply)
             return self._finish(Resolution(outcome="command"), conversation.codebase)
-        if conversation.codebase is None:
-            await self._reply(texts.no_codebase(conversation.codebase_choices))
-            return self._finish(Resolution(outcome="no_codebase"), None)
         try:
-            resolution = await self._resolve_isolation(conversation, conversation.codebase)
-        except ActivityError as error:
-            await self._reply(texts.failed(_user_error(error)))
-            resolution = Resolution(outcome="failed")
-        return self._finish(resolution, conversation.codebase)
+            codebase = conversation.codebase or await self._register_event_repository(conversation, hints)
+            if codebase is None:
+                await self._reply(texts.no_codebase(conversation.codebase_choices))
+                return self._finish(Resolution(outcome="no_codebase"), None)
+            resolution = await self._resolve_isolation(conversation, codebase, hints)
+        except (ActivityError, ChildWorkflowError) as error:
+            await self._reply(texts.failed(user_error(error)))
+            return self._finish(Resolution(outcome="failed"), conversation.codebase)
+        return self._finish(resolution, codebase)
 
-    async def _resolve_isolation(self, conversation: Conversation, codebase: Codebase) -> Resolution:
-        """The decision order: validate, reuse by identity, create."""
-        hints = self._message.hints or IsolationHints()
-        workflow_type = hints.workflow_type
-        workflow_id = hints.workflow_id or conversation.conversation_id
-
+    async def _resolve_isolation(self, conversation: Conversation, codebase: Codebase, hints: IsolationHints) -> Resolution:
+        """The decision order: validate, reuse by identity, share, adopt, create."""
         current = conversation.environment
         if current is not None:
             if current.status == "active" and await self._is_healthy(current, codebase):
                 return _resolved("reused", current)
             await self._retire(current, conversation)
 
+        if hints.needs_completion:
+            hints = await steps.complete_hints(
+                CompleteHintsInput(self._message.platform, self._message.conversation_id, hints)
+            )
+        workflow_type = hints.workflow_type
+        workflow_id = hints.workflow_id or conversation.conversation_id
+
         existing = await steps.find_environment_by_identity(IdentityQuery(codebase.id, workflow_type, workflow_id))
         if existing is not None:
             if await self._is_healthy(existing, codebase):
-                attached = await steps.attach_conversation(
-                    AttachInput(conversation.row_id, existing.id, existing.working_path)
-                )
-                if attached.changed:
-                    await self._reply(texts.working_in(existing.branch_name))
-                return _resolved("attached", existing)
+                return await self._attach("attached", existing, conversation, texts.working_in(existing.branch_name))
             await self._retire(existing, conversation)
 
-        branch = branch_for(workflow_type, workflow_id)
-        worktree = await steps.create_worktree(WorktreeRequest(codebase=codebase, branch=branch))
-        recorded = await steps.record_environment(
-            RecordEnvironmentInput(
-                conversation_row_id=conversation.row_id,
-                codebase_id=codebase.id,
-                workflow_type=workflow_type,
-                workflow_id=workflow_id,
-                working_path=worktree.path,
-                branch_name=worktree.branch,
-                platform=self._message.platform,
+        for issue in hints.linked_issues:
+            linked = await steps.find_environment_by_identity(IdentityQuery(codebase.id, "issue", issue))
+            if linked is not None and await self._is_healthy(linked, codebase):
+                return await self._attach("shared", linked, conversation, texts.sharing_with_issue(issue))
+
+        request = _worktree_request(codebase, workflow_type, workflow_id, hints)
+        pr_branch = hints.pr_head_branch if workflow_type == "pr" else None
+        adoptable = await steps.find_adoptable_worktree(AdoptQuery(codebase, request.branch, pr_branch))
+        if adoptable is not None:
+            recorded = await steps.record_environment(
+                self._record(conversation, codebase, workflow_type, workflow_id, adoptable.path, adoptable.branch,
+                             adopted=True)
             )
+            if recorded.attachment_changed:
+                await self._reply(texts.adopted(adoptable.path, adoptable.branch))
+            return _resolved("adopted" if recorded.created else "attached", recorded.environment)
+
+        worktree = await steps.create_worktree(request)
+        recorded = await steps.record_environment(
+            self._record(conversation, codebase, workflow_type, workflow_id, worktree.path, worktree.branch)
         )
         # Only the message that attached the conversation says so; concurrent ones stay silent.
         if recorded.attachment_changed:
-            await self._reply(texts.working_in(recorded.environment.branch_name))
+            if workflow_type == "pr" and hints.pr_head_sha:
+                await self._reply(texts.reviewing_pr(hints.pr_head_sha, hints.pr_head_branch or worktree.branch))
+            else:
+                await self._reply(texts.working_in(recorded.environment.branch_name))
         return _resolved("created" if recorded.created else "attached", recorded.environment)
+
+    async def _register_event_repository(self, conversation: Conversation, hints: IsolationHints) -> Codebase | None:
+        """An event from a repository nobody registered: clone it into the workspace and use it."""
+        if not hints.clone_url:
+            return None
+        source = RepositorySource(host=self._message.default_host, url=hints.clone_url)
+        registered = await workflow.execute_child_workflow(
+            RegisterCodebaseWorkflow.run, source, id=f"{workflow.info().workflow_id}:register"
+        )
+        await steps.link_conversation_codebase(LinkCodebaseInput(conversation.row_id, registered.codebase.id))
+        return registered.codebase
+
+    async def _attach(self, outcome: str, environment: Environment, conversation: Conversation, text: str) -> Resolution:
+        attached = await steps.attach_conversation(
+            AttachInput(conversation.row_id, environment.id, environment.working_path)
+        )
+        if attached.changed:
+            await self._reply(text)
+        return _resolved(outcome, environment)
+
+    def _record(
+        self, conversation: Conversation, codebase: Codebase, workflow_type: str, workflow_id: str,
+        path: str, branch: str, adopted: bool = False,
+    ) -> RecordEnvironmentInput:
+        return RecordEnvironmentInput(
+            conversation_row_id=conversation.row_id,
+            codebase_id=codebase.id,
+            workflow_type=workflow_type,
+            workflow_id=workflow_id,
+            working_path=path,
+            branch_name=branch,
+            platform=self._message.platform,
+            metadata={"adopted": True} if adopted else {},
+        )
 
     async def _is_healthy(self, environment: Environment, codebase: Codebase) -> bool:
         return (await steps.validate_environment(environment, codebase.host)).status == "healthy"
@@ -101,45 +155,6 @@ class MessageWorkflow:
         retired = await steps.retire_environment(RetireInput(environment.id, conversation.row_id))
         if retired.marked_now:
             await self._reply(texts.worktree_gone(environment.working_path, environment.branch_name))
-
-    async def _answer(self, command: Command, conversation: Conversation) -> None:
-        if command.name == "help":
-            await self._reply(texts.HELP)
-        elif command.name == "status":
-            environment = conversation.environment if conversation.environment and conversation.environment.status == "active" else None
-            await self._reply(
-                texts.status(
-                    conversation.codebase.name if conversation.codebase else None,
-                    conversation.cwd,
-                    environment.working_path if environment else None,
-                    environment.branch_name if environment else None,
-                )
-            )
-        elif command.name == "clone":
-            await self._clone(command, conversation)
-        else:
-            await self._reply(texts.UNKNOWN_COMMAND)
-
-    async def _clone(self, command: Command, conversation: Conversation) -> None:
-        target = command.args[0] if len(command.args) == 1 else ""
-        if looks_like_path(target):
-            source = RepositorySource(host=self._message.default_host, path=target)
-        elif is_clone_url(target):
-            source = RepositorySource(host=self._message.default_host, url=target)
-        else:
-            await self._reply(texts.CLONE_USAGE)
-            return
-        try:
-            registered = await workflow.execute_child_workflow(
-                RegisterCodebaseWorkflow.run, source, id=f"{workflow.info().workflow_id}:clone"
-            )
-        except ChildWorkflowError as error:
-            await self._reply(f"Could not register `{target}`: {_user_error(error)}\n{texts.CLONE_USAGE}")
-            return
-        await steps.link_conversation_codebase(LinkCodebaseInput(conversation.row_id, registered.codebase.id))
-        await self._reply(
-            texts.codebase_linked(registered.codebase.name, registered.codebase.canonical_path, registered.created)
-        )
 
     async def _reply(self, text: str) -> None:
         key = f"{workflow.info().workflow_id}:{len(self._replies)}"
@@ -159,6 +174,19 @@ class MessageWorkflow:
         return resolution
 
 
+def _worktree_request(codebase: Codebase, workflow_type: str, workflow_id: str, hints: IsolationHints) -> WorktreeRequest:
+    """What to create: a PR is checked out on its own branch, or at its head SHA when from a fork."""
+    if workflow_type == "pr" and hints.pr_is_fork:
+        return WorktreeRequest(codebase, f"pr-{workflow_id}-review", source="pr_fork", pr_number=workflow_id,
+                               head_sha=hints.pr_head_sha)
+    if workflow_type == "pr" and hints.pr_head_branch:
+        return WorktreeRequest(codebase, hints.pr_head_branch, source="pr_branch", pr_number=workflow_id,
+                               head_sha=hints.pr_head_sha)
+    if workflow_type == "pr":  # the platform could not say which branch: review on a branch of our own
+        return WorktreeRequest(codebase, branch_for("review", workflow_id))
+    return WorktreeRequest(codebase, branch_for(workflow_type, workflow_id))
+
+
 def _resolved(outcome: str, environment: Environment) -> Resolution:
     return Resolution(
         outcome=outcome,  # type: ignore[arg-type]
@@ -166,11 +194,3 @@ def _resolved(outcome: str, environment: Environment) -> Resolution:
         branch=environment.branch_name,
         environment_id=environment.id,
     )
-
-
-def _user_error(error: Exception) -> str:
-    """The reason to show the user, or re-raise: only known user errors end the message quietly."""
-    cause = error.cause if isinstance(error, (ActivityError, ChildWorkflowError)) else None
-    if isinstance(cause, ApplicationError) and cause.type in USER_ERRORS:
-        return cause.message
-    raise error

@@ -13,6 +13,11 @@ from temporalio.common import RetryPolicy
 
 from activities.contracts import (
     USER_ERRORS,
+    Adoptable,
+    AdoptQuery,
+    CloseInput,
+    CompleteHintsInput,
+    IsolationHints,
     Attached,
     AttachInput,
     Codebase,
@@ -130,3 +135,22 @@ async def record_codebase(info: RepositoryInfo) -> RegisteredCodebase:
 
 async def link_conversation_codebase(link: LinkCodebaseInput) -> None:
     await workflow.execute_local_activity("link_conversation_codebase", link, **_LOCAL)
+
+
+async def close_conversation(request: CloseInput) -> bool:
+    return await workflow.execute_local_activity("close_conversation", request, result_type=bool, **_LOCAL)
+
+
+async def complete_hints(request: CompleteHintsInput) -> IsolationHints:
+    """Ask the platform's API what the webhook did not carry; platform outages are waited out."""
+    return await workflow.execute_activity(
+        "complete_hints", request, result_type=IsolationHints, start_to_close_timeout=timedelta(seconds=30),
+        schedule_to_close_timeout=timedelta(minutes=30), retry_policy=_RETRY,
+    )
+
+
+async def find_adoptable_worktree(query: AdoptQuery) -> Adoptable | None:
+    return await workflow.execute_activity(
+        "find_adoptable_worktree", query, result_type=Adoptable | None, task_queue=host_queue(query.codebase.host),
+        start_to_close_timeout=timedelta(minutes=1), retry_policy=_RETRY,
+    )

@@ -54,3 +54,15 @@ def status(codebase: str | None, cwd: str | None, worktree: str | None, branch: 
         f"Worktree: `{worktree}` (branch `{branch}`)" if worktree else "Worktree: none yet",
     ]
     return "\n".join(lines)
+
+
+def reviewing_pr(head_sha: str, branch: str) -> str:
+    return f"Reviewing PR at commit `{head_sha[:7]}` (branch: `{branch}`)"
+
+
+def sharing_with_issue(issue: str) -> str:
+    return f"Reusing worktree from issue #{issue}"
+
+
+def adopted(path: str, branch: str) -> str:
+    return f"Using the existing worktree at `{path}` (branch `{branch}`)"
