@@ -169,6 +169,8 @@ class WorktreeReady:
     branch: str
     # False when a healthy worktree on this branch was already at the path
     created: bool
+    # the default branch's commit a new branch was started at; a branch still there holds no work
+    fresh_from: str | None = None
 
 
 @dataclass
@@ -181,6 +183,8 @@ class RecordEnvironmentInput:
     branch_name: str
     platform: str
     metadata: dict[str, Any] = field(default_factory=dict)
+    # False for an adopted worktree: nothing is created, so MAX_WORKTREES_PER_CODEBASE does not apply
+    counts_against_limit: bool = True
 
 
 @dataclass
@@ -277,6 +281,7 @@ class WorktreeState:
     dirty: bool  # uncommitted or untracked changes
     merged: bool  # every commit is in the default branch or its upstream, by ancestry or by patch (git cherry)
     unpushed: bool  # has commits found on no other branch and no remote
+    tip: str | None = None  # the branch's commit; None when the branch is gone
 
 
 @dataclass

@@ -75,14 +75,14 @@ class ConversationActivities:
         )
 
     @activity.defn
-    async def close_conversation(self, request: CloseInput) -> bool:
-        """Record that the platform closed the conversation; False if it was never seen."""
-        closed = await self.pool.fetchval(
+    async def close_conversation(self, request: CloseInput) -> str | None:
+        """Record that the platform closed the conversation; its environment's id, if it has one."""
+        environment_id = await self.pool.fetchval(
             """UPDATE conversations SET closed_at = now()
-               WHERE platform = $1 AND platform_conversation_id = $2 RETURNING id""",
+               WHERE platform = $1 AND platform_conversation_id = $2 RETURNING environment_id""",
             request.platform, request.conversation_id,
         )
-        return closed is not None
+        return str(environment_id) if environment_id else None
 
 
 async def _codebase_for_repository(connection: asyncpg.Connection, url: str) -> object | None:

@@ -18,23 +18,23 @@ from activities.contracts import (
     Retired,
 )
 from activities.database import environment_from_row
+from activities.lifecycle_contracts import LIMIT_REACHED
 
+_BY_IDENTITY = """SELECT * FROM isolation_environments
+                  WHERE codebase_id = $1 AND workflow_type = $2 AND workflow_id = $3 AND status = 'active'"""
 _ATTACH = """UPDATE conversations SET environment_id = $2, cwd = $3
              WHERE id = $1 AND environment_id IS DISTINCT FROM $2
              RETURNING id"""
 
 
 class EnvironmentActivities:
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(self, pool: asyncpg.Pool, limit: int) -> None:
         self.pool = pool
+        self.limit = limit  # MAX_WORKTREES_PER_CODEBASE
 
     @activity.defn
     async def find_environment_by_identity(self, query: IdentityQuery) -> Environment | None:
-        row = await self.pool.fetchrow(
-            """SELECT * FROM isolation_environments
-               WHERE codebase_id = $1 AND workflow_type = $2 AND workflow_id = $3 AND status = 'active'""",
-            query.codebase_id, query.workflow_type, query.workflow_id,
-        )
+        row = await self.pool.fetchrow(_BY_IDENTITY, query.codebase_id, query.workflow_type, query.workflow_id)
         return environment_from_row(row) if row else None
 
     @activity.defn
@@ -59,35 +59,44 @@ class EnvironmentActivities:
 
     @activity.defn
     async def record_environment(self, record: RecordEnvironmentInput) -> RecordedEnvironment:
-        """Insert the environment (or find the one a concurrent message inserted) and attach the conversation."""
+        """Insert the environment (or find the one a concurrent message inserted) and attach the conversation.
+
+        The codebase row is locked while counting, so concurrent messages cannot pass the limit together.
+        """
         async with self.pool.acquire() as connection, connection.transaction():
-            try:
-                row = await connection.fetchrow(
-                    """INSERT INTO isolation_environments
-                           (codebase_id, workflow_type, workflow_id, working_path, branch_name,
-                            created_by_platform, metadata)
-                       VALUES ($1, $2, $3, $4, $5, $6, $7)
-                       ON CONFLICT (codebase_id, workflow_type, workflow_id) WHERE status = 'active'
-                       DO NOTHING
-                       RETURNING *""",
-                    record.codebase_id, record.workflow_type, record.workflow_id, record.working_path,
-                    record.branch_name, record.platform, record.metadata,
-                )
-            except asyncpg.UniqueViolationError:
-                raise ApplicationError(
-                    f"`{record.working_path}` is already recorded for another piece of work.",
-                    type=WORKTREE_CONFLICT,
-                    non_retryable=True,
-                ) from None
-            created = row is not None
-            if not created:
-                row = await connection.fetchrow(
-                    """SELECT * FROM isolation_environments
-                       WHERE codebase_id = $1 AND workflow_type = $2 AND workflow_id = $3 AND status = 'active'""",
-                    record.codebase_id, record.workflow_type, record.workflow_id,
-                )
+            await connection.execute("SELECT 1 FROM codebases WHERE id = $1 FOR UPDATE", record.codebase_id)
+            row = await connection.fetchrow(_BY_IDENTITY, record.codebase_id, record.workflow_type, record.workflow_id)
+            created = row is None
+            if created and record.counts_against_limit:
+                await self._check_room(connection, record.codebase_id)
+                row = await self._insert(connection, record)
             environment = environment_from_row(row)
             changed = await connection.fetchval(
                 _ATTACH, record.conversation_row_id, environment.id, environment.working_path
             )
         return RecordedEnvironment(environment=environment, created=created, attachment_changed=changed is not None)
+
+    async def _check_room(self, connection: asyncpg.Connection, codebase_id: str) -> None:
+        active = await connection.fetchval(
+            "SELECT count(*) FROM isolation_environments WHERE codebase_id = $1 AND status = 'active'", codebase_id
+        )
+        if active >= self.limit:
+            raise ApplicationError(f"{active}/{self.limit} worktrees", type=LIMIT_REACHED, non_retryable=True)
+
+    async def _insert(self, connection: asyncpg.Connection, record: RecordEnvironmentInput) -> asyncpg.Record:
+        try:
+            return await connection.fetchrow(
+                """INSERT INTO isolation_environments
+                       (codebase_id, workflow_type, workflow_id, working_path, branch_name,
+                        created_by_platform, metadata)
+                   VALUES ($1, $2, $3, $4, $5, $6, $7)
+                   RETURNING *""",
+                record.codebase_id, record.workflow_type, record.workflow_id, record.working_path,
+                record.branch_name, record.platform, record.metadata,
+            )
+        except asyncpg.UniqueViolationError:
+            raise ApplicationError(
+                f"`{record.working_path}` is already recorded for another piece of work.",
+                type=WORKTREE_CONFLICT,
+                non_retryable=True,
+            ) from None

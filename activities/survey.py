@@ -170,6 +170,7 @@ class SurveyActivities:
                     dirty=exists and await is_dirty(self.git, path),
                     merged=branch.merged,
                     unpushed=branch.unpushed,
+                    tip=refs.tips.get(f"refs/heads/{tracked.branch}"),
                 )
             )
         base = self.settings.worktree_base.resolve()

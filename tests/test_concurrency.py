@@ -5,14 +5,21 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from temporalio.client import WorkflowExecutionStatus
 
+from isolator.settings import Settings
 from tests.conftest import Stack
 from tests.gitrepos import worktree_paths
 from workflows.naming import thread_branch
 
 BURST = 50
 
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """Room for every conversation of a burst: the limit is tested on its own."""
+    return settings.model_copy(update={"max_worktrees_per_codebase": 4 * BURST})
 
 async def test_a_burst_into_one_new_conversation_makes_one_worktree_row_and_reply(stack: Stack, repo: Path) -> None:
     await stack.register(repo)

@@ -18,6 +18,7 @@ from migrations.runner import apply_migrations
 from workers.postgres import EmbeddedPostgres, start_embedded_postgres
 from workers.serving import ApiServer, serve_until, stop_on_signals
 from workers.temporal_server import TemporalDevServer, start_dev_server
+from workers.schedule import ensure_cleanup_schedule
 from workers.worker import running_workers
 
 
@@ -74,6 +75,7 @@ async def run_dev(settings: Settings, ports: DevPorts) -> None:
             app = create_app(settings, temporal=client, pool=pool)
             server = ApiServer(uvicorn.Config(app, host="127.0.0.1", port=ports.api, log_level="warning"))
             async with running_workers(client, pool, settings):
+                await ensure_cleanup_schedule(client, settings)
                 _announce(settings, ports, temporal, database_url)
                 await serve_until(stop, server)
         finally:

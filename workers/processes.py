@@ -13,6 +13,7 @@ from activities.database import create_pool
 from isolator.settings import Settings
 from workflows import search_attributes
 from workers.serving import serve_until, stop_on_signals
+from workers.schedule import ensure_cleanup_schedule
 from workers.worker import running_workers
 
 log = logging.getLogger(__name__)
@@ -27,6 +28,7 @@ async def run_worker(settings: Settings) -> None:
     pool = await create_pool(settings.database_url)
     try:
         async with running_workers(client, pool, settings):
+            await ensure_cleanup_schedule(client, settings)
             log.info("worker on %s and %s", settings.task_queue, settings.host_task_queue())
             await serve_until(stop, None)
     finally:

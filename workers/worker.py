@@ -13,20 +13,28 @@ from temporalio.worker import Worker
 from activities.adoption import AdoptionActivities
 from activities.codebases import CodebaseActivities
 from activities.conversations import ConversationActivities
+from activities.environment_signals import EnvironmentSignalActivities
 from activities.environments import EnvironmentActivities
+from activities.lifecycle_records import LifecycleRecordActivities
 from activities.platforms import PlatformActivities, deliverers
+from activities.removal import RemovalActivities
 from activities.replies import ReplyActivities
+from activities.survey import SurveyActivities
 from activities.worktrees import WorktreeActivities
 from isolator.settings import Settings
+from workflows.cleanup import CleanupWorkflow, CodebaseCleanupWorkflow
 from workflows.codebase import RegisterCodebaseWorkflow
+from workflows.environment import EnvironmentWorkflow
 from workflows.message import MessageWorkflow
 
-WORKFLOWS = [MessageWorkflow, RegisterCodebaseWorkflow]
+WORKFLOWS = [MessageWorkflow, RegisterCodebaseWorkflow, EnvironmentWorkflow, CodebaseCleanupWorkflow, CleanupWorkflow]
 
 
 def build_workers(client: Client, pool: asyncpg.Pool, settings: Settings) -> list[Worker]:
     conversations = ConversationActivities(pool)
-    environments = EnvironmentActivities(pool)
+    environments = EnvironmentActivities(pool, settings.max_worktrees_per_codebase)
+    records = LifecycleRecordActivities(pool, settings)
+    signals = EnvironmentSignalActivities(client, settings.task_queue)
     codebases = CodebaseActivities(settings, pool)
     worktrees = WorktreeActivities(settings)
     replies = ReplyActivities(pool, deliverers(settings))
@@ -47,6 +55,15 @@ def build_workers(client: Client, pool: asyncpg.Pool, settings: Settings) -> lis
             codebases.find_codebase,
             codebases.record_codebase,
             worktrees.validate_environment,
+            records.list_environments,
+            records.list_codebases,
+            records.find_named_environment,
+            records.move_conversation,
+            records.mark_environment_destroyed,
+            signals.attach_environment,
+            signals.signal_environment,
+            # normal activities on the shared queue
+            signals.destroy_environment,
             replies.send_reply,
             platforms.complete_hints,
         ],
@@ -62,6 +79,8 @@ def build_workers(client: Client, pool: asyncpg.Pool, settings: Settings) -> lis
             AdoptionActivities(settings).find_adoptable_worktree,
             codebases.inspect_repository,
             codebases.clone_repository,
+            RemovalActivities(settings).remove_worktree,
+            SurveyActivities(settings).survey_worktrees,
         ],
         max_concurrent_activities=50,
     )

@@ -15,6 +15,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.commands import Command
     from workflows.contracts import MessageInput
     from workflows.errors import user_error
+    from workflows.worktree_commands import WorktreeCommands, status_counts
 
 Reply = Callable[[str], Awaitable[None]]
 
@@ -23,7 +24,12 @@ async def answer_command(command: Command, conversation: Conversation, message: 
     if command.name == "help":
         await reply(texts.HELP)
     elif command.name == "status":
-        await reply(_status(conversation))
+        counts = await status_counts(conversation.codebase) if conversation.codebase else None
+        await reply(_status(conversation) + (f"\n{counts}" if counts else ""))
+    elif command.name == "worktree" and conversation.codebase is None:
+        await reply(texts.no_codebase(conversation.codebase_choices))
+    elif command.name == "worktree":
+        await WorktreeCommands(message, conversation, conversation.codebase, reply).answer(command)
     elif command.name == "clone":
         await _clone(command, conversation, message, reply)
     else:

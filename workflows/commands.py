@@ -1,4 +1,4 @@
-"""Recognising chat commands (`/clone`, `/status`, `/help`) in a message."""
+"""Recognising chat commands (`/clone`, `/status`, `/help`, `/worktree`) in a message."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ class Command:
     args: list[str] = field(default_factory=list)
 
 
-KNOWN = {"help", "status", "clone"}
+KNOWN = {"help", "status", "clone", "worktree"}
 
 
 def parse_command(text: str) -> Command | None:

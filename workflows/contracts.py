@@ -16,6 +16,7 @@ Outcome = Literal[
     "shared",  # a linked issue's environment, e.g. the issue a PR fixes
     "adopted",  # a worktree already on disk, recorded as it is
     "closed",  # a close event was recorded
+    "limit",  # the codebase is full: nothing was created and the user was told how to free room
     "failed",  # the user was told what went wrong; nothing was left behind
 ]
 

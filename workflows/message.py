@@ -8,7 +8,6 @@ from temporalio.exceptions import ActivityError, ChildWorkflowError
 with workflow.unsafe.imports_passed_through():
     from activities.contracts import (
         AdoptQuery,
-        AttachInput,
         CloseInput,
         Codebase,
         CompleteHintsInput,
@@ -18,19 +17,27 @@ with workflow.unsafe.imports_passed_through():
         IdentityQuery,
         IsolationHints,
         LinkCodebaseInput,
-        RecordEnvironmentInput,
         ReplyInput,
         RepositorySource,
         RetireInput,
+        WorktreeReady,
         WorktreeRequest,
     )
-    from workflows import search_attributes, steps, texts
+    from activities.lifecycle_contracts import (
+        ConversationSignal,
+        DestroyEnvironmentInput,
+        DestroyRequest,
+        SignalRequest,
+        conversation_key,
+    )
+    from workflows import lifecycle_steps, search_attributes, steps, texts
     from workflows.codebase import RegisterCodebaseWorkflow
     from workflows.command_handlers import answer_command
     from workflows.commands import parse_command
     from workflows.contracts import MessageInput, Resolution
     from workflows.errors import user_error
     from workflows.naming import branch_for
+    from workflows.provisioning import Provisioner, environment_ref, resolved
 
 
 @workflow.defn
@@ -43,7 +50,7 @@ class MessageWorkflow:
         self._message = message
         hints = message.hints or IsolationHints()
         if message.kind == "closed":
-            await steps.close_conversation(CloseInput(message.platform, message.conversation_id))
+            await self._close(message)
             return self._finish(Resolution(outcome="closed"), None)
         conversation = await steps.record_conversation(
             ConversationInput(message.platform, message.conversation_id, hints.repository_url)
@@ -64,12 +71,13 @@ class MessageWorkflow:
         return self._finish(resolution, codebase)
 
     async def _resolve_isolation(self, conversation: Conversation, codebase: Codebase, hints: IsolationHints) -> Resolution:
-        """The decision order: validate, reuse by identity, share, adopt, create."""
+        """The decision order: validate, reuse by identity, share, adopt, limit, create."""
+        provision = Provisioner(self._message, conversation, codebase, self._reply)
         current = conversation.environment
         if current is not None:
             if current.status == "active" and await self._is_healthy(current, codebase):
-                return _resolved("reused", current)
-            await self._retire(current, conversation)
+                return resolved("reused", current)
+            await self._retire(current, conversation, codebase)
 
         if hints.needs_completion:
             hints = await steps.complete_hints(
@@ -81,37 +89,37 @@ class MessageWorkflow:
         existing = await steps.find_environment_by_identity(IdentityQuery(codebase.id, workflow_type, workflow_id))
         if existing is not None:
             if await self._is_healthy(existing, codebase):
-                return await self._attach("attached", existing, conversation, texts.working_in(existing.branch_name))
-            await self._retire(existing, conversation)
+                return await provision.attach("attached", existing, texts.working_in(existing.branch_name))
+            await self._retire(existing, conversation, codebase)
 
         for issue in hints.linked_issues:
             linked = await steps.find_environment_by_identity(IdentityQuery(codebase.id, "issue", issue))
             if linked is not None and await self._is_healthy(linked, codebase):
-                return await self._attach("shared", linked, conversation, texts.sharing_with_issue(issue))
+                return await provision.attach("shared", linked, texts.sharing_with_issue(issue))
 
         request = _worktree_request(codebase, workflow_type, workflow_id, hints)
         pr_branch = hints.pr_head_branch if workflow_type == "pr" else None
         adoptable = await steps.find_adoptable_worktree(AdoptQuery(codebase, request.branch, pr_branch))
         if adoptable is not None:
-            recorded = await steps.record_environment(
-                self._record(conversation, codebase, workflow_type, workflow_id, adoptable.path, adoptable.branch,
-                             adopted=True)
-            )
-            if recorded.attachment_changed:
-                await self._reply(texts.adopted(adoptable.path, adoptable.branch))
-            return _resolved("adopted" if recorded.created else "attached", recorded.environment)
+            return await provision.adopt(workflow_type, workflow_id, adoptable.path, adoptable.branch,
+                                         texts.adopted(adoptable.path, adoptable.branch))
 
-        worktree = await steps.create_worktree(request)
-        recorded = await steps.record_environment(
-            self._record(conversation, codebase, workflow_type, workflow_id, worktree.path, worktree.branch)
-        )
-        # Only the message that attached the conversation says so; concurrent ones stay silent.
-        if recorded.attachment_changed:
+        def announce(worktree: WorktreeReady) -> str:
             if workflow_type == "pr" and hints.pr_head_sha:
-                await self._reply(texts.reviewing_pr(hints.pr_head_sha, hints.pr_head_branch or worktree.branch))
-            else:
-                await self._reply(texts.working_in(recorded.environment.branch_name))
-        return _resolved("created" if recorded.created else "attached", recorded.environment)
+                return texts.reviewing_pr(hints.pr_head_sha, hints.pr_head_branch or worktree.branch)
+            return texts.working_in(worktree.branch)
+
+        return await provision.create(workflow_type, workflow_id, request, announce)
+
+    async def _close(self, message: MessageInput) -> None:
+        """Record the close and tell the environment: it goes when its last conversation is closed."""
+        environment_id = await steps.close_conversation(CloseInput(message.platform, message.conversation_id))
+        if environment_id is not None:
+            await lifecycle_steps.signal_environment(SignalRequest(
+                environment_id, "conversation_closed",
+                ConversationSignal(conversation_key(message.platform, message.conversation_id),
+                                   key=workflow.info().workflow_id),
+            ))
 
     async def _register_event_repository(self, conversation: Conversation, hints: IsolationHints) -> Codebase | None:
         """An event from a repository nobody registered: clone it into the workspace and use it."""
@@ -124,36 +132,17 @@ class MessageWorkflow:
         await steps.link_conversation_codebase(LinkCodebaseInput(conversation.row_id, registered.codebase.id))
         return registered.codebase
 
-    async def _attach(self, outcome: str, environment: Environment, conversation: Conversation, text: str) -> Resolution:
-        attached = await steps.attach_conversation(
-            AttachInput(conversation.row_id, environment.id, environment.working_path)
-        )
-        if attached.changed:
-            await self._reply(text)
-        return _resolved(outcome, environment)
-
-    def _record(
-        self, conversation: Conversation, codebase: Codebase, workflow_type: str, workflow_id: str,
-        path: str, branch: str, adopted: bool = False,
-    ) -> RecordEnvironmentInput:
-        return RecordEnvironmentInput(
-            conversation_row_id=conversation.row_id,
-            codebase_id=codebase.id,
-            workflow_type=workflow_type,
-            workflow_id=workflow_id,
-            working_path=path,
-            branch_name=branch,
-            platform=self._message.platform,
-            metadata={"adopted": True} if adopted else {},
-        )
-
     async def _is_healthy(self, environment: Environment, codebase: Codebase) -> bool:
         return (await steps.validate_environment(environment, codebase.host)).status == "healthy"
 
-    async def _retire(self, environment: Environment, conversation: Conversation) -> None:
-        """The worktree is gone: mark the environment destroyed and tell the user, once."""
+    async def _retire(self, environment: Environment, conversation: Conversation, codebase: Codebase) -> None:
+        """The worktree is gone: mark the environment destroyed, end its workflow and tell the user, once."""
         retired = await steps.retire_environment(RetireInput(environment.id, conversation.row_id))
         if retired.marked_now:
+            await lifecycle_steps.destroy_environment(DestroyEnvironmentInput(
+                environment_ref(environment, codebase),
+                DestroyRequest(force=False, reason="path gone", key=f"{workflow.info().workflow_id}:retire"),
+            ))
             await self._reply(texts.worktree_gone(environment.working_path, environment.branch_name))
 
     async def _reply(self, text: str) -> None:
@@ -186,11 +175,3 @@ def _worktree_request(codebase: Codebase, workflow_type: str, workflow_id: str, 
         return WorktreeRequest(codebase, branch_for("review", workflow_id))
     return WorktreeRequest(codebase, branch_for(workflow_type, workflow_id))
 
-
-def _resolved(outcome: str, environment: Environment) -> Resolution:
-    return Resolution(
-        outcome=outcome,  # type: ignore[arg-type]
-        working_path=environment.working_path,
-        branch=environment.branch_name,
-        environment_id=environment.id,
-    )

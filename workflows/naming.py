@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import re
+
+# Letters, digits, `.`, `_`, `-`; starting with a letter or digit. The branch is also checked by git.
+_TASK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,49}$")
 
 
 def thread_branch(conversation_id: str) -> str:
@@ -18,3 +22,10 @@ def branch_for(workflow_type: str, workflow_id: str) -> str:
     if workflow_type == "review":
         return f"review-{workflow_id}"
     raise ValueError(f"no default branch name for workflow type {workflow_type!r}")
+
+
+def task_slug(name: str) -> str | None:
+    """The identity of `/worktree create <name>` (its branch is `task-<slug>`); None if the name is not allowed."""
+    if not _TASK_NAME.match(name) or ".." in name or name.endswith((".", ".lock")):
+        return None
+    return name.lower()

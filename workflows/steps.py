@@ -40,16 +40,16 @@ from activities.contracts import (
     WorktreeRequest,
 )
 
-_RETRY = RetryPolicy(
+RETRY_POLICY = RetryPolicy(
     initial_interval=timedelta(milliseconds=200),
     maximum_interval=timedelta(seconds=10),
     non_retryable_error_types=USER_ERRORS,
 )
 # Local activities retry through a database restart, within a bound.
-_LOCAL = dict(
+LOCAL_OPTIONS = dict(
     start_to_close_timeout=timedelta(seconds=10),
     schedule_to_close_timeout=timedelta(minutes=10),
-    retry_policy=_RETRY,
+    retry_policy=RETRY_POLICY,
 )
 
 
@@ -58,47 +58,47 @@ def host_queue(host: str) -> str:
 
 
 async def record_conversation(request: ConversationInput) -> Conversation:
-    return await workflow.execute_local_activity("record_conversation", request, result_type=Conversation, **_LOCAL)
+    return await workflow.execute_local_activity("record_conversation", request, result_type=Conversation, **LOCAL_OPTIONS)
 
 
 async def validate_environment(environment: Environment, host: str) -> EnvironmentCheck:
     """Is the environment's worktree still on disk? A stat on its host: local when that is this host."""
     check = EnvironmentCheckInput(working_path=environment.working_path, host=host)
     result = await workflow.execute_local_activity(
-        "validate_environment", check, result_type=EnvironmentCheck, **_LOCAL
+        "validate_environment", check, result_type=EnvironmentCheck, **LOCAL_OPTIONS
     )
     if result.status != "elsewhere":
         return result
     return await workflow.execute_activity(
         "validate_environment", check, result_type=EnvironmentCheck, task_queue=host_queue(host),
-        start_to_close_timeout=timedelta(seconds=30), retry_policy=_RETRY,
+        start_to_close_timeout=timedelta(seconds=30), retry_policy=RETRY_POLICY,
     )
 
 
 async def retire_environment(request: RetireInput) -> Retired:
-    return await workflow.execute_local_activity("retire_environment", request, result_type=Retired, **_LOCAL)
+    return await workflow.execute_local_activity("retire_environment", request, result_type=Retired, **LOCAL_OPTIONS)
 
 
 async def find_environment_by_identity(query: IdentityQuery) -> Environment | None:
     return await workflow.execute_local_activity(
-        "find_environment_by_identity", query, result_type=Environment | None, **_LOCAL
+        "find_environment_by_identity", query, result_type=Environment | None, **LOCAL_OPTIONS
     )
 
 
 async def attach_conversation(request: AttachInput) -> Attached:
-    return await workflow.execute_local_activity("attach_conversation", request, result_type=Attached, **_LOCAL)
+    return await workflow.execute_local_activity("attach_conversation", request, result_type=Attached, **LOCAL_OPTIONS)
 
 
 async def create_worktree(request: WorktreeRequest) -> WorktreeReady:
     return await workflow.execute_activity(
         "create_worktree", request, result_type=WorktreeReady, task_queue=host_queue(request.codebase.host),
-        start_to_close_timeout=timedelta(minutes=10), retry_policy=_RETRY,
+        start_to_close_timeout=timedelta(minutes=10), retry_policy=RETRY_POLICY,
     )
 
 
 async def record_environment(request: RecordEnvironmentInput) -> RecordedEnvironment:
     return await workflow.execute_local_activity(
-        "record_environment", request, result_type=RecordedEnvironment, **_LOCAL
+        "record_environment", request, result_type=RecordedEnvironment, **LOCAL_OPTIONS
     )
 
 
@@ -112,45 +112,48 @@ async def send_reply(reply: ReplyInput) -> None:
 
 
 async def find_codebase(source: RepositorySource) -> Codebase | None:
-    return await workflow.execute_local_activity("find_codebase", source, result_type=Codebase | None, **_LOCAL)
+    return await workflow.execute_local_activity("find_codebase", source, result_type=Codebase | None, **LOCAL_OPTIONS)
 
 
 async def inspect_repository(source: RepositorySource) -> RepositoryInfo:
     return await workflow.execute_activity(
         "inspect_repository", source, result_type=RepositoryInfo, task_queue=host_queue(source.host),
-        start_to_close_timeout=timedelta(minutes=1), retry_policy=_RETRY,
+        start_to_close_timeout=timedelta(minutes=1), retry_policy=RETRY_POLICY,
     )
 
 
 async def clone_repository(source: RepositorySource) -> RepositoryInfo:
     return await workflow.execute_activity(
         "clone_repository", source, result_type=RepositoryInfo, task_queue=host_queue(source.host),
-        start_to_close_timeout=timedelta(hours=2), heartbeat_timeout=timedelta(seconds=30), retry_policy=_RETRY,
+        start_to_close_timeout=timedelta(hours=2), heartbeat_timeout=timedelta(seconds=30), retry_policy=RETRY_POLICY,
     )
 
 
 async def record_codebase(info: RepositoryInfo) -> RegisteredCodebase:
-    return await workflow.execute_local_activity("record_codebase", info, result_type=RegisteredCodebase, **_LOCAL)
+    return await workflow.execute_local_activity("record_codebase", info, result_type=RegisteredCodebase, **LOCAL_OPTIONS)
 
 
 async def link_conversation_codebase(link: LinkCodebaseInput) -> None:
-    await workflow.execute_local_activity("link_conversation_codebase", link, **_LOCAL)
+    await workflow.execute_local_activity("link_conversation_codebase", link, **LOCAL_OPTIONS)
 
 
-async def close_conversation(request: CloseInput) -> bool:
-    return await workflow.execute_local_activity("close_conversation", request, result_type=bool, **_LOCAL)
+async def close_conversation(request: CloseInput) -> str | None:
+    """Returns the closed conversation's environment id, if it has one."""
+    return await workflow.execute_local_activity(
+        "close_conversation", request, result_type=str | None, **LOCAL_OPTIONS
+    )
 
 
 async def complete_hints(request: CompleteHintsInput) -> IsolationHints:
     """Ask the platform's API what the webhook did not carry; platform outages are waited out."""
     return await workflow.execute_activity(
         "complete_hints", request, result_type=IsolationHints, start_to_close_timeout=timedelta(seconds=30),
-        schedule_to_close_timeout=timedelta(minutes=30), retry_policy=_RETRY,
+        schedule_to_close_timeout=timedelta(minutes=30), retry_policy=RETRY_POLICY,
     )
 
 
 async def find_adoptable_worktree(query: AdoptQuery) -> Adoptable | None:
     return await workflow.execute_activity(
         "find_adoptable_worktree", query, result_type=Adoptable | None, task_queue=host_queue(query.codebase.host),
-        start_to_close_timeout=timedelta(minutes=1), retry_policy=_RETRY,
+        start_to_close_timeout=timedelta(minutes=1), retry_policy=RETRY_POLICY,
     )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 HELP = """Commands:
 `/clone <repository-url-or-path>`: register a repository and use it in this conversation
-`/status`: show this conversation's repository and worktree
+`/status`: show this conversation's repository and worktree, and the repository's worktree count
+`/worktree create|list|remove|link|cleanup|orphans`: manage worktrees (`/worktree` alone explains each)
 `/help`: show this help
 
 Any other message gets its own isolated git worktree, created on first use and reused after."""

@@ -1,0 +1,98 @@
+"""Talking to environment workflows from other workflows: start-and-attach, signals, destroy-and-wait.
+
+These are activities because they need the Temporal client: starting a workflow that may already
+run (signal-with-start) and waiting for an update's answer are client calls.
+"""
+
+from __future__ import annotations
+
+from temporalio import activity
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError, RPCStatusCode
+
+from activities.contracts import RemovalReport
+from activities.lifecycle_contracts import (
+    AttachRequest,
+    ConversationSignal,
+    DestroyEnvironmentInput,
+    EnvironmentRef,
+    EnvironmentState,
+    SignalRequest,
+    environment_workflow_id,
+)
+from workflows import search_attributes
+
+ENVIRONMENT_WORKFLOW = "EnvironmentWorkflow"
+# A destroyed environment's workflow completed: its ID is never started again. One that failed or
+# was terminated while its row is still active may be.
+_REUSE = WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY
+
+
+class EnvironmentSignalActivities:
+    def __init__(self, client: Client, task_queue: str) -> None:
+        self.client = client
+        self.task_queue = task_queue
+
+    @activity.defn
+    async def attach_environment(self, request: AttachRequest) -> None:
+        """Attach the conversation, starting the environment's workflow if it is not running yet."""
+        try:
+            await self._start(request.environment, start_signal="attach", start_signal_args=[request.signal])
+        except WorkflowAlreadyStartedError:
+            activity.logger.info("environment %s is already destroyed; attach ignored",
+                                 request.environment.environment_id)
+        if request.previous_environment_id and request.previous_environment_id != request.environment.environment_id:
+            await self._signal(request.previous_environment_id, "detach", request.signal)
+
+    @activity.defn
+    async def signal_environment(self, request: SignalRequest) -> None:
+        await self._signal(request.environment_id, request.name, request.signal)
+
+    @activity.defn
+    async def destroy_environment(self, request: DestroyEnvironmentInput) -> RemovalReport:
+        """Have the environment's workflow remove it (starting one for an environment that has none)."""
+        handle = self.client.get_workflow_handle(environment_workflow_id(request.environment.environment_id))
+        if not await self._is_running(handle):
+            try:
+                await self._start(request.environment)
+            except WorkflowAlreadyStartedError:
+                branch = request.environment.branch
+                return RemovalReport(outcome="already_gone", message=f"`{branch}` was already removed.")
+        return await handle.execute_update("destroy_and_report", request.request, result_type=RemovalReport)
+
+    async def _start(self, environment: EnvironmentRef, **signal: object) -> None:
+        attributes = TypedSearchAttributes([
+            SearchAttributePair(search_attributes.CODEBASE, environment.codebase.name),
+            SearchAttributePair(search_attributes.BRANCH, environment.branch),
+            SearchAttributePair(search_attributes.WORKFLOW_TYPE, environment.workflow_type),
+            SearchAttributePair(search_attributes.WORKFLOW_ID, environment.workflow_id),
+            SearchAttributePair(search_attributes.STATUS, "active"),
+        ])
+        await self.client.start_workflow(
+            ENVIRONMENT_WORKFLOW,
+            EnvironmentState(environment=environment),
+            id=environment_workflow_id(environment.environment_id),
+            task_queue=self.task_queue,
+            id_reuse_policy=_REUSE,
+            search_attributes=attributes,
+            **signal,  # type: ignore[arg-type]
+        )
+
+    async def _signal(self, environment_id: str, name: str, signal: ConversationSignal) -> None:
+        handle = self.client.get_workflow_handle(environment_workflow_id(environment_id))
+        try:
+            await handle.signal(name, signal)
+        except RPCError as error:
+            if error.status != RPCStatusCode.NOT_FOUND:
+                raise
+            activity.logger.info("environment %s has no running workflow; %s ignored", environment_id, name)
+
+    async def _is_running(self, handle: WorkflowHandle) -> bool:
+        try:
+            return (await handle.describe()).status == WorkflowExecutionStatus.RUNNING
+        except RPCError as error:
+            if error.status != RPCStatusCode.NOT_FOUND:
+                raise
+            return False

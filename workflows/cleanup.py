@@ -1,0 +1,91 @@
+"""Cleanup: removing what is merged, stale or gone, always through the environment workflows.
+
+CodebaseCleanupWorkflow sweeps one codebase; `/worktree cleanup`, the limit's auto-cleanup and the
+scheduled CleanupWorkflow all run it, so every path applies the same rules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from activities.contracts import Codebase, RemovalReport, SurveyInput, TrackedWorktree, WorktreeSurvey
+    from activities.lifecycle_contracts import (
+        Breakdown,
+        CleanupReport,
+        CleanupRunReport,
+        CodebaseCleanupInput,
+        DestroyEnvironmentInput,
+        DestroyRequest,
+        EnvironmentListing,
+        Skipped,
+    )
+    from workflows import lifecycle_steps
+    from workflows.cleanup_rules import Candidate, breakdown, plan_cleanup
+
+
+async def survey_environments(codebase: Codebase, listing: EnvironmentListing) -> WorktreeSurvey:
+    """One survey: a constant number of git processes plus one per candidate, whatever the count."""
+    tracked = [TrackedWorktree(e.ref.environment_id, e.ref.working_path, e.ref.branch) for e in listing.environments]
+    return await lifecycle_steps.survey_worktrees(SurveyInput(codebase, tracked))
+
+
+@dataclass
+class CodebaseView:
+    """A codebase's environments as the database and git see them, and their counts."""
+
+    listing: EnvironmentListing
+    survey: WorktreeSurvey
+    counts: Breakdown
+
+
+async def view_codebase(codebase: Codebase) -> CodebaseView:
+    listing = await lifecycle_steps.list_environments(codebase.id)
+    survey = await survey_environments(codebase, listing)
+    return CodebaseView(listing, survey, breakdown(listing.environments, survey, listing.limit,
+                                                   listing.stale_threshold_days))
+
+
+@workflow.defn
+class CodebaseCleanupWorkflow:
+    @workflow.run
+    async def run(self, request: CodebaseCleanupInput) -> CleanupReport:
+        codebase = request.codebase
+        listing = await lifecycle_steps.list_environments(codebase.id)
+        survey = await survey_environments(codebase, listing)
+        plan = plan_cleanup(listing.environments, survey, request.kinds, listing.stale_threshold_days)
+        report = CleanupReport(codebase=codebase.name, skipped=list(plan.skipped), orphans=list(survey.orphans))
+        outcomes = await asyncio.gather(*(self._destroy(candidate, request.key) for candidate in plan.remove))
+        for candidate, outcome in zip(plan.remove, outcomes):
+            if outcome.outcome == "refused":
+                report.skipped.append(Skipped(candidate.environment.branch, outcome.message))
+            elif candidate.why == "path gone":
+                report.missing.append(candidate.environment.working_path)
+            else:
+                report.removed.append(f"{candidate.environment.branch} ({candidate.why})")
+        return report
+
+    async def _destroy(self, candidate: Candidate, run_key: str) -> RemovalReport:
+        request = DestroyRequest(force=False, reason=candidate.why,
+                                 key=f"{run_key}:{candidate.environment.environment_id}")
+        return await lifecycle_steps.destroy_environment(DestroyEnvironmentInput(candidate.environment, request))
+
+
+@workflow.defn
+class CleanupWorkflow:
+    """Started by the `isolation-cleanup` schedule: every codebase, every rule."""
+
+    @workflow.run
+    async def run(self) -> CleanupRunReport:
+        run_id = workflow.info().workflow_id
+        reports = []
+        for codebase in await lifecycle_steps.list_codebases():
+            reports.append(await workflow.execute_child_workflow(
+                CodebaseCleanupWorkflow.run,
+                CodebaseCleanupInput(codebase, ["missing", "merged", "stale"], key=run_id),
+                id=f"{run_id}:{codebase.name}",
+            ))
+        return CleanupRunReport(codebases=reports)

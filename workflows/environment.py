@@ -1,0 +1,133 @@
+"""EnvironmentWorkflow: one per isolation environment, alive as long as its worktree.
+
+It holds the conversations attached to the environment. When the last of them is closed, or when a
+command or the cleanup asks, it removes the worktree through the one removal activity, marks the row
+destroyed and completes. A refused removal (uncommitted changes) leaves it waiting, its state saying
+why, until a forced destroy or a later retry on a clean worktree finishes the job.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from activities.contracts import RemovalReport, ReplyInput
+    from activities.lifecycle_contracts import ConversationSignal, DestroyRequest, EnvironmentState
+    from workflows import lifecycle_steps, steps
+
+# A refused removal is tried again this often: a worktree cleaned by hand then goes by itself.
+RETRY_REFUSED_REMOVAL = timedelta(hours=1)
+# Enough to recognise any redelivery; older keys are forgotten so the state stays small.
+KEYS_KEPT = 200
+REPORTS_KEPT = 100
+
+
+@workflow.defn
+class EnvironmentWorkflow:
+    @workflow.init
+    def __init__(self, state: EnvironmentState) -> None:
+        self._state = state
+
+    @workflow.run
+    async def run(self, state: EnvironmentState) -> RemovalReport:
+        while True:
+            refused = self._state.status == "removal_refused"
+            try:
+                await workflow.wait_condition(
+                    lambda: self._removal_due() or workflow.info().is_continue_as_new_suggested(),
+                    timeout=RETRY_REFUSED_REMOVAL if refused else None,
+                )
+            except TimeoutError:
+                self._request(DestroyRequest(force=False, reason="retry", key=f"retry:{workflow.now().isoformat()}"))
+            if self._removal_due():
+                report = await self._remove()
+                if report.outcome != "refused":
+                    return report
+            elif workflow.info().is_continue_as_new_suggested():
+                await workflow.wait_condition(workflow.all_handlers_finished)
+                workflow.continue_as_new(self._state)
+
+    @workflow.signal
+    def attach(self, signal: ConversationSignal) -> None:
+        if self._first_time(signal.key) and signal.conversation not in self._state.attached:
+            self._state.attached.append(signal.conversation)
+            if signal.conversation in self._state.closed:  # reopened
+                self._state.closed.remove(signal.conversation)
+
+    @workflow.signal
+    def detach(self, signal: ConversationSignal) -> None:
+        if self._first_time(signal.key) and signal.conversation in self._state.attached:
+            self._state.attached.remove(signal.conversation)
+
+    @workflow.signal
+    def conversation_closed(self, signal: ConversationSignal) -> None:
+        if not self._first_time(signal.key):
+            return
+        if signal.conversation in self._state.attached:
+            self._state.attached.remove(signal.conversation)
+        if signal.conversation not in self._state.closed:
+            self._state.closed.append(signal.conversation)
+        if not self._state.attached and self._state.status == "active":
+            self._request(DestroyRequest(force=False, reason="closed", key=signal.key,
+                                         requested_by=signal.conversation))
+
+    @workflow.signal
+    def destroy(self, request: DestroyRequest) -> None:
+        if self._first_time(request.key):
+            self._request(request)
+
+    @workflow.update
+    async def destroy_and_report(self, request: DestroyRequest) -> RemovalReport:
+        """destroy, for callers that need to know what happened (commands, the cleanup)."""
+        if request.key not in self._state.reports:
+            self.destroy(request)
+            await workflow.wait_condition(lambda: request.key in self._state.reports)
+        return self._state.reports[request.key]
+
+    @workflow.query
+    def state(self) -> EnvironmentState:
+        return self._state
+
+    def _first_time(self, key: str) -> bool:
+        if key in self._state.seen_keys:
+            return False
+        self._state.seen_keys = [*self._state.seen_keys[-(KEYS_KEPT - 1):], key]
+        return True
+
+    def _request(self, request: DestroyRequest) -> None:
+        """Queue a removal; requests arriving together are answered by one removal, forced if any was."""
+        pending = self._state.pending
+        if pending is None:
+            self._state.pending = request
+        elif request.force and not pending.force:
+            self._state.pending = DestroyRequest(True, pending.reason, pending.key, pending.requested_by)
+        self._state.waiting.append(request.key)
+
+    def _removal_due(self) -> bool:
+        return self._state.pending is not None and self._state.status != "destroyed"
+
+    async def _remove(self) -> RemovalReport:
+        # Taken before the activity: a request arriving meanwhile (a forced one) starts a new removal.
+        request, waiting = self._state.pending, self._state.waiting
+        assert request is not None
+        self._state.pending, self._state.waiting = None, []
+        environment = self._state.environment
+        report = await lifecycle_steps.remove_worktree(environment, request.force)
+        if report.outcome == "refused":
+            self._state.status = "removal_refused"
+            self._state.refusal = report.message
+            if request.reason == "closed" and request.requested_by:
+                await self._tell(request.requested_by, report.message, request.key)
+        else:
+            await lifecycle_steps.mark_environment_destroyed(environment.environment_id)
+            self._state.status = "destroyed"
+            self._state.refusal = None
+        reports = {**self._state.reports, **{key: report for key in waiting}}
+        self._state.reports = dict(list(reports.items())[-REPORTS_KEPT:])
+        return report
+
+    async def _tell(self, conversation: str, text: str, key: str) -> None:
+        platform, conversation_id = conversation.split(":", 1)
+        await steps.send_reply(ReplyInput(platform, conversation_id, text, f"{workflow.info().workflow_id}:{key}"))

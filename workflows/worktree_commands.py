@@ -1,0 +1,146 @@
+"""`/worktree create|list|remove|link|cleanup|orphans`, run inside the MessageWorkflow."""
+
+from __future__ import annotations
+
+import re
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from activities.contracts import Codebase, Conversation, IdentityQuery, WorktreeReady, WorktreeRequest
+    from activities.lifecycle_contracts import (
+        CodebaseCleanupInput,
+        DestroyEnvironmentInput,
+        DestroyRequest,
+        MoveConversationInput,
+        NamedEnvironmentQuery,
+    )
+    from workflows import lifecycle_steps, steps, worktree_texts
+    from workflows.cleanup import CodebaseCleanupWorkflow, view_codebase
+    from workflows.commands import Command
+    from workflows.contracts import MessageInput
+    from workflows.naming import task_slug
+    from workflows.provisioning import Provisioner, Reply, environment_ref
+
+_LINK_TARGET = re.compile(r"^(issue|pr|thread|task)-(.+)$")
+
+
+class WorktreeCommands:
+    def __init__(self, message: MessageInput, conversation: Conversation, codebase: Codebase, reply: Reply) -> None:
+        self.message = message
+        self.conversation = conversation
+        self.codebase = codebase
+        self.reply = reply
+        self.provision = Provisioner(message, conversation, codebase, reply)
+
+    async def answer(self, command: Command) -> None:
+        subcommand, args = (command.args[0].lower(), command.args[1:]) if command.args else ("", [])
+        handlers = {
+            "create": self._create, "list": self._list, "remove": self._remove, "link": self._link,
+            "cleanup": self._cleanup, "orphans": self._orphans,
+        }
+        handler = handlers.get(subcommand)
+        if handler is None:
+            await self.reply(worktree_texts.USAGE)
+        else:
+            await handler(args)
+
+    async def _create(self, args: list[str]) -> None:
+        if len(args) != 1:
+            await self.reply(worktree_texts.CREATE_USAGE)
+            return
+        slug = task_slug(args[0])
+        if slug is None:
+            await self.reply(worktree_texts.invalid_task_name(args[0]))
+            return
+        existing = await steps.find_environment_by_identity(IdentityQuery(self.codebase.id, "task", slug))
+        if existing is not None:
+            await self.provision.attach(
+                "attached", existing, worktree_texts.task_exists(existing.branch_name, existing.working_path)
+            )
+            return
+
+        def announce(worktree: WorktreeReady) -> str:
+            return worktree_texts.task_created(worktree.branch, worktree.path)
+
+        await self.provision.create("task", slug, WorktreeRequest(self.codebase, f"task-{slug}"), announce)
+
+    async def _list(self, args: list[str]) -> None:
+        view = await view_codebase(self.codebase)
+        mine = self.conversation.environment.id if self.conversation.environment else None
+        lines = [(e.ref.branch, e.ref.working_path, e.ref.environment_id == mine) for e in view.listing.environments]
+        await self.reply(worktree_texts.listing(self.codebase.name, lines, view.counts))
+
+    async def _remove(self, args: list[str]) -> None:
+        force = "--force" in args
+        names = [arg for arg in args if arg != "--force"]
+        if len(names) > 1 or any(name.startswith("-") for name in names):
+            await self.reply(worktree_texts.USAGE)
+            return
+        listing = await lifecycle_steps.list_environments(self.codebase.id)
+        if names:
+            target = await lifecycle_steps.find_named_environment(NamedEnvironmentQuery(self.codebase.id, names[0]))
+            if target is None:
+                await self.reply(worktree_texts.unknown_worktree(names[0], self.codebase.name))
+                return
+        else:
+            target = self.conversation.environment
+            if target is None or target.status != "active":
+                await self.reply(worktree_texts.no_worktree_here())
+                return
+        tracked = next((e for e in listing.environments if e.ref.environment_id == target.id), None)
+        mine = self.conversation.environment is not None and self.conversation.environment.id == target.id
+        others = (tracked.live_conversations if tracked else 0) - (1 if mine else 0)
+        if others > 0:
+            await self.reply(worktree_texts.still_used(target.branch_name, others))
+            return
+        request = DestroyRequest(force=force, reason="removed by command", key=workflow.info().workflow_id)
+        report = await lifecycle_steps.destroy_environment(
+            DestroyEnvironmentInput(environment_ref(target, self.codebase), request)
+        )
+        if report.outcome == "refused":
+            await self.reply(report.message)
+        else:
+            await self.reply(worktree_texts.removed(target.branch_name, target.working_path, report.message))
+
+    async def _link(self, args: list[str]) -> None:
+        if len(args) != 1 or not _LINK_TARGET.match(args[0]):
+            await self.reply(worktree_texts.LINK_USAGE)
+            return
+        target = await lifecycle_steps.find_named_environment(NamedEnvironmentQuery(self.codebase.id, args[0]))
+        if target is None:
+            await self.reply(worktree_texts.unknown_worktree(args[0], self.codebase.name) + "\n\n"
+                             + worktree_texts.LINK_USAGE)
+            return
+        current = self.conversation.environment
+        if current is not None and current.id == target.id:
+            await self.reply(worktree_texts.already_linked(target.branch_name, target.working_path))
+            return
+        await lifecycle_steps.move_conversation(
+            MoveConversationInput(self.conversation.row_id, target.id, target.working_path)
+        )
+        await self.provision.tell_environment(target)  # attaches here, detaches from the previous one
+        await self.reply(worktree_texts.linked(target.branch_name, target.working_path))
+
+    async def _cleanup(self, args: list[str]) -> None:
+        if len(args) != 1 or args[0] not in ("merged", "stale"):
+            await self.reply(worktree_texts.USAGE)
+            return
+        wfid = workflow.info().workflow_id
+        report = await workflow.execute_child_workflow(
+            CodebaseCleanupWorkflow.run, CodebaseCleanupInput(self.codebase, [args[0]], key=wfid),  # type: ignore[list-item]
+            id=f"{wfid}:cleanup",
+        )
+        view = await view_codebase(self.codebase)
+        await self.reply(worktree_texts.cleanup_result(args[0], report, view.counts))
+
+    async def _orphans(self, args: list[str]) -> None:
+        survey = (await view_codebase(self.codebase)).survey
+        missing = [state.working_path for state in survey.states if not state.exists]
+        await self.reply(worktree_texts.orphans(survey.orphans, missing))
+
+
+async def status_counts(codebase: Codebase) -> str:
+    """The `Worktrees: N/LIMIT` block of `/status`."""
+    view = await view_codebase(codebase)
+    return worktree_texts.counts(view.counts, view.listing.stale_threshold_days)

@@ -1,0 +1,125 @@
+"""What the bot says about worktree management: `/worktree`, `/status` counts, limits and cleanups."""
+
+from __future__ import annotations
+
+from activities.lifecycle_contracts import Breakdown, CleanupReport
+
+USAGE = """Usage:
+`/worktree create <name>`: a new worktree for a task
+`/worktree list`: this repository's worktrees
+`/worktree remove [--force] [name]`: remove this conversation's worktree, or the named one
+`/worktree link <issue-42|pr-99|thread-xxxx|task-name>`: work in an existing worktree
+`/worktree cleanup merged|stale`: remove merged or stale worktrees
+`/worktree orphans`: worktrees git knows that nothing tracks"""
+
+LINK_USAGE = """Usage: `/worktree link <workflow>`
+
+Examples:
+  `/worktree link issue-42`
+  `/worktree link pr-99`
+  `/worktree link thread-abc123`
+  `/worktree link task-my-feature`"""
+
+CREATE_USAGE = "Usage: `/worktree create <name>`, for example `/worktree create fix-login`."
+
+
+def invalid_task_name(name: str) -> str:
+    return (
+        f"`{name}` cannot be a worktree name. Use up to 50 letters, digits, `.`, `_` or `-`, "
+        "starting with a letter or digit and without `..`, for example `/worktree create fix-login`."
+    )
+
+
+def task_created(branch: str, path: str) -> str:
+    return f"Created worktree `{path}` on branch `{branch}`. This conversation now works in it."
+
+
+def task_exists(branch: str, path: str) -> str:
+    return f"Worktree `{branch}` already exists at `{path}`. This conversation now works in it."
+
+
+def counts(breakdown: Breakdown, stale_days: int) -> str:
+    return (
+        f"Worktrees: {breakdown.total}/{breakdown.limit}\n"
+        f"  • {breakdown.merged} merged (can auto-remove)\n"
+        f"  • {breakdown.stale} stale ({stale_days}+ days inactive)\n"
+        f"  • {breakdown.active} active"
+    )
+
+
+def listing(codebase: str, lines: list[tuple[str, str, bool]], breakdown: Breakdown) -> str:
+    if not lines:
+        return f"No worktrees for **{codebase}** yet.\nWorktrees: 0/{breakdown.limit}"
+    rows = [f"• `{branch}` at `{path}`" + (" ← active" if active else "") for branch, path, active in lines]
+    return f"Worktrees of **{codebase}** ({breakdown.total}/{breakdown.limit}):\n" + "\n".join(rows)
+
+
+def no_worktree_here() -> str:
+    return "This conversation has no worktree. Name one: `/worktree remove <name>` (see `/worktree list`)."
+
+
+def unknown_worktree(name: str, codebase: str) -> str:
+    return f"No active worktree `{name}` in **{codebase}**. See `/worktree list`."
+
+
+def removed(branch: str, path: str, note: str) -> str:
+    return f"Removed worktree `{path}` (branch `{branch}`)." + (f" {note}" if note else "")
+
+
+def still_used(branch: str, others: int) -> str:
+    return (
+        f"Worktree `{branch}` is still used by {others} other conversation(s), so it was not removed. "
+        "It goes when the last of them is done."
+    )
+
+
+def linked(branch: str, path: str) -> str:
+    return f"This conversation now works in branch `{branch}` at `{path}`."
+
+
+def already_linked(branch: str, path: str) -> str:
+    return f"This conversation already works in branch `{branch}` at `{path}`."
+
+
+def cleanup_result(kind: str, report: CleanupReport, breakdown: Breakdown) -> str:
+    parts = []
+    if report.removed:
+        parts.append(f"Cleaned up {len(report.removed)} {kind} worktree(s):\n"
+                     + "\n".join(f"• {entry}" for entry in report.removed))
+    else:
+        parts.append(f"No {kind} worktrees to clean up.")
+    if report.skipped:
+        parts.append(f"Skipped {len(report.skipped)}:\n"
+                     + "\n".join(f"• {entry.branch} ({entry.reason})" for entry in report.skipped))
+    parts.append(f"Worktrees: {breakdown.total}/{breakdown.limit}")
+    return "\n\n".join(parts)
+
+
+def orphans(worktrees: list[str], missing: list[str]) -> str:
+    if not worktrees and not missing:
+        return "No orphans: every worktree is tracked and every tracked path exists."
+    parts = []
+    if worktrees:
+        parts.append("Worktrees git knows that no conversation tracks:\n" + "\n".join(f"• `{p}`" for p in worktrees))
+    if missing:
+        parts.append("Tracked worktrees whose path is gone:\n" + "\n".join(f"• `{p}`" for p in missing))
+    return "\n\n".join(parts)
+
+
+def made_room(count: int) -> str:
+    return f"Cleaned up {count} merged worktree(s) to make room."
+
+
+def limit_reached(codebase: str, breakdown: Breakdown, stale_days: int) -> str:
+    options = []
+    if breakdown.stale:
+        options.append("• `/worktree cleanup stale` - Remove stale worktrees")
+    options += ["• `/worktree list` - See all worktrees", "• `/worktree remove <name>` - Remove specific worktree"]
+    return (
+        f"Worktree limit reached ({breakdown.total}/{breakdown.limit}) for **{codebase}**.\n\n"
+        f"**Status:**\n"
+        f"• {breakdown.merged} merged (can auto-remove)\n"
+        f"• {breakdown.stale} stale (no activity in {stale_days}+ days)\n"
+        f"• {breakdown.active} active\n\n"
+        "**Options:**\n" + "\n".join(options)
+    )
