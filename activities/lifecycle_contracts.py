@@ -83,7 +83,7 @@ class EnvironmentState:
     environment: EnvironmentRef
     attached: list[str] = field(default_factory=list)
     closed: list[str] = field(default_factory=list)
-    status: Literal["active", "removal_refused", "destroyed"] = "active"
+    status: Literal["active", "removing", "removal_refused", "destroyed"] = "active"
     refusal: str | None = None  # why the last removal was refused, for the user
     # idempotency keys already applied, newest last (bounded)
     seen_keys: list[str] = field(default_factory=list)

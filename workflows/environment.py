@@ -69,7 +69,7 @@ class EnvironmentWorkflow:
             self._state.attached.remove(signal.conversation)
         if signal.conversation not in self._state.closed:
             self._state.closed.append(signal.conversation)
-        if not self._state.attached and self._state.status == "active":
+        if not self._state.attached and self._state.status == "active" and self._state.pending is None:
             self._request(DestroyRequest(force=False, reason="closed", key=signal.key,
                                          requested_by=signal.conversation))
 
@@ -114,6 +114,7 @@ class EnvironmentWorkflow:
         assert request is not None
         self._state.pending, self._state.waiting = None, []
         environment = self._state.environment
+        self._state.status = "removing"
         report = await lifecycle_steps.remove_worktree(environment, request.force)
         if report.outcome == "refused":
             self._state.status = "removal_refused"
