@@ -76,10 +76,13 @@ class WorktreeActivities:
                 await run_git("worktree", "remove", "--force", "--force", "--", str(path), cwd=repository, check=False)
                 _remove_empty_dir(self.settings.worktree_base, path)
             start_point = await _start_point(repository, request)
-            await self._add(repository, path, branch, start_point, track=request.source == "pr_branch")
-            return WorktreeReady(path=str(path), branch=branch, created=True)
+            new_branch = await self._add(repository, path, branch, start_point, track=request.source == "pr_branch")
+            # A branch still at this commit later holds no work, however far the default branch moves.
+            fresh_from = await _head(path) if new_branch and request.source == "default" else None
+            return WorktreeReady(path=str(path), branch=branch, created=True, fresh_from=fresh_from)
 
-    async def _add(self, repository: Path, path: Path, branch: str, start_point: str, track: bool) -> None:
+    async def _add(self, repository: Path, path: Path, branch: str, start_point: str, track: bool) -> bool:
+        """Add the worktree; True when the branch was made for it."""
         # Metadata of worktrees deleted behind our back would block re-adding their branch.
         await run_git("worktree", "prune", cwd=repository)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -97,6 +100,7 @@ class WorktreeActivities:
             if new_branch:
                 await run_git("branch", "-D", "--", branch, cwd=repository, check=False)
             raise ApplicationError(_explain(error, branch), type=WORKTREE_CONFLICT, non_retryable=True) from None
+        return new_branch
 
     @contextlib.asynccontextmanager
     async def _path_lock(self, path: Path) -> AsyncIterator[None]:
@@ -139,6 +143,10 @@ async def _path_state(repository: Path, path: Path, branch: str) -> PathState:
     if marker.is_file() and "initializing" in marker.read_text(errors="replace"):
         return "half_made"
     return "ours" if head == branch else "foreign"
+
+
+async def _head(path: Path) -> str:
+    return (await run_git("rev-parse", "HEAD", cwd=path)).stdout.strip()
 
 
 async def _start_point(repository: Path, request: WorktreeRequest) -> str:

@@ -87,7 +87,8 @@ def main() -> None:
         repo = make_repo(work / "repos" / "project")
         port = free_port()
         env = {key: value for key, value in os.environ.items() if key != "DATABASE_URL"}
-        env.update(ISOLATOR_DATA_DIR=str(work / "data"))
+        # room for every conversation of the run: the limit is not what is measured
+        env.update(ISOLATOR_DATA_DIR=str(work / "data"), MAX_WORKTREES_PER_CODEBASE=str(runs + 10))
         command = [str(ISOLATOR), "dev", "--api-port", str(port), "--temporal-port", str(free_port()),
                    "--ui-port", str(free_port())]
         log = (work / "dev.log").open("w")

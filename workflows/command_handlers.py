@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Awaitable, Callable
-
 from temporalio import workflow
 from temporalio.exceptions import ChildWorkflowError
 
@@ -15,9 +13,8 @@ with workflow.unsafe.imports_passed_through():
     from workflows.commands import Command
     from workflows.contracts import MessageInput
     from workflows.errors import user_error
+    from workflows.provisioning import Reply
     from workflows.worktree_commands import WorktreeCommands, status_counts
-
-Reply = Callable[[str], Awaitable[None]]
 
 
 async def answer_command(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
