@@ -19,7 +19,8 @@ def _env(name: str) -> AliasChoices:
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
+    # An empty variable (`API_TOKEN=`) means unset, as in a compose file that passes it through.
+    model_config = SettingsConfigDict(extra="ignore", populate_by_name=True, env_ignore_empty=True)
 
     database_url: str | None = Field(None, validation_alias=_env("DATABASE_URL"))
     temporal_address: str = Field("localhost:7233", validation_alias=_env("TEMPORAL_ADDRESS"))

@@ -145,6 +145,14 @@ def test_a_bad_setting_names_its_variable(monkeypatch: pytest.MonkeyPatch) -> No
         load_settings()
 
 
+def test_an_empty_variable_counts_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("API_TOKEN", "")
+    monkeypatch.setenv("MAX_WORKTREES_PER_CODEBASE", "")
+    settings = load_settings()
+    assert settings.api_token is None
+    assert settings.max_worktrees_per_codebase == 25
+
+
 def test_secrets_never_appear_in_the_settings_repr(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GITHUB_WEBHOOK_SECRET", "s3cret-value")
     monkeypatch.setenv("API_TOKEN", "t0ken-value")
