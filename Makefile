@@ -1,9 +1,10 @@
 # The two commands of the README: `make dev` runs the service, `make test` runs the tests.
+# `make bench` prints the benchmark figures (BENCH_ARGS=--quick for a short check).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: dev test install clean
+.PHONY: dev test bench install clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "isolator needs Python 3.11 or newer")'
@@ -21,6 +22,9 @@ dev: install
 
 test: install
 	$(BIN)/python -m pytest -q
+
+bench: install
+	$(BIN)/python -m bench.run $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) *.egg-info

@@ -1,0 +1,1 @@
+"""`make bench`: figures for the service's speed, each against a baseline measured in the same run."""

@@ -1,0 +1,138 @@
+"""The message paths: reuse and create latency, throughput under 50 concurrent conversations, memory."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+from api.dispatch import dispatch_message
+from bench.baseline import REUSE_PATH_ACTIVITIES, BareWorkflow
+from bench.figures import Figure, Latency, timed, verdict
+from bench.stack import Stack
+from workflows.contracts import MessageInput
+
+
+async def say(stack: Stack, conversation: str, text: str = "bench") -> dict[str, Any]:
+    """One message through the test adapter, answered when its workflow has finished."""
+    response = await stack.api.post("/test/message", params={"wait": "true"},
+                                    json={"conversationId": conversation, "message": text})
+    response.raise_for_status()
+    return response.json()["result"]
+
+
+async def say_direct(stack: Stack, conversation: str) -> None:
+    """The same message started from a Temporal client, as the baseline is: no HTTP hop."""
+    message = MessageInput(platform="test", conversation_id=conversation, text="bench",
+                           message_key=uuid.uuid4().hex, default_host=stack.host)
+    await (await dispatch_message(stack.temporal, stack.task_queue, message)).result()
+
+
+async def bare(stack: Stack) -> None:
+    await stack.temporal.execute_workflow(BareWorkflow.run, REUSE_PATH_ACTIVITIES, id=f"bare-{uuid.uuid4().hex}",
+                                          task_queue=stack.baseline_queue)
+
+
+async def start_conversation(stack: Stack, conversation: str, repository: Path) -> dict[str, Any]:
+    """Link a new conversation to a registered repository and give it its worktree."""
+    await say(stack, conversation, f"/clone {repository}")
+    result = await say(stack, conversation)
+    assert result["outcome"] == "created", result
+    return result
+
+
+async def reuse(stack: Stack, repository: Path, runs: int) -> list[Figure]:
+    """Samples of the three calls interleaved, so that the machine's noise falls on all of them alike."""
+    await start_conversation(stack, "reuse", repository)
+    http, direct, baseline = [], [], []
+    for _ in range(runs):
+        http.append(await timed(lambda: say(stack, "reuse")))
+        direct.append(await timed(lambda: say_direct(stack, "reuse")))
+        baseline.append(await timed(lambda: bare(stack)))
+    http_figure, direct_figure, bare_figure = Latency.of(http), Latency.of(direct), Latency.of(baseline)
+    ratio = http_figure.p50 / bare_figure.p50
+    direct_ratio = direct_figure.p50 / bare_figure.p50
+    return [
+        Figure("reuse, POST /test/message?wait=true", str(http_figure), f"bare workflow: {bare_figure}",
+               verdict(ratio <= 1.3 and http_figure.p50 <= 60),
+               {"latency": vars(http_figure), "baseline": vars(bare_figure), "ratio_p50": round(ratio, 2)}),
+        Figure("  ratio to the bare workflow (p50)", f"x{ratio:.2f} (target <= 1.3, p50 <= 60 ms)"),
+        Figure("reuse, started from a client", str(direct_figure), f"x{direct_ratio:.2f} of the bare workflow",
+               data={"latency": vars(direct_figure), "ratio_p50": round(direct_ratio, 2)}),
+    ]
+
+
+async def git_worktree_add(repository: Path, path: Path, branch: str) -> None:
+    process = await asyncio.create_subprocess_exec(
+        "git", "worktree", "add", "-q", "-b", branch, "--", str(path), cwd=repository,
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+    )
+    _, error = await process.communicate()
+    if process.returncode != 0:
+        raise RuntimeError(error.decode())
+
+
+async def create(stack: Stack, label: str, repository: Path, runs: int) -> Figure:
+    """A new conversation's first message against raw `git worktree add`, alternating."""
+    creates, raw = [], []
+    for run in range(runs):
+        conversation = f"create-{repository.name}-{run}"
+        await say(stack, conversation, f"/clone {repository}")
+        creates.append(await timed(lambda: say(stack, conversation)))
+        target = stack.work / "raw" / repository.name / f"raw-{run}"
+        raw.append(await timed(lambda: git_worktree_add(repository, target, f"raw-{run}")))
+    create_figure, raw_figure = Latency.of(creates), Latency.of(raw)
+    overhead = create_figure.p50 - raw_figure.p50
+    return Figure(f"create, {label}", str(create_figure), f"git worktree add: {raw_figure}",
+                  verdict(overhead <= 100),
+                  {"latency": vars(create_figure), "baseline": vars(raw_figure), "overhead_p50": round(overhead, 1)})
+
+
+async def _saturate(call: Callable[[int], Awaitable[None]], concurrency: int, seconds: float) -> list[float]:
+    """`concurrency` loops calling `call` until the time is up; the latency of every completed call."""
+    latencies: list[float] = []
+    deadline = time.monotonic() + seconds
+
+    async def loop(index: int) -> None:
+        while time.monotonic() < deadline:
+            latencies.append(await timed(lambda: call(index)))
+
+    await asyncio.gather(*(loop(index) for index in range(concurrency)))
+    return latencies
+
+
+async def _peak_memory(stack: Stack, stop: asyncio.Event) -> dict[str, float]:
+    """Peak resident memory (MiB) of each service process, sampled every 100 ms."""
+    processes = stack.memory()
+    peaks = {name: 0.0 for name in processes}
+    while not stop.is_set():
+        for name, process in processes.items():
+            peaks[name] = max(peaks[name], process.memory_info().rss / 2**20)
+        await asyncio.sleep(0.1)
+    return peaks
+
+
+async def throughput(stack: Stack, repository: Path, concurrency: int, seconds: float) -> list[Figure]:
+    conversations = [f"load-{index}" for index in range(concurrency)]
+    for conversation in conversations:
+        await start_conversation(stack, conversation, repository)
+    baseline = await _saturate(lambda index: bare(stack), concurrency, seconds)
+    stop = asyncio.Event()
+    sampler = asyncio.create_task(_peak_memory(stack, stop))
+    measured = await _saturate(lambda index: say(stack, conversations[index]), concurrency, seconds)
+    stop.set()
+    peaks = await sampler
+    rate, baseline_rate = len(measured) / seconds, len(baseline) / seconds
+    load, bare_load = Latency.of(measured), Latency.of(baseline)
+    return [
+        Figure(f"throughput, reuse, {concurrency} conversations", f"{rate:.1f} msg/s",
+               f"bare workflow: {baseline_rate:.1f}/s", verdict(rate >= 0.8 * baseline_rate),
+               {"rate": round(rate, 1), "baseline_rate": round(baseline_rate, 1), "seconds": seconds}),
+        Figure("  ratio to the bare workflow", f"x{rate / baseline_rate:.2f} (target >= 0.8)"),
+        Figure("  latency under load", str(load), f"bare workflow: {bare_load}",
+               data={"latency": vars(load), "baseline": vars(bare_load)}),
+        Figure("peak memory during throughput", ", ".join(f"{name} {mib:.0f} MiB" for name, mib in peaks.items()),
+               data={"peak_rss_mib": {name: round(mib, 1) for name, mib in peaks.items()}}),
+    ]

@@ -1,0 +1,134 @@
+"""The stack a benchmark runs against, in the production shape: separate worker and API processes.
+
+PostgreSQL and Temporal are the embedded ones of `isolator dev` unless given (`--database-url`,
+`--temporal-address`). The GitHub and Slack APIs are the local fakes of the test suite, so no
+benchmark reaches the internet. Everything lives in one scratch folder, removed afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import uuid
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import AsyncIterator
+
+import httpx
+import psutil
+from temporalio.client import Client
+
+from migrations.runner import apply_migrations
+from tests.fakes.github_api import TOKEN as GITHUB_TOKEN, FakeGitHub
+from tests.fakes.slack_api import BOT_TOKEN as SLACK_TOKEN, FakeSlack
+from tests.test_github_webhook import SECRET as GITHUB_SECRET
+from tests.test_slack_webhook import SIGNING_SECRET as SLACK_SECRET
+from workers.postgres import start_embedded_postgres
+from workers.temporal_server import start_dev_server
+
+ROOT = Path(__file__).resolve().parent.parent
+ISOLATOR = Path(sys.executable).parent / "isolator"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@dataclass
+class Stack:
+    work: Path
+    api: httpx.AsyncClient
+    temporal: Client
+    database_url: str
+    task_queue: str  # the service's shared queue
+    baseline_queue: str  # where BareWorkflow runs
+    host: str
+    github: FakeGitHub
+    slack: FakeSlack
+    processes: dict[str, subprocess.Popen]
+
+    def memory(self) -> dict[str, psutil.Process]:
+        return {name: psutil.Process(process.pid) for name, process in self.processes.items()}
+
+
+def _spawn(name: str, command: list[str], env: dict[str, str], work: Path) -> subprocess.Popen:
+    log = (work / f"{name}.log").open("ab")
+    return subprocess.Popen(command, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+
+
+async def _ready(api: httpx.AsyncClient, processes: dict[str, subprocess.Popen], work: Path) -> None:
+    for _ in range(600):
+        for name, process in processes.items():
+            if process.poll() is not None:
+                tail = (work / f"{name}.log").read_text(errors="replace")[-2000:]
+                raise SystemExit(f"bench: `{name}` exited with {process.returncode}:\n{tail}")
+        try:
+            if (await api.get("/readyz")).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        await asyncio.sleep(0.1)
+    raise SystemExit("bench: the API did not become ready within 60 s")
+
+
+def _stop(processes: dict[str, subprocess.Popen]) -> None:
+    for process in processes.values():
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+    for process in processes.values():
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+@asynccontextmanager
+async def running_stack(work: Path, database_url: str | None, temporal_address: str | None) -> AsyncIterator[Stack]:
+    async with AsyncExitStack() as cleanup:
+        github, slack = FakeGitHub(), FakeSlack()
+        for fake in (github, slack):
+            await fake.start()
+            cleanup.push_async_callback(fake.stop)
+        if database_url is None:
+            postgres = await start_embedded_postgres(work / "postgres")
+            cleanup.push_async_callback(postgres.stop)
+            database_url = postgres.url
+        if temporal_address is None:
+            temporal = await start_dev_server(port=free_port(), ui_port=None, db_file=None,
+                                              log_path=work / "temporal.log")
+            cleanup.push_async_callback(temporal.stop)
+            temporal_address = temporal.address
+        await apply_migrations(database_url)
+
+        run = uuid.uuid4().hex[:8]  # own queues and host, so a given stack's other workers are not measured
+        host, queue, baseline_queue, port = f"bench-{run}", f"bench-isolation-{run}", f"bench-bare-{run}", free_port()
+        env = {
+            **{key: value for key, value in os.environ.items() if not key.startswith(("GITHUB_", "SLACK_"))},
+            "DATABASE_URL": database_url, "TEMPORAL_ADDRESS": temporal_address, "ISOLATOR_DATA_DIR": str(work / "data"),
+            "ISOLATOR_HOST": host, "ISOLATOR_TASK_QUEUE": queue, "BENCH_QUEUE": baseline_queue,
+            "ISOLATOR_TEST_ADAPTER": "1", "MAX_WORKTREES_PER_CODEBASE": "100000",
+            "GITHUB_WEBHOOK_SECRET": GITHUB_SECRET, "GITHUB_TOKEN": GITHUB_TOKEN, "GITHUB_API_URL": github.api_url,
+            "SLACK_SIGNING_SECRET": SLACK_SECRET, "SLACK_BOT_TOKEN": SLACK_TOKEN, "SLACK_API_URL": slack.api_url,
+        }
+        processes = {
+            "worker": _spawn("worker", [str(ISOLATOR), "worker"], env, work),
+            "api": _spawn("api", [str(ISOLATOR), "api", "--host", "127.0.0.1", "--port", str(port)], env, work),
+            "baseline": _spawn("baseline", [sys.executable, "-m", "bench.baseline"], env, work),
+        }
+        cleanup.callback(_stop, processes)
+        limits = httpx.Limits(max_connections=200, max_keepalive_connections=200)
+        api = await cleanup.enter_async_context(
+            httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=120, limits=limits)
+        )
+        await _ready(api, processes, work)
+        client = await Client.connect(temporal_address)
+        yield Stack(work, api, client, database_url, queue, baseline_queue, host, github, slack, processes)
