@@ -22,6 +22,7 @@ from activities.replies import ReplyActivities
 from activities.survey import SurveyActivities
 from activities.worktrees import WorktreeActivities
 from isolator.settings import Settings
+from workers.interceptors import worker_interceptors
 from workflows.cleanup import CleanupWorkflow, CodebaseCleanupWorkflow
 from workflows.codebase import RegisterCodebaseWorkflow
 from workflows.environment import EnvironmentWorkflow
@@ -39,6 +40,7 @@ def build_workers(client: Client, pool: asyncpg.Pool, settings: Settings) -> lis
     worktrees = WorktreeActivities(settings)
     replies = ReplyActivities(pool, deliverers(settings))
     platforms = PlatformActivities(settings)
+    interceptors = worker_interceptors()
     shared = Worker(
         client,
         task_queue=settings.task_queue,
@@ -69,6 +71,7 @@ def build_workers(client: Client, pool: asyncpg.Pool, settings: Settings) -> lis
         ],
         max_concurrent_activities=100,
         max_concurrent_local_activities=100,
+        interceptors=interceptors,
     )
     host = Worker(
         client,
@@ -83,6 +86,7 @@ def build_workers(client: Client, pool: asyncpg.Pool, settings: Settings) -> lis
             SurveyActivities(settings).survey_worktrees,
         ],
         max_concurrent_activities=50,
+        interceptors=interceptors,
     )
     return [shared, host]
 

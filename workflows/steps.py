@@ -45,6 +45,9 @@ RETRY_POLICY = RetryPolicy(
     maximum_interval=timedelta(seconds=10),
     non_retryable_error_types=USER_ERRORS,
 )
+# Workers heartbeat every activity while it runs (workers/interceptors.py): a dead worker's
+# activity is retried elsewhere after this, whatever its start-to-close timeout.
+HEARTBEAT_TIMEOUT = timedelta(seconds=10)
 # Local activities retry through a database restart, within a bound.
 LOCAL_OPTIONS = dict(
     start_to_close_timeout=timedelta(seconds=10),
@@ -92,7 +95,7 @@ async def attach_conversation(request: AttachInput) -> Attached:
 async def create_worktree(request: WorktreeRequest) -> WorktreeReady:
     return await workflow.execute_activity(
         "create_worktree", request, result_type=WorktreeReady, task_queue=host_queue(request.codebase.host),
-        start_to_close_timeout=timedelta(minutes=10), retry_policy=RETRY_POLICY,
+        start_to_close_timeout=timedelta(minutes=10), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
     )
 
 
@@ -105,7 +108,7 @@ async def record_environment(request: RecordEnvironmentInput) -> RecordedEnviron
 async def send_reply(reply: ReplyInput) -> None:
     # Platforms can be down for a while; keep trying with backoff, deliver once.
     await workflow.execute_activity(
-        "send_reply", reply, start_to_close_timeout=timedelta(seconds=30),
+        "send_reply", reply, start_to_close_timeout=timedelta(seconds=30), heartbeat_timeout=HEARTBEAT_TIMEOUT,
         schedule_to_close_timeout=timedelta(hours=6),
         retry_policy=RetryPolicy(initial_interval=timedelta(seconds=1), maximum_interval=timedelta(minutes=2)),
     )

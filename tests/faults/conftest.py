@@ -1,0 +1,106 @@
+"""Fault injection on real processes: `isolator worker` runs as a child process the tests can kill."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import AsyncIterator, Iterator
+
+import asyncpg
+import httpx
+import pytest
+from temporalio.client import Client
+
+from api.app import create_app
+from isolator.settings import Settings
+
+ISOLATOR = Path(sys.executable).parent / "isolator"
+
+
+@dataclass
+class WorkerProcess:
+    """`isolator worker` for one test's settings; started, killed and restarted at will."""
+
+    settings: Settings
+    logs: Path
+    process: subprocess.Popen | None = None
+    starts: int = 0
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+    def environment(self, **extra: str) -> dict[str, str]:
+        settings = self.settings
+        return {
+            **{key: value for key, value in os.environ.items() if not key.startswith("ISOLATOR_FAULT")},
+            "DATABASE_URL": settings.database_url or "",
+            "TEMPORAL_ADDRESS": settings.temporal_address,
+            "ISOLATOR_DATA_DIR": str(settings.data_dir),
+            "WORKTREE_BASE": str(settings.worktree_base),
+            "WORKSPACE_PATH": str(settings.workspace_path),
+            "ISOLATOR_HOST": settings.host,
+            "ISOLATOR_TASK_QUEUE": settings.task_queue,
+            "ISOLATOR_TEST_ADAPTER": "1",
+            **self.extra_env,
+            **extra,
+        }
+
+    def start(self, **extra: str) -> None:
+        self.starts += 1
+        log = (self.logs / f"worker-{self.starts}.log").open("wb")
+        self.process = subprocess.Popen(
+            [str(ISOLATOR), "worker"], env=self.environment(**extra), stdout=log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, start_new_session=True,
+        )
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown, no cleanup, as when a machine loses power."""
+        assert self.process is not None
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def log_text(self) -> str:
+        return "\n".join(path.read_text(errors="replace") for path in sorted(self.logs.glob("worker-*.log")))
+
+
+@pytest.fixture
+def worker(settings: Settings, tmp_path: Path) -> Iterator[WorkerProcess]:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    process = WorkerProcess(settings, logs)
+    yield process
+    process.stop()
+
+
+@pytest.fixture
+async def api(settings: Settings, db: asyncpg.Pool, temporal: Client) -> AsyncIterator[httpx.AsyncClient]:
+    """The API in this process, with no worker of its own: the work goes to the worker process."""
+    transport = httpx.ASGITransport(app=create_app(settings, temporal=temporal, pool=db))
+    async with httpx.AsyncClient(transport=transport, base_url="http://isolator.test", timeout=60) as client:
+        yield client
+
+
+async def wait_for(path: Path, process: WorkerProcess, seconds: float = 60) -> None:
+    for _ in range(int(seconds * 20)):
+        if path.exists():
+            return
+        assert process.process is not None and process.process.poll() is None, process.log_text()[-3000:]
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{path.name} did not appear within {seconds} s:\n{process.log_text()[-3000:]}")
+
+
+async def register(api: httpx.AsyncClient, path: Path) -> dict:
+    response = await api.post("/api/codebases", json={"path": str(path)})
+    assert response.status_code in (200, 201), response.text
+    return response.json()
