@@ -263,6 +263,10 @@ class TrackedWorktree:
     environment_id: str
     working_path: str
     branch: str
+    # the commit the branch was made at: a branch still there holds no work and needs no comparison
+    start_commit: str | None = None
+    # inactive past the threshold: a cleanup candidate whatever git says
+    stale: bool = False
 
 
 @dataclass
@@ -278,8 +282,9 @@ class WorktreeState:
     working_path: str
     branch: str
     exists: bool  # the path is a worktree of the codebase on disk
-    dirty: bool  # uncommitted or untracked changes
     merged: bool  # every commit is in the default branch or its upstream, by ancestry or by patch (git cherry)
+    # Asked only of cleanup candidates (merged with work of its own, or stale); False for the others.
+    dirty: bool  # uncommitted or untracked changes
     unpushed: bool  # has commits found on no other branch and no remote
     tip: str | None = None  # the branch's commit; None when the branch is gone
 

@@ -1,9 +1,11 @@
 """Surveying a codebase's worktrees: which exist, which are dirty, which branches are merged or unpushed.
 
 The removal activity asks the same questions about a single worktree, so the answers are computed
-here once. A survey costs a constant number of git processes plus a fixed few per tracked worktree:
-ancestry is answered for every branch by one `for-each-ref --merged`, and only branches it does
-not cover get their own patch comparison.
+here once. A survey costs three git processes whatever the number of worktrees: the listing, the
+refs, and ancestry for every branch by one `for-each-ref --merged`. Beyond those, a branch with
+work of its own not merged by ancestry gets a patch comparison (`git cherry`, and `merge-tree` for
+a squash of several commits), and only cleanup candidates (merged, or stale) are asked whether
+their worktree is dirty and their commits unpushed.
 """
 
 from __future__ import annotations
@@ -112,30 +114,44 @@ class BranchState:
 
 
 async def branch_state(git: GitRunner, repository: Path, refs: RefSnapshot, branch: str) -> BranchState:
-    """At most 1 + 2 git processes per base, none for a branch merged by ancestry."""
+    """Everything about one branch: at most 2 git processes per base, and 1 to find another holder."""
     ref = f"refs/heads/{branch}"
     tip = refs.tips.get(ref)
     if tip is None:
         return BranchState(exists=False)
-    if branch in refs.ancestry_merged:
+    if await is_merged(git, repository, refs, branch, tip):
         return BranchState(exists=True, merged=True)
+    return BranchState(exists=True, found_on=await holder(git, repository, ref, tip))
+
+
+async def is_merged(git: GitRunner, repository: Path, refs: RefSnapshot, branch: str, tip: str) -> bool:
+    """By ancestry (already read, no process), else by patch against each base."""
+    if branch in refs.ancestry_merged:
+        return True
     for base in refs.bases:
         if await _patch_merged(git, repository, base, tip):
-            return BranchState(exists=True, merged=True)
-    # The tip on another ref means every commit of the branch is there too.
+            return True
+    return False
+
+
+async def holder(git: GitRunner, repository: Path, ref: str, tip: str) -> str | None:
+    """Another branch or remote ref holding the tip, and so every commit of the branch (short name)."""
     holders = await git(
         "for-each-ref", "--format=%(refname:short)%00%(refname)", "--contains", tip,
         "refs/heads/", "refs/remotes/", cwd=repository,
     )
     others = [short for short, full in (line.split("\0") for line in holders.stdout.splitlines()) if full != ref]
-    return BranchState(exists=True, found_on=others[0] if others else None)
+    return others[0] if others else None
 
 
 async def _patch_merged(git: GitRunner, repository: Path, base: MergeBase, tip: str) -> bool:
     # Rebase merges and cherry-picks: every commit has an equivalent patch in base ('-' lines).
     cherry = await git("cherry", base.commit, tip, cwd=repository, check=False)
-    if cherry.returncode == 0 and all(line.startswith("-") for line in cherry.stdout.splitlines()):
+    commits = cherry.stdout.splitlines()
+    if cherry.returncode == 0 and all(line.startswith("-") for line in commits):
         return True
+    if cherry.returncode == 0 and len(commits) == 1:
+        return False  # one commit: a squash of it would have had the same patch
     # A squash merge of several commits matches none of them one by one, but merging the branch
     # into base again then changes nothing: the merge result is base's own tree.
     merge = await git("merge-tree", "--write-tree", base.commit, tip, cwd=repository, check=False)
@@ -153,24 +169,30 @@ class SurveyActivities:
         repository = Path(request.codebase.canonical_path)
         linked = {entry.path for entry in await list_worktrees(self.git, repository) if not entry.main}
         refs = await read_refs(self.git, repository, request.codebase.default_branch)
-        branches: dict[str, BranchState] = {}
+        merged: dict[str, bool] = {}
         states: list[WorktreeState] = []
         for tracked in request.tracked:
             path = Path(tracked.working_path).resolve()
             exists = path in linked and path.is_dir()
-            if tracked.branch not in branches:
-                branches[tracked.branch] = await branch_state(self.git, repository, refs, tracked.branch)
-            branch = branches[tracked.branch]
+            ref = f"refs/heads/{tracked.branch}"
+            tip = refs.tips.get(ref)
+            fresh = tip is not None and tip == tracked.start_commit
+            if tip is not None and tracked.branch not in merged:
+                # A fresh branch has nothing to compare: only ancestry, which costs nothing more.
+                merged[tracked.branch] = (tracked.branch in refs.ancestry_merged if fresh
+                                          else await is_merged(self.git, repository, refs, tracked.branch, tip))
+            is_merged_now = merged.get(tracked.branch, False)
+            candidate = exists and tip is not None and ((is_merged_now and not fresh) or tracked.stale)
             states.append(
                 WorktreeState(
                     environment_id=tracked.environment_id,
                     working_path=tracked.working_path,
                     branch=tracked.branch,
                     exists=exists,
-                    dirty=exists and await is_dirty(self.git, path),
-                    merged=branch.merged,
-                    unpushed=branch.unpushed,
-                    tip=refs.tips.get(f"refs/heads/{tracked.branch}"),
+                    merged=is_merged_now,
+                    dirty=candidate and await is_dirty(self.git, path),
+                    unpushed=candidate and not is_merged_now and await holder(self.git, repository, ref, tip) is None,
+                    tip=tip,
                 )
             )
         base = self.settings.worktree_base.resolve()

@@ -15,7 +15,7 @@ from pathlib import Path
 import asyncpg
 
 from activities.database import create_pool
-from activities.contracts import SurveyInput, TrackedWorktree
+from activities.contracts import SurveyInput
 from activities.git import run_git
 from activities.lifecycle_contracts import EnvironmentsOfCodebase
 from activities.lifecycle_records import LifecycleRecordActivities
@@ -24,7 +24,7 @@ from bench.figures import Figure, verdict
 from bench.repos import git, make_repository
 from bench.stack import Stack
 from isolator.settings import load_settings
-from workflows.cleanup_rules import plan_cleanup
+from workflows.cleanup_rules import plan_cleanup, tracked_worktrees
 
 @dataclass
 class Pass:
@@ -96,8 +96,7 @@ async def classify(pool: asyncpg.Pool, stack: Stack, codebase_id: str) -> Pass:
     started = time.perf_counter()
     listing = await LifecycleRecordActivities(pool, settings).list_environments(EnvironmentsOfCodebase(codebase_id))
     codebase = listing.environments[0].ref.codebase
-    tracked = [TrackedWorktree(e.ref.environment_id, e.ref.working_path, e.ref.branch) for e in listing.environments]
-    survey = await SurveyActivities(settings, counting).survey_worktrees(SurveyInput(codebase, tracked))
+    survey = await SurveyActivities(settings, counting).survey_worktrees(SurveyInput(codebase, tracked_worktrees(listing)))
     plan = plan_cleanup(listing.environments, survey, ["missing", "merged", "stale"], listing.stale_threshold_days)
     seconds = time.perf_counter() - started
     return Pass(len(listing.environments), len(plan.remove) + len(plan.skipped), seconds, counting.count)

@@ -21,9 +21,11 @@ def settings(tmp_path: Path) -> Settings:
     return load_settings(data_dir=tmp_path / "data", worktree_base_setting=tmp_path / "worktrees", host="test-host")
 
 
-def tracked(*paths: tuple[str, Path]) -> list[TrackedWorktree]:
+def tracked(*paths: tuple[str, Path], stale: bool = False) -> list[TrackedWorktree]:
+    """Stale ones are cleanup candidates, so the survey answers every question about them."""
     return [
-        TrackedWorktree(environment_id=f"env-{branch}", working_path=str(path), branch=branch) for branch, path in paths
+        TrackedWorktree(environment_id=f"env-{branch}", working_path=str(path), branch=branch, stale=stale)
+        for branch, path in paths
     ]
 
 
@@ -58,7 +60,8 @@ async def test_states_and_orphans(settings: Settings, repo: Path, tmp_path: Path
     stray = add_worktree(settings, repo, "stray")
     git("worktree", "add", "-q", "-b", "outside", "--", str(tmp_path / "outside"), "main", cwd=repo)
     entries = tracked(
-        ("merged", merged), ("squashed", squashed), ("solo", solo), ("fresh", fresh), ("gone", gone), ("plain", plain)
+        ("merged", merged), ("squashed", squashed), ("solo", solo), ("fresh", fresh), ("gone", gone), ("plain", plain),
+        stale=True,
     )
 
     survey = await SurveyActivities(settings).survey_worktrees(SurveyInput(codebase=codebase_of(repo), tracked=entries))
@@ -69,7 +72,7 @@ async def test_states_and_orphans(settings: Settings, repo: Path, tmp_path: Path
         "squashed": (True, False, True, False),
         "solo": (True, True, False, True),
         "fresh": (True, False, True, False),
-        "gone": (False, False, False, True),  # the directory is gone, its branch's commits are not
+        "gone": (False, False, False, False),  # the directory is gone: removal asks about its branch itself
         "plain": (False, False, False, False),  # no such branch
     }
     assert [state.environment_id for state in survey.states] == [entry.environment_id for entry in entries]
@@ -93,7 +96,7 @@ async def test_remotes_count_for_merged_and_pushed(settings: Settings, tmp_path:
     git("fetch", "-q", "origin", cwd=repository)
     git("push", "-q", "origin", "--delete", "upstream", cwd=repository)
     local = add_worktree(settings, repository, "local", commits=1)
-    entries = tracked(("pushed", pushed), ("upstream", upstream), ("local", local))
+    entries = tracked(("pushed", pushed), ("upstream", upstream), ("local", local), stale=True)
 
     survey = await SurveyActivities(settings).survey_worktrees(
         SurveyInput(codebase=codebase_of(repository), tracked=entries)
@@ -107,8 +110,9 @@ async def test_remotes_count_for_merged_and_pushed(settings: Settings, tmp_path:
     assert survey.orphans == []
 
 
-async def test_git_processes_grow_by_a_fixed_few_per_worktree(settings: Settings, repo: Path) -> None:
-    # Half merged by ancestry (no patch comparison needed), half with commits of their own.
+async def test_git_processes_grow_by_one_per_worktree_that_needs_a_question(settings: Settings, repo: Path) -> None:
+    # Half merged by ancestry (candidates: is the worktree dirty?), half with a commit of their own
+    # in live conversations (is it merged by patch? one `git cherry`, no more for a single commit).
     entries = tracked(*((f"wt-{n}", add_worktree(settings, repo, f"wt-{n}", commits=n % 2)) for n in range(20)))
     commit(repo, "main-moved-on.txt", "so no branch is main itself\n")
     counts = []
@@ -124,5 +128,18 @@ async def test_git_processes_grow_by_a_fixed_few_per_worktree(settings: Settings
     constant, first, second = counts
     assert constant <= 3  # worktree list, refs, ancestry
     assert second - first == first - constant  # linear in the number of worktrees...
-    # ...at one process (status) per merged worktree and four (status, cherry, merge-tree, contains) per other
-    assert first - constant == 5 * 1 + 5 * 4
+    assert first - constant == 5 * 1 + 5 * 1  # status per merged worktree, cherry per other
+
+
+async def test_fresh_branches_in_live_conversations_cost_no_git_process(settings: Settings, repo: Path) -> None:
+    start = git("rev-parse", "HEAD", cwd=repo).strip()
+    entries = [
+        TrackedWorktree(f"env-{n}", str(add_worktree(settings, repo, f"new-{n}")), f"new-{n}", start_commit=start)
+        for n in range(5)
+    ]
+    counter = CountingGit()
+    survey = await SurveyActivities(settings, git=counter).survey_worktrees(
+        SurveyInput(codebase=codebase_of(repo), tracked=entries)
+    )
+    assert counter.calls == 3  # the listing, the refs, ancestry
+    assert [(state.exists, state.merged, state.tip) for state in survey.states] == [(True, True, start)] * 5

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from activities.contracts import Codebase, RemovalReport, SurveyInput, TrackedWorktree, WorktreeSurvey
+    from activities.contracts import Codebase, RemovalReport, SurveyInput, WorktreeSurvey
     from activities.lifecycle_contracts import (
         Breakdown,
         CleanupReport,
@@ -24,13 +24,13 @@ with workflow.unsafe.imports_passed_through():
         Skipped,
     )
     from workflows import lifecycle_steps
-    from workflows.cleanup_rules import Candidate, breakdown, plan_cleanup
+    from workflows.cleanup_rules import Candidate, breakdown, plan_cleanup, tracked_worktrees
 
 
 async def survey_environments(codebase: Codebase, listing: EnvironmentListing) -> WorktreeSurvey:
-    """One survey: a constant number of git processes plus one per candidate, whatever the count."""
-    tracked = [TrackedWorktree(e.ref.environment_id, e.ref.working_path, e.ref.branch) for e in listing.environments]
-    return await lifecycle_steps.survey_worktrees(SurveyInput(codebase, tracked))
+    """One survey per codebase: three git processes whatever the count, then a few per candidate
+    (activities/survey.py says which)."""
+    return await lifecycle_steps.survey_worktrees(SurveyInput(codebase, tracked_worktrees(listing)))
 
 
 @dataclass

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from activities.contracts import WorktreeState, WorktreeSurvey
-from activities.lifecycle_contracts import Breakdown, CleanupKind, EnvironmentRef, Skipped, TrackedEnvironment
+from activities.contracts import TrackedWorktree, WorktreeState, WorktreeSurvey
+from activities.lifecycle_contracts import (
+    Breakdown,
+    CleanupKind,
+    EnvironmentListing,
+    EnvironmentRef,
+    Skipped,
+    TrackedEnvironment,
+)
 
 # Telegram chats are long-lived workspaces: never stale (the reference plans' rule).
 NEVER_STALE_PLATFORMS = {"telegram"}
@@ -31,6 +38,16 @@ def is_merged(environment: TrackedEnvironment, state: WorktreeState) -> bool:
 
 def is_stale(environment: TrackedEnvironment, threshold_days: int) -> bool:
     return environment.created_by_platform not in NEVER_STALE_PLATFORMS and environment.days_inactive >= threshold_days
+
+
+def tracked_worktrees(listing: EnvironmentListing) -> list[TrackedWorktree]:
+    """What a survey is asked: each worktree, with what the rules already know, so that git is asked
+    about fresh branches and live conversations only what it must."""
+    return [
+        TrackedWorktree(environment.ref.environment_id, environment.ref.working_path, environment.ref.branch,
+                        environment.start_commit, is_stale(environment, listing.stale_threshold_days))
+        for environment in listing.environments
+    ]
 
 
 def plan_cleanup(
