@@ -41,7 +41,9 @@ async def ensure_cleanup_schedule(client: Client, settings: Settings) -> None:
         log.info("created schedule %s (every %d h)", SCHEDULE_ID, settings.cleanup_interval_hours)
     except ScheduleAlreadyRunningError:
 
-        def replace(_: ScheduleUpdateInput) -> ScheduleUpdate:
+        def replace(current: ScheduleUpdateInput) -> ScheduleUpdate:
+            # Interval, action and policy follow the configuration; a pause (and its note) is an operator's.
+            schedule.state = current.description.schedule.state
             return ScheduleUpdate(schedule=schedule)
 
         await client.get_schedule_handle(SCHEDULE_ID).update(replace)

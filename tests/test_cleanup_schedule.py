@@ -1,0 +1,425 @@
+"""The scheduled cleanup end to end: the `isolation-cleanup` schedule a worker creates, one sweep it
+starts on real git, PostgreSQL and Temporal, and what that sweep costs in git processes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from contextlib import suppress
+from datetime import timedelta
+from pathlib import Path
+from typing import AsyncIterator, Callable, Iterator
+
+import pytest
+from temporalio.client import (
+    Client,
+    ScheduleActionExecutionStartWorkflow,
+    ScheduleActionStartWorkflow,
+    ScheduleHandle,
+    ScheduleOverlapPolicy,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+)
+from temporalio.service import RPCError, RPCStatusCode
+
+from activities.git import GitResult, run_git
+from activities.lifecycle_contracts import CleanupReport, CleanupRunReport, Skipped
+from activities.survey import SurveyActivities
+from isolator.settings import Settings
+from tests.conftest import Stack
+from tests.fakes.telegram_api import FakeTelegram
+from tests.gitrepos import branches, git, worktree_paths
+from tests.test_telegram_webhook import PRIVATE, fake, message, resolution, send  # noqa: F401  (fixtures)
+from tests.test_telegram_webhook import settings as telegram_settings
+from workers import worker as worker_module
+from workers.postgres import EmbeddedPostgres
+from workers.schedule import SCHEDULE_ID, ensure_cleanup_schedule
+from workers.temporal_server import TemporalDevServer
+from workflows.cleanup import CleanupWorkflow
+from workflows.environment import EnvironmentWorkflow
+from workflows.naming import thread_branch
+
+# Telegram conversations are needed by one test only, but the `settings` fixture is the module's.
+settings = telegram_settings
+
+
+class GitLog:
+    """run_git itself, recording where each git process of the survey ran."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[tuple[str, ...], Path]] = []
+
+    async def __call__(self, *args: str, cwd: Path | str | None = None, check: bool = True) -> GitResult:
+        self.calls.append((args, Path(cwd or ".")))
+        return await run_git(*args, cwd=cwd, check=check)
+
+    def since(self, mark: int) -> list[tuple[tuple[str, ...], Path]]:
+        return self.calls[mark:]
+
+
+@pytest.fixture
+def survey_git(monkeypatch: pytest.MonkeyPatch) -> GitLog:
+    """The workers' survey activity runs git through a GitLog (the workers are built after this)."""
+    log = GitLog()
+
+    class LoggedSurvey(SurveyActivities):
+        def __init__(self, settings: Settings) -> None:
+            super().__init__(settings, git=log)
+
+    monkeypatch.setattr(worker_module, "SurveyActivities", LoggedSurvey)
+    return log
+
+
+@pytest.fixture
+async def stack(survey_git: GitLog, stack: Stack) -> Stack:
+    """The shared stack, its workers built with the logged survey."""
+    return stack
+
+
+# --- the schedule ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+async def schedule(temporal: Client) -> AsyncIterator[ScheduleHandle]:
+    """The schedule's handle; the schedule is deleted before and after, as the server is the session's."""
+    handle = temporal.get_schedule_handle(SCHEDULE_ID)
+    await _delete(handle)
+    yield handle
+    await _delete(handle)
+
+
+async def _delete(handle: ScheduleHandle) -> None:
+    try:
+        await handle.delete()
+    except RPCError as error:
+        if error.status != RPCStatusCode.NOT_FOUND:
+            raise
+
+
+async def schedules_named(client: Client, schedule_id: str) -> int:
+    return len([listed async for listed in await client.list_schedules() if listed.id == schedule_id])
+
+
+async def trigger_sweep(client: Client, schedule: ScheduleHandle) -> WorkflowHandle[CleanupWorkflow, CleanupRunReport]:
+    """Trigger the schedule once; the handle of the CleanupWorkflow run it started."""
+    before = (await schedule.describe()).info.num_actions
+    await schedule.trigger()
+    for _ in range(200):
+        info = (await schedule.describe()).info
+        if info.num_actions > before:
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("the triggered schedule started no workflow")
+    started = info.recent_actions[-1].action
+    assert isinstance(started, ScheduleActionExecutionStartWorkflow)
+    assert started.workflow_id.startswith(SCHEDULE_ID)
+    return client.get_workflow_handle_for(CleanupWorkflow.run, started.workflow_id,
+                                          run_id=started.first_execution_run_id)
+
+
+async def run_triggered_sweep(stack: Stack, schedule: ScheduleHandle) -> CleanupRunReport:
+    handle = await trigger_sweep(stack.temporal, schedule)
+    return await asyncio.wait_for(handle.result(), timeout=60)
+
+
+# --- a worker start -------------------------------------------------------------------------------
+
+
+WORKER_READY_TIMEOUT = 60.0
+WORKER_STOP_TIMEOUT = 30.0
+
+
+class WorkerProcess:
+    """`isolator worker` as a host runs it, its log in a file; always killed at teardown."""
+
+    def __init__(self, log: Path, **env: str) -> None:
+        self.log = log
+        ours = {field.validation_alias.choices[0] for field in Settings.model_fields.values()}
+        environment = {key: value for key, value in os.environ.items() if key not in ours}
+        with open(log, "wb") as out:
+            self.process = subprocess.Popen(
+                [str(Path(sys.executable).parent / "isolator"), "worker"], env={**environment, **env},
+                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            )
+
+    def text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    async def ready(self) -> None:
+        """Its workers run and it has dealt with the schedule (it logs `worker on` after both)."""
+        deadline = time.monotonic() + WORKER_READY_TIMEOUT
+        while "worker on" not in self.text():
+            if self.process.poll() is not None:
+                pytest.fail(f"isolator worker exited with {self.process.returncode}:\n{self.text()}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"isolator worker was not ready within {WORKER_READY_TIMEOUT} s:\n{self.text()}")
+            await asyncio.sleep(0.1)
+
+    async def stop(self) -> int:
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            return await asyncio.to_thread(self.process.wait, WORKER_STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"isolator worker did not stop within {WORKER_STOP_TIMEOUT} s:\n{self.text()}")
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            with suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+
+@pytest.fixture
+def start_worker(
+    tmp_path: Path, postgres: EmbeddedPostgres, temporal_server: TemporalDevServer
+) -> Iterator[Callable[..., WorkerProcess]]:
+    """`start_worker(host, interval_hours, task_queue)`: a worker process on the session's servers."""
+    started: list[WorkerProcess] = []
+
+    def start(host: str, interval_hours: int, task_queue: str) -> WorkerProcess:
+        started.append(WorkerProcess(
+            tmp_path / f"worker-{len(started)}.log",
+            DATABASE_URL=postgres.url, TEMPORAL_ADDRESS=temporal_server.address, ISOLATOR_HOST=host,
+            ISOLATOR_TASK_QUEUE=task_queue, CLEANUP_INTERVAL_HOURS=str(interval_hours),
+            ISOLATOR_DATA_DIR=str(tmp_path / "data"), WORKTREE_BASE=str(tmp_path / "worktrees"),
+        ))
+        return started[-1]
+
+    yield start
+    for worker in started:
+        worker.kill()
+
+
+async def listed_once(client: Client, schedule_id: str) -> None:
+    """The schedule list is eventually consistent (a schedule deleted a moment ago may linger): within
+    a few seconds it must show the schedule exactly once."""
+    for _ in range(100):
+        count = await schedules_named(client, schedule_id)
+        if count == 1:
+            return
+        await asyncio.sleep(0.1)
+    assert count == 1, f"{count} schedules named {schedule_id}"
+
+
+async def test_each_worker_start_leaves_one_schedule_as_configured_and_keeps_a_pause(
+    temporal: Client, schedule: ScheduleHandle, start_worker: Callable[..., WorkerProcess]
+) -> None:
+    """`isolator worker` processes, as hosts run them: the first creates the schedule, the next ones
+    update it to their CLEANUP_INTERVAL_HOURS (schedule ids are per namespace, so all hosts share it)."""
+    queue = f"isolation-{uuid.uuid4().hex[:8]}"
+    first = start_worker("host-a", 6, queue)
+    await first.ready()
+    assert f"created schedule {SCHEDULE_ID} (every 6 h)" in first.text()
+    await listed_once(temporal, SCHEDULE_ID)
+    described = (await schedule.describe()).schedule
+    assert [interval.every for interval in described.spec.intervals] == [timedelta(hours=6)]
+    assert described.policy.overlap == ScheduleOverlapPolicy.SKIP
+    action = described.action
+    assert isinstance(action, ScheduleActionStartWorkflow)
+    assert (action.workflow, action.id, action.task_queue) == ("CleanupWorkflow", SCHEDULE_ID, queue)
+
+    # an operator pauses it; a second host starts while the first runs, configured with another interval
+    await schedule.pause(note="investigating a failed sweep")
+    second = start_worker("host-b", 3, queue)
+    await second.ready()
+    assert f"updated schedule {SCHEDULE_ID} (every 3 h)" in second.text()
+    await listed_once(temporal, SCHEDULE_ID)
+    described = (await schedule.describe()).schedule
+    assert [interval.every for interval in described.spec.intervals] == [timedelta(hours=3)]
+    assert (described.state.paused, described.state.note) == (True, "investigating a failed sweep")
+    assert described.policy.overlap == ScheduleOverlapPolicy.SKIP
+    assert isinstance(described.action, ScheduleActionStartWorkflow)
+    assert described.action.task_queue == queue
+
+    assert [await second.stop(), await first.stop()] == [0, 0]
+    # and a restart after both stopped: still one, still paused
+    third = start_worker("host-a", 6, queue)
+    await third.ready()
+    assert f"updated schedule {SCHEDULE_ID} (every 6 h)" in third.text()
+    await listed_once(temporal, SCHEDULE_ID)
+    described = (await schedule.describe()).schedule
+    assert [interval.every for interval in described.spec.intervals] == [timedelta(hours=6)]
+    assert described.state.paused
+    assert await third.stop() == 0
+
+
+# --- one sweep -------------------------------------------------------------------------------------
+
+
+async def row(stack: Stack, environment_id: str) -> str:
+    return await stack.db.fetchval("SELECT status FROM isolation_environments WHERE id = $1", environment_id)
+
+
+async def go_quiet(stack: Stack, platform: str, conversation_id: str, days: int) -> None:
+    """The conversation's last message was `days` ago."""
+    changed = await stack.db.execute(
+        """UPDATE conversations SET last_activity_at = now() - make_interval(days => $3)
+           WHERE platform = $1 AND platform_conversation_id = $2""",
+        platform, conversation_id, days,
+    )
+    assert changed == "UPDATE 1"
+
+
+def commit_in(checkout: Path, name: str, text: str) -> str:
+    (checkout / name).write_text(text)
+    git("add", "--", name, cwd=checkout)
+    git("commit", "-q", "-m", f"add {name}", cwd=checkout)
+    return git("rev-parse", "HEAD", cwd=checkout).strip()
+
+
+async def test_a_triggered_sweep_removes_merged_and_stale_work_and_keeps_the_rest(
+    stack: Stack, repo: Path, fake: FakeTelegram, schedule: ScheduleHandle, survey_git: GitLog
+) -> None:
+    await stack.register(repo)
+    days = stack.settings.stale_threshold_days + 1
+
+    async def thread(conversation: str) -> tuple[str, Path, str]:
+        result = (await stack.say(conversation, "work on it"))["result"]
+        assert result["outcome"] == "created"
+        return result["environmentId"], Path(result["workingPath"]), result["branch"]
+
+    # merged by ancestry, and its conversation went on to a task of its own: nothing references it
+    merged_id, merged_path, merged_branch = await thread("merged")
+    commit_in(merged_path, "merged.txt", "merged work\n")
+    git("merge", "-q", "--no-ff", "-m", "merge", merged_branch, cwd=repo)
+    assert (await stack.say("merged", "/worktree create follow-up"))["result"]["outcome"] == "command"
+    # squash-merged: its one commit applied to main as a new commit with the same patch
+    squashed_id, squashed_path, squashed_branch = await thread("squashed")
+    commit_in(squashed_path, "squashed.txt", "squashed work\n")
+    git("merge", "-q", "--squash", squashed_branch, cwd=repo)
+    git("commit", "-q", "-m", "squash", cwd=repo)
+    assert git("cherry", "main", squashed_branch, cwd=repo).startswith("-")
+    assert (await stack.say("squashed", "/worktree link task-follow-up"))["result"]["outcome"] == "command"
+    # merged too, but its conversation is still going
+    busy_id, busy_path, busy_branch = await thread("busy")
+    commit_in(busy_path, "busy.txt", "busy work\n")
+    git("merge", "-q", "--no-ff", "-m", "merge busy", busy_branch, cwd=repo)
+    # stale: silent past the threshold, nothing of its own
+    stale_id, stale_path, stale_branch = await thread("stale")
+    await go_quiet(stack, "test", "stale", days)
+    # stale too, but with uncommitted work
+    dirty_id, dirty_path, dirty_branch = await thread("dirty")
+    (dirty_path / "draft.txt").write_text("half done\n")
+    await go_quiet(stack, "test", "dirty", days)
+    # stale as well, but Telegram chats are long-lived workspaces
+    chat = f"{PRIVATE['id']}:0"
+    telegram = await resolution(stack, await send(stack, message=message("fix the login bug")))
+    assert (telegram.outcome, telegram.branch) == ("created", thread_branch(chat))
+    await go_quiet(stack, "telegram", chat, days)
+    # its folder deleted by hand
+    gone_id, gone_path, _ = await thread("gone")
+    shutil.rmtree(gone_path)
+    # a worktree no row tracks
+    orphan = stack.settings.worktree_base / "project" / "by-hand"
+    git("worktree", "add", "-q", "-b", "by-hand", "--", str(orphan), "main", cwd=repo)
+    follow_up = await stack.db.fetchval(
+        "SELECT id::text FROM isolation_environments WHERE branch_name = 'task-follow-up'"
+    )
+    assert follow_up is not None
+
+    await ensure_cleanup_schedule(stack.temporal, stack.settings)
+    mark = len(survey_git.calls)
+    report = await run_triggered_sweep(stack, schedule)
+
+    assert [args[:2] for args, _ in survey_git.since(mark)].count(("worktree", "list")) == 1, "one survey"
+    (codebase,) = report.codebases
+    assert codebase.codebase == "project"
+    assert sorted(codebase.removed) == sorted([
+        f"{merged_branch} (merged)", f"{squashed_branch} (merged)", f"{stale_branch} ({days} days inactive)",
+    ])
+    assert sorted(codebase.skipped, key=lambda s: s.branch) == sorted([
+        Skipped(dirty_branch, "has uncommitted changes"),
+        Skipped(busy_branch, "still used by 1 conversation(s)"),
+    ], key=lambda s: s.branch)
+    assert codebase.missing == [str(gone_path)]
+    assert codebase.orphans == [str(orphan.resolve())]
+
+    for gone in (merged_id, squashed_id, stale_id, gone_id):
+        assert await row(stack, gone) == "destroyed"
+    for kept in (busy_id, dirty_id, telegram.environment_id, follow_up):
+        assert await row(stack, kept) == "active"
+    assert not merged_path.exists() and not squashed_path.exists() and not stale_path.exists()
+    assert (dirty_path / "draft.txt").read_text() == "half done\n"
+    assert busy_path.is_dir() and Path(telegram.working_path).is_dir() and orphan.is_dir()
+    assert sorted(worktree_paths(repo)) == sorted(
+        str(path) for path in (busy_path, dirty_path, Path(telegram.working_path), orphan.resolve(),
+                               stack.settings.worktree_base.resolve() / "project" / "task-follow-up")
+    )
+    left = branches(repo)
+    assert merged_branch not in left and squashed_branch not in left and stale_branch not in left
+    assert {busy_branch, dirty_branch, "by-hand"} <= set(left)
+    # the dirty one was never asked to go: its workflow is not waiting to retry a refused removal
+    dirty_state = await stack.temporal.get_workflow_handle(f"environment:{dirty_id}").query(EnvironmentWorkflow.state)
+    assert dirty_state.status == "active"
+    for removed in (merged_id, squashed_id, stale_id):
+        description = await stack.temporal.get_workflow_handle(f"environment:{removed}").describe()
+        assert description.status == WorkflowExecutionStatus.COMPLETED
+
+
+# --- cost ------------------------------------------------------------------------------------------
+
+
+def subcommand(args: tuple[str, ...]) -> str:
+    return next(arg for arg in args if not arg.startswith("-"))
+
+
+async def test_a_sweep_surveys_each_codebase_once_at_a_fixed_cost_plus_its_candidates(
+    stack: Stack, repo: Path, schedule: ScheduleHandle, survey_git: GitLog
+) -> None:
+    """The git processes of a codebase's survey: three for the repository, whatever the number of
+    environments; one `git cherry` per branch with a commit of its own not merged by ancestry; and
+    for each candidate only, `git status` (and, when unmerged, one `for-each-ref --contains`).
+    Fresh branches in live conversations cost nothing. (Removals run git of their own.)"""
+    await stack.register(repo)
+    await ensure_cleanup_schedule(stack.temporal, stack.settings)
+    days = stack.settings.stale_threshold_days + 1
+    repository = repo.resolve()
+
+    async def environment(conversation: str, *, quiet: bool = False, commits: int = 0) -> Path:
+        result = (await stack.say(conversation))["result"]
+        assert result["outcome"] == "created"
+        path = Path(result["workingPath"])
+        for number in range(commits):
+            commit_in(path, f"{conversation}-{number}.txt", "work in progress\n")
+        if quiet:
+            await go_quiet(stack, "test", conversation, days)
+        return path
+
+    async def sweep() -> tuple[CleanupReport, list[str], list[Path]]:
+        """The sweep's report, the git commands run in the repository, the worktrees `git status` ran in."""
+        mark = len(survey_git.calls)
+        (report,) = (await run_triggered_sweep(stack, schedule)).codebases
+        calls = survey_git.since(mark)
+        in_repository = [subcommand(args) for args, cwd in calls if cwd.resolve() == repository]
+        elsewhere = [(subcommand(args), cwd) for args, cwd in calls if cwd.resolve() != repository]
+        assert {command for command, _ in elsewhere} == {"status"}
+        return report, in_repository, sorted(cwd for _, cwd in elsewhere)
+
+    once = ["worktree", "for-each-ref", "for-each-ref"]  # the listing, the refs, ancestry for every branch
+    per_branch_with_one_commit = ["cherry"]
+
+    # three environments, two of them candidates (stale)
+    small = [await environment("stale-1", quiet=True), await environment("stale-2", quiet=True),
+             await environment("live-1")]
+    report, in_repository, statuses = await sweep()
+    assert len(report.removed) == 2 and not small[0].exists() and not small[1].exists()
+    assert in_repository == once
+    assert statuses == sorted(small[:2]), "only candidates are asked whether they are dirty"
+
+    # twelve: again two candidates, and nine more environments in use, three of them with commits of their own
+    large = [small[2], await environment("stale-3", quiet=True), await environment("stale-4", quiet=True)]
+    large += [await environment(f"live-{n}") for n in range(2, 8)]
+    large += [await environment(f"busy-{n}", commits=1) for n in range(3)]
+    report, in_repository, statuses = await sweep()
+    assert len(report.removed) == 2 and report.skipped == []
+    assert not large[1].exists() and not large[2].exists()
+    assert in_repository[:3] == once and in_repository.count("worktree") == 1, "one survey of the codebase"
+    assert sorted(in_repository[3:]) == sorted(per_branch_with_one_commit * 3)
+    assert statuses == sorted(large[1:3])
