@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from temporalio import workflow
+from temporalio.exceptions import ActivityError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
     from activities.contracts import Codebase, Conversation, IdentityQuery, WorktreeReady, WorktreeRequest
@@ -19,6 +20,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.cleanup import CodebaseCleanupWorkflow, view_codebase
     from workflows.commands import Command
     from workflows.contracts import MessageInput
+    from workflows.errors import user_error
     from workflows.naming import task_slug
     from workflows.provisioning import Provisioner, Reply, environment_ref
 
@@ -42,18 +44,27 @@ class WorktreeCommands:
         handler = handlers.get(subcommand)
         if handler is None:
             await self.reply(worktree_texts.USAGE)
-        else:
+            return
+        try:
             await handler(args)
+        except (ActivityError, ChildWorkflowError) as error:
+            # The user's to fix (a folder in the way, a bad branch): say so; a fault is raised again.
+            await self.reply(worktree_texts.failed(subcommand, user_error(error)))
 
     async def _create(self, args: list[str]) -> None:
-        if len(args) != 1:
+        if not args:
             await self.reply(worktree_texts.CREATE_USAGE)
             return
-        slug = task_slug(args[0])
+        name = " ".join(args)  # `a b` is one name with a space, not two arguments
+        slug = task_slug(name)
         if slug is None:
-            await self.reply(worktree_texts.invalid_task_name(args[0]))
+            await self.reply(worktree_texts.invalid_task_name(name))
             return
         existing = await steps.find_environment_by_identity(IdentityQuery(self.codebase.id, "task", slug))
+        current = self.conversation.environment
+        if existing is not None and current is not None and current.id == existing.id:
+            await self.reply(worktree_texts.already_linked(existing.branch_name, existing.working_path))
+            return
         if existing is not None:
             await self.provision.attach(
                 "attached", existing, worktree_texts.task_exists(existing.branch_name, existing.working_path)

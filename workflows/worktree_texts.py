@@ -30,6 +30,10 @@ def invalid_task_name(name: str) -> str:
     )
 
 
+def failed(subcommand: str, reason: str) -> str:
+    return f"`/worktree {subcommand}` failed: {reason}"
+
+
 def task_created(branch: str, path: str) -> str:
     return f"Created worktree `{path}` on branch `{branch}`. This conversation now works in it."
 

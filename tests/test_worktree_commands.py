@@ -1,0 +1,323 @@
+"""Chat commands end to end through `/test/message`: `/help`, `/status`, `/worktree create|list|remove`
+and unknown commands, on real git, PostgreSQL and Temporal. Every check looks at the disk, the rows
+and the words the user gets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Stack
+from tests.gitrepos import branches, git, worktree_paths
+from workflows import texts, worktree_texts
+
+
+async def command(stack: Stack, conversation: str, text: str) -> list[str]:
+    """Send a command; the replies it produced, also checked as delivered to the conversation."""
+    answer = await stack.say(conversation, text)
+    assert answer["result"]["outcome"] == "command", answer
+    replies = answer["result"]["replies"]
+    assert replies, f"{text!r} got no answer"
+    delivered = await stack.replies(conversation)
+    assert delivered[-len(replies):] == replies
+    return replies
+
+
+async def say_one(stack: Stack, conversation: str, text: str) -> str:
+    (reply,) = await command(stack, conversation, text)
+    return reply
+
+
+def task_path(stack: Stack, name: str) -> Path:
+    return stack.settings.worktree_base.resolve() / "project" / f"task-{name}"
+
+
+async def active_rows(stack: Stack) -> list[dict]:
+    rows = await stack.db.fetch(
+        "SELECT * FROM isolation_environments WHERE status = 'active' ORDER BY created_at, id"
+    )
+    return [dict(row) for row in rows]
+
+
+async def environment_of(stack: Stack, conversation: str) -> dict | None:
+    row = await stack.db.fetchrow(
+        """SELECT e.* FROM conversations c JOIN isolation_environments e ON e.id = c.environment_id
+           WHERE c.platform_conversation_id = $1""",
+        conversation,
+    )
+    return dict(row) if row else None
+
+
+async def cwd_of(stack: Stack, conversation: str) -> str | None:
+    return await stack.db.fetchval("SELECT cwd FROM conversations WHERE platform_conversation_id = $1", conversation)
+
+
+def archive_refs(repo: Path) -> list[str]:
+    return git("for-each-ref", "--format=%(refname)", "refs/isolator/archive/", cwd=repo).split()
+
+
+# --- /help, /status, unknown commands -------------------------------------------------------------
+
+
+async def test_help_lists_the_commands(stack: Stack, repo: Path) -> None:
+    await stack.register(repo)
+    reply = await say_one(stack, "help-1", "/help")
+    assert reply == texts.HELP
+    for name in ("/clone", "/status", "/worktree", "/help"):
+        assert name in reply
+    assert await active_rows(stack) == [] and worktree_paths(repo) == [], "a command creates no worktree"
+
+
+async def test_status_without_a_repository_says_how_to_register_one(stack: Stack) -> None:
+    reply = await say_one(stack, "status-0", "/status")
+    assert reply.splitlines() == [
+        "Codebase: none (use `/clone`)", "Current working directory: not set", "Worktree: none yet",
+    ]
+    assert "Worktrees:" not in reply
+
+
+async def test_status_shows_the_codebase_the_worktree_and_the_counts(stack: Stack, repo: Path) -> None:
+    await stack.register(repo)
+    before = await say_one(stack, "status-1", "/status")
+    assert before.splitlines() == [
+        "Codebase: project",
+        "Current working directory: not set",
+        "Worktree: none yet",
+        "Worktrees: 0/25",
+        "  • 0 merged (can auto-remove)",
+        "  • 0 stale (14+ days inactive)",
+        "  • 0 active",
+    ]
+
+    created = await stack.say("status-1", "fix the login bug")
+    path, branch = created["result"]["workingPath"], created["result"]["branch"]
+    await command(stack, "status-2", "/worktree create other")
+    after = await say_one(stack, "status-1", "/status")
+    assert after.splitlines() == [
+        "Codebase: project",
+        f"Current working directory: {path}",
+        f"Worktree: `{path}` (branch `{branch}`)",
+        "Worktrees: 2/25",
+        "  • 0 merged (can auto-remove)",
+        "  • 0 stale (14+ days inactive)",
+        "  • 2 active",
+    ]
+
+
+@pytest.mark.parametrize("text", ["/frobnicate", "/worktre create x", "@isolator /nope"])
+async def test_an_unknown_command_gets_the_help(stack: Stack, repo: Path, text: str) -> None:
+    await stack.register(repo)
+    assert await say_one(stack, "unknown-1", text) == texts.UNKNOWN_COMMAND
+    assert await active_rows(stack) == [] and worktree_paths(repo) == []
+
+
+@pytest.mark.parametrize("text", ["/worktree", "/worktree frob", "/worktree cleanup", "/worktree cleanup all",
+                                  "/worktree remove a b", "/worktree remove -x"])
+async def test_an_unknown_or_malformed_subcommand_gets_the_usage(stack: Stack, repo: Path, text: str) -> None:
+    await stack.register(repo)
+    reply = await say_one(stack, "usage-1", text)
+    assert reply == worktree_texts.USAGE
+    for subcommand in ("create", "list", "remove", "link", "cleanup", "orphans"):
+        assert f"/worktree {subcommand}" in reply
+    assert await active_rows(stack) == [] and worktree_paths(repo) == []
+
+
+async def test_worktree_commands_without_a_repository_say_how_to_register_one(stack: Stack) -> None:
+    assert await say_one(stack, "nocode-1", "/worktree create x") == texts.no_codebase([])
+    assert await stack.db.fetchval("SELECT count(*) FROM isolation_environments") == 0
+
+
+# --- /worktree create -----------------------------------------------------------------------------
+
+
+async def test_create_makes_a_task_worktree_and_moves_the_conversation_into_it(stack: Stack, repo: Path) -> None:
+    await stack.register(repo)
+    reply = await say_one(stack, "create-1", "/worktree create Fix-Login")
+    path = task_path(stack, "fix-login")
+    assert reply == f"Created worktree `{path}` on branch `task-fix-login`. This conversation now works in it."
+    assert (path / "file0.txt").is_file()
+    assert worktree_paths(repo) == [str(path)]
+    assert "task-fix-login" in branches(repo)
+    assert git("rev-parse", "--abbrev-ref", "HEAD", cwd=path).strip() == "task-fix-login"
+
+    (row,) = await active_rows(stack)
+    assert (row["workflow_type"], row["workflow_id"], row["branch_name"], row["working_path"]) == (
+        "task", "fix-login", "task-fix-login", str(path)
+    )
+    main_tip = git("rev-parse", "main", cwd=repo).strip()
+    assert row["metadata"] == {"start_commit": main_tip}, "a fresh branch records where it started"
+    assert (await environment_of(stack, "create-1"))["id"] == row["id"]
+    assert await cwd_of(stack, "create-1") == str(path)
+
+    # The next ordinary message works there, silently.
+    again = await stack.say("create-1", "now fix it")
+    assert (again["result"]["outcome"], again["result"]["workingPath"]) == ("reused", str(path))
+    assert again["result"]["replies"] == []
+
+
+async def test_create_from_a_conversation_with_a_worktree_moves_it_and_keeps_the_old_one(
+    stack: Stack, repo: Path
+) -> None:
+    await stack.register(repo)
+    thread = await stack.say("create-2", "hello")
+    await command(stack, "create-2", "/worktree create side")
+    assert (await environment_of(stack, "create-2"))["branch_name"] == "task-side"
+    assert sorted(worktree_paths(repo)) == sorted([thread["result"]["workingPath"], str(task_path(stack, "side"))])
+    assert len(await active_rows(stack)) == 2
+
+
+@pytest.mark.parametrize("name", ["../x", "-x", "x@{y", "a" * 51, "a..b", "x.lock", "x.", ".x", "a/b", "x~1"])
+async def test_create_refuses_a_bad_name_and_says_what_is_allowed(stack: Stack, repo: Path, name: str) -> None:
+    await stack.register(repo)
+    reply = await say_one(stack, "badname-1", f"/worktree create {name}")
+    assert reply == worktree_texts.invalid_task_name(name)
+    assert "up to 50 letters, digits, `.`, `_` or `-`" in reply
+    assert await stack.db.fetchval("SELECT count(*) FROM isolation_environments") == 0
+    assert worktree_paths(repo) == [] and branches(repo) == ["main"]
+    assert not (stack.settings.worktree_base / "project").exists()
+
+
+async def test_create_refuses_a_name_with_spaces_and_no_name(stack: Stack, repo: Path) -> None:
+    await stack.register(repo)
+    reply = await say_one(stack, "badname-2", "/worktree create a b")
+    assert reply == worktree_texts.invalid_task_name("a b")
+    assert "up to 50 letters" in reply
+    assert await say_one(stack, "badname-2", "/worktree create") == worktree_texts.CREATE_USAGE
+    assert await stack.db.fetchval("SELECT count(*) FROM isolation_environments") == 0
+    assert worktree_paths(repo) == [] and branches(repo) == ["main"]
+
+
+async def test_a_fifty_character_name_is_allowed(stack: Stack, repo: Path) -> None:
+    await stack.register(repo)
+    name = "a" * 50
+    await command(stack, "longname-1", f"/worktree create {name}")
+    assert worktree_paths(repo) == [str(task_path(stack, name))]
+
+
+async def test_create_of_an_existing_name_joins_it_and_creates_nothing(stack: Stack, repo: Path) -> None:
+    await stack.register(repo)
+    await command(stack, "exists-a", "/worktree create shared")
+    path = task_path(stack, "shared")
+    (path / "draft.txt").write_text("work in progress\n")
+
+    reply = await say_one(stack, "exists-b", "/worktree create SHARED")
+    assert reply == f"Worktree `task-shared` already exists at `{path}`. This conversation now works in it."
+    assert worktree_paths(repo) == [str(path)]
+    assert (path / "draft.txt").read_text() == "work in progress\n", "the existing worktree is left as it is"
+    (row,) = await active_rows(stack)
+    assert (await environment_of(stack, "exists-a"))["id"] == row["id"]
+    assert (await environment_of(stack, "exists-b"))["id"] == row["id"]
+
+    # The conversation already in it is told so, not left without an answer.
+    again = await say_one(stack, "exists-a", "/worktree create shared")
+    assert again == f"This conversation already works in branch `task-shared` at `{path}`."
+    assert len(await active_rows(stack)) == 1 and worktree_paths(repo) == [str(path)]
+
+
+# --- /worktree list -------------------------------------------------------------------------------
+
+
+async def test_list_shows_every_worktree_and_marks_the_conversations_own(stack: Stack, repo: Path) -> None:
+    await stack.register(repo)
+    assert await say_one(stack, "list-a", "/worktree list") == "No worktrees for **project** yet.\nWorktrees: 0/25"
+
+    thread = await stack.say("list-b", "hello")
+    await command(stack, "list-a", "/worktree create alpha")
+    reply = await say_one(stack, "list-a", "/worktree list")
+    thread_path, thread_branch = thread["result"]["workingPath"], thread["result"]["branch"]
+    assert reply.splitlines() == [
+        "Worktrees of **project** (2/25):",
+        f"• `{thread_branch}` at `{thread_path}`",
+        f"• `task-alpha` at `{task_path(stack, 'alpha')}` ← active",
+    ]
+    other = await say_one(stack, "list-b", "/worktree list")
+    assert other.splitlines()[1].endswith("← active") and not other.splitlines()[2].endswith("← active")
+
+
+# --- /worktree remove -----------------------------------------------------------------------------
+
+
+async def test_remove_without_a_name_removes_the_conversations_own_worktree(stack: Stack, repo: Path) -> None:
+    await stack.register(repo)
+    await command(stack, "remove-1", "/worktree create gone")
+    path = task_path(stack, "gone")
+    (row,) = await active_rows(stack)
+
+    reply = await say_one(stack, "remove-1", "/worktree remove")
+    assert reply.startswith(f"Removed worktree `{path}` (branch `task-gone`).")
+    assert "Branch `task-gone` was deleted: its work is already in `main`." in reply
+    assert not path.exists() and worktree_paths(repo) == [] and "task-gone" not in branches(repo)
+    status = await stack.db.fetchrow("SELECT status, destroyed_at FROM isolation_environments WHERE id = $1", row["id"])
+    assert status["status"] == "destroyed" and status["destroyed_at"] is not None
+    assert await environment_of(stack, "remove-1") is None and await cwd_of(stack, "remove-1") is None
+
+    assert await say_one(stack, "remove-1", "/worktree remove") == worktree_texts.no_worktree_here()
+
+
+async def test_remove_by_name_and_of_an_unknown_name(stack: Stack, repo: Path) -> None:
+    await stack.register(repo)
+    await command(stack, "remove-2", "/worktree create first")
+    await command(stack, "remove-2", "/worktree create second")  # moves on: `first` is nobody's now
+    first, second = task_path(stack, "first"), task_path(stack, "second")
+
+    reply = await say_one(stack, "remove-2", "/worktree remove task-first")
+    assert reply.startswith(f"Removed worktree `{first}` (branch `task-first`).")
+    assert not first.exists() and worktree_paths(repo) == [str(second)]
+    assert [row["branch_name"] for row in await active_rows(stack)] == ["task-second"]
+    assert (await environment_of(stack, "remove-2"))["branch_name"] == "task-second", "its own worktree stays"
+
+    for name in ("task-first", "nope"):
+        assert await say_one(stack, "remove-2", f"/worktree remove {name}") == (
+            f"No active worktree `{name}` in **project**. See `/worktree list`."
+        )
+    assert worktree_paths(repo) == [str(second)]
+
+
+async def test_remove_refuses_a_worktree_another_conversation_uses(stack: Stack, repo: Path) -> None:
+    await stack.register(repo)
+    await command(stack, "owner", "/worktree create busy")
+    reply = await say_one(stack, "bystander", "/worktree remove task-busy")
+    assert reply == worktree_texts.still_used("task-busy", 1)
+    assert worktree_paths(repo) == [str(task_path(stack, "busy"))]
+    assert len(await active_rows(stack)) == 1
+
+
+async def test_remove_refuses_uncommitted_changes_and_force_archives_them(stack: Stack, repo: Path) -> None:
+    await stack.register(repo)
+    await command(stack, "dirty-1", "/worktree create dirty")
+    path = task_path(stack, "dirty")
+    (path / "notes.txt").write_text("half-done work\n")
+    (path / "file0.txt").write_text("edited\n")
+
+    refused = await say_one(stack, "dirty-1", "/worktree remove")
+    assert "has uncommitted changes, so it was not removed" in refused
+    assert "/worktree remove --force" in refused and "refs/isolator/archive/" in refused
+    assert (path / "notes.txt").read_text() == "half-done work\n"
+    assert worktree_paths(repo) == [str(path)] and len(await active_rows(stack)) == 1
+    assert archive_refs(repo) == []
+
+    reply = await say_one(stack, "dirty-1", "/worktree remove --force")
+    assert reply.startswith(f"Removed worktree `{path}` (branch `task-dirty`).")
+    assert not path.exists() and worktree_paths(repo) == [] and await active_rows(stack) == []
+    (snapshot,) = archive_refs(repo)
+    assert snapshot.startswith("refs/isolator/archive/task-dirty-") and snapshot.endswith("-wip")
+    assert f"`{snapshot}`" in reply
+    assert git("show", f"{snapshot}:file0.txt", cwd=repo) == "edited\n"
+    saved = git("show", "--name-only", "--format=", snapshot, cwd=repo).split()
+    assert "notes.txt" in saved, saved
+    assert git("show", f"{snapshot}:notes.txt", cwd=repo) == "half-done work\n"
+
+
+async def test_create_over_a_foreign_folder_says_why_and_touches_nothing(stack: Stack, repo: Path) -> None:
+    await stack.register(repo)
+    path = task_path(stack, "taken")
+    path.mkdir(parents=True)
+    (path / "mine.txt").write_text("not a worktree\n")
+
+    reply = await say_one(stack, "foreign-1", "/worktree create taken")
+    assert reply.startswith(f"`/worktree create` failed: `{path}` already exists and is not a worktree")
+    assert "Move it away or remove it" in reply
+    assert (path / "mine.txt").read_text() == "not a worktree\n"
+    assert worktree_paths(repo) == [] and branches(repo) == ["main"]
+    assert await stack.db.fetchval("SELECT count(*) FROM isolation_environments") == 0
