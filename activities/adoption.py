@@ -55,9 +55,13 @@ class AdoptionActivities:
                 non_retryable=True,
             )
         if query.pr_branch:
+            # Only under the base: the service takes charge of no worktree it could not remove later
+            # (a developer's own checkout of the branch stays theirs).
+            base = self.settings.worktree_base.resolve()
             wanted = {query.pr_branch, slug(query.pr_branch)}
             for path, branch in worktrees:
-                if branch is not None and (branch in wanted or slug(branch) in wanted) and path.exists():
+                on_branch = branch is not None and (branch in wanted or slug(branch) in wanted)
+                if on_branch and path.is_relative_to(base) and path.exists():
                     return Adoptable(path=str(path), branch=branch)
         return None
 

@@ -91,6 +91,8 @@ class Conversation:
     environment: Environment | None
     # names of the registered codebases when none could be chosen for this conversation
     codebase_choices: list[str] = field(default_factory=list)
+    # the message that attached `environment` (see AttachInput.key)
+    attached_by: str | None = None
 
 
 @dataclass
@@ -129,6 +131,8 @@ class AttachInput:
     conversation_row_id: str
     environment_id: str
     cwd: str
+    # the attaching message: its retries count the attachment as theirs
+    key: str | None = None
 
 
 @dataclass
@@ -185,6 +189,8 @@ class RecordEnvironmentInput:
     metadata: dict[str, Any] = field(default_factory=dict)
     # False for an adopted worktree: nothing is created, so MAX_WORKTREES_PER_CODEBASE does not apply
     counts_against_limit: bool = True
+    # the recording message: its retries count the row and the attachment as theirs
+    key: str | None = None
 
 
 @dataclass

@@ -22,7 +22,7 @@ class ConversationActivities:
                 """INSERT INTO conversations (platform, platform_conversation_id) VALUES ($1, $2)
                    ON CONFLICT (platform, platform_conversation_id)
                    DO UPDATE SET last_activity_at = now(), closed_at = NULL
-                   RETURNING id, codebase_id, environment_id, cwd""",
+                   RETURNING id, codebase_id, environment_id, cwd, attached_by""",
                 request.platform, request.conversation_id,
             )
             codebase_id = row["codebase_id"]
@@ -60,6 +60,7 @@ class ConversationActivities:
             codebase=codebase,
             environment=environment,
             codebase_choices=choices,
+            attached_by=row["attached_by"],
         )
 
     @activity.defn

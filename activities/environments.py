@@ -22,8 +22,10 @@ from activities.lifecycle_contracts import LIMIT_REACHED
 
 _BY_IDENTITY = """SELECT * FROM isolation_environments
                   WHERE codebase_id = $1 AND workflow_type = $2 AND workflow_id = $3 AND status = 'active'"""
-_ATTACH = """UPDATE conversations SET environment_id = $2, cwd = $3
-             WHERE id = $1 AND environment_id IS DISTINCT FROM $2
+# A change, or the same attachment by the same message again: a retry after a crash that lost the
+# first answer must still tell the user.
+_ATTACH = """UPDATE conversations SET environment_id = $2, cwd = $3, attached_by = $4
+             WHERE id = $1 AND (environment_id IS DISTINCT FROM $2 OR attached_by = $4)
              RETURNING id"""
 
 
@@ -54,7 +56,9 @@ class EnvironmentActivities:
 
     @activity.defn
     async def attach_conversation(self, attach: AttachInput) -> Attached:
-        changed = await self.pool.fetchval(_ATTACH, attach.conversation_row_id, attach.environment_id, attach.cwd)
+        changed = await self.pool.fetchval(
+            _ATTACH, attach.conversation_row_id, attach.environment_id, attach.cwd, attach.key
+        )
         return Attached(changed=changed is not None)
 
     @activity.defn
@@ -67,12 +71,15 @@ class EnvironmentActivities:
             await connection.execute("SELECT 1 FROM codebases WHERE id = $1 FOR UPDATE", record.codebase_id)
             row = await connection.fetchrow(_BY_IDENTITY, record.codebase_id, record.workflow_type, record.workflow_id)
             created = row is None
-            if created and record.counts_against_limit:
-                await self._check_room(connection, record.codebase_id)
+            if created:
+                if record.counts_against_limit:
+                    await self._check_room(connection, record.codebase_id)
                 row = await self._insert(connection, record)
+            elif record.key is not None and (row["metadata"] or {}).get("recorded_by") == record.key:
+                created = True  # this message's own row, from an attempt whose answer was lost
             environment = environment_from_row(row)
             changed = await connection.fetchval(
-                _ATTACH, record.conversation_row_id, environment.id, environment.working_path
+                _ATTACH, record.conversation_row_id, environment.id, environment.working_path, record.key
             )
         return RecordedEnvironment(environment=environment, created=created, attachment_changed=changed is not None)
 
@@ -92,7 +99,8 @@ class EnvironmentActivities:
                    VALUES ($1, $2, $3, $4, $5, $6, $7)
                    RETURNING *""",
                 record.codebase_id, record.workflow_type, record.workflow_id, record.working_path,
-                record.branch_name, record.platform, record.metadata,
+                record.branch_name, record.platform,
+                {**record.metadata, **({"recorded_by": record.key} if record.key else {})},
             )
         except asyncpg.UniqueViolationError:
             raise ApplicationError(

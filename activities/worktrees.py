@@ -156,6 +156,7 @@ async def _start_point(repository: Path, request: WorktreeRequest) -> str:
     if request.source == "pr_branch":
         remote_ref = f"refs/remotes/origin/{request.branch}"
         await _fetch(repository, f"+refs/heads/{request.branch}:{remote_ref}", request)
+        await _fast_forward(repository, request.branch, remote_ref)
         return remote_ref
     # A fork's branch is not in origin; GitHub keeps every PR's head under refs/pull/N/head.
     await _fetch(repository, f"+refs/pull/{request.pr_number}/head:refs/isolator/pull/{request.pr_number}", request)
@@ -169,6 +170,16 @@ async def _start_point(repository: Path, request: WorktreeRequest) -> str:
             non_retryable=True,
         )
     return found.stdout.strip()
+
+
+async def _fast_forward(repository: Path, branch: str, remote_ref: str) -> None:
+    """A local copy of the PR's branch that is only behind origin catches up, so the worktree is at the PR's
+    head. One with commits of its own stays as it is, and `git branch -f` refuses a branch checked out anywhere."""
+    behind = await run_git(
+        "merge-base", "--is-ancestor", f"refs/heads/{branch}", remote_ref, cwd=repository, check=False
+    )
+    if behind.returncode == 0:
+        await run_git("branch", "--force", "--", branch, remote_ref, cwd=repository, check=False)
 
 
 async def _fetch(repository: Path, refspec: str, request: WorktreeRequest) -> None:

@@ -106,7 +106,8 @@ class MessageWorkflow:
 
         def announce(worktree: WorktreeReady) -> str:
             if workflow_type == "pr" and hints.pr_head_sha:
-                return texts.reviewing_pr(hints.pr_head_sha, hints.pr_head_branch or worktree.branch)
+                # The branch the work happens on: the PR's own, or `pr-N-review` for a fork.
+                return texts.reviewing_pr(hints.pr_head_sha, worktree.branch)
             return texts.working_in(worktree.branch)
 
         return await provision.create(workflow_type, workflow_id, request, announce)
