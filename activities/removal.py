@@ -19,9 +19,9 @@ from temporalio.exceptions import ApplicationError
 
 from activities.contracts import WORKTREE_CONFLICT, Refusal, RemovalReport, RemoveWorktreeInput
 from activities.git import GitError, GitResult, is_valid_branch_name, run_git
+from activities.locks import host_locks
 from activities.paths import UnsafePathError, ensure_inside
 from activities.survey import ListedWorktree, branch_state, is_dirty, list_worktrees, read_refs
-from activities.worktrees import WorktreeActivities
 from isolator.settings import Settings
 
 ARCHIVE_PREFIX = "refs/isolator/archive/"
@@ -44,8 +44,9 @@ class RemovalActivities:
             return _refused(
                 "outside_base", f"`{request.working_path}` is outside the worktree folder, so it was not removed."
             )
-        # The same lock as create_worktree: a removal and a creation never interleave on one path.
-        async with WorktreeActivities(self.settings)._path_lock(path):
+        # The same locks as create_worktree: a removal and a creation never interleave on one path, and
+        # git's records of the repository's worktrees and refs change one process at a time.
+        async with host_locks(self.settings.worktree_base, path, Path(request.codebase.canonical_path)):
             return await self._remove(request, path)
 
     async def _remove(self, request: RemoveWorktreeInput, path: Path) -> RemovalReport:

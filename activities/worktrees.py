@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
-import hashlib
-import os
 from pathlib import Path
-from typing import AsyncIterator, Literal
+from typing import Literal
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -23,6 +20,7 @@ from activities.contracts import (
     WorktreeRequest,
 )
 from activities.git import GitError, branch_exists, is_valid_branch_name, run_git
+from activities.locks import host_lock
 from activities.paths import UnsafePathError, ensure_inside, worktree_path
 from isolator.settings import Settings
 
@@ -61,7 +59,7 @@ class WorktreeActivities:
         except UnsafePathError as error:
             raise ApplicationError(str(error), type=UNSAFE_PATH, non_retryable=True) from None
 
-        async with self._path_lock(path):
+        async with host_lock(self.settings.worktree_base, path):
             state = await _path_state(repository, path, branch)
             if state == "ours":
                 return WorktreeReady(path=str(path), branch=branch, created=False)
@@ -73,7 +71,9 @@ class WorktreeActivities:
                     non_retryable=True,
                 )
             if state == "half_made":
-                await run_git("worktree", "remove", "--force", "--force", "--", str(path), cwd=repository, check=False)
+                async with host_lock(self.settings.worktree_base, repository):
+                    await run_git("worktree", "remove", "--force", "--force", "--", str(path), cwd=repository,
+                                  check=False)
                 _remove_empty_dir(self.settings.worktree_base, path)
             start_point = await _start_point(repository, request)
             new_branch = await self._add(repository, path, branch, start_point, track=request.source == "pr_branch")
@@ -82,7 +82,12 @@ class WorktreeActivities:
             return WorktreeReady(path=str(path), branch=branch, created=True, fresh_from=fresh_from)
 
     async def _add(self, repository: Path, path: Path, branch: str, start_point: str, track: bool) -> bool:
-        """Add the worktree; True when the branch was made for it."""
+        """Add the worktree; True when the branch was made for it. Concurrent `git worktree add`s in one
+        repository can trip over each other's `.git/worktrees` entries, so they take turns."""
+        async with host_lock(self.settings.worktree_base, repository):
+            return await self._add_locked(repository, path, branch, start_point, track)
+
+    async def _add_locked(self, repository: Path, path: Path, branch: str, start_point: str, track: bool) -> bool:
         # Metadata of worktrees deleted behind our back would block re-adding their branch.
         await run_git("worktree", "prune", cwd=repository)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -101,25 +106,6 @@ class WorktreeActivities:
                 await run_git("branch", "-D", "--", branch, cwd=repository, check=False)
             raise ApplicationError(_explain(error, branch), type=WORKTREE_CONFLICT, non_retryable=True) from None
         return new_branch
-
-    @contextlib.asynccontextmanager
-    async def _path_lock(self, path: Path) -> AsyncIterator[None]:
-        """Serialise work on one worktree path across every process on this host."""
-        locks = self.settings.worktree_base / ".locks"
-        locks.mkdir(parents=True, exist_ok=True)
-        name = hashlib.sha256(str(path).encode()).hexdigest()[:32]
-        descriptor = os.open(locks / f"{name}.lock", os.O_CREAT | os.O_RDWR, 0o600)
-        try:
-            while True:
-                try:
-                    fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    activity.heartbeat()
-                    await asyncio.sleep(0.01)
-            yield
-        finally:
-            os.close(descriptor)  # closing releases the lock
 
 
 async def _path_state(repository: Path, path: Path, branch: str) -> PathState:

@@ -140,13 +140,6 @@ async def test_merged_worktrees_that_are_used_or_dirty_are_not_removed_to_make_r
     assert sorted(await worktree_dirs(stack)) == ["task-dirty", "task-fresh", "task-used"]
 
 
-@pytest.mark.xfail(
-    reason="two known bugs outside this test: (1) workflows/provisioning.py catches only ActivityError, but the "
-    "local activity record_environment fails with the bare ApplicationError(LimitReached), so the message "
-    "workflow fails and leaves its worktree on disk; (2) concurrent `git worktree add` in one repository "
-    "race (`failed to read .git/worktrees/<name>/commondir`): activities/worktrees.py needs a per-repository lock",
-    strict=False,
-)
 @small_limit
 @pytest.mark.parametrize("kind", ["chat", "create"])
 async def test_a_burst_of_new_conversations_never_passes_the_limit(stack: Stack, repo: Path, kind: str) -> None:

@@ -9,9 +9,18 @@ with workflow.unsafe.imports_passed_through():
     from activities.contracts import USER_ERRORS
 
 
+# What a failed step raises: activities and child workflows wrap their error; a local activity's
+# arrives in the workflow as it was raised.
+STEP_FAILURES = (ActivityError, ChildWorkflowError, ApplicationError)
+
+
+def failure_cause(error: BaseException) -> BaseException | None:
+    return error.cause if isinstance(error, (ActivityError, ChildWorkflowError)) else error
+
+
 def user_error(error: Exception) -> str:
     """The reason to show the user, or re-raise: only known user errors end the message quietly."""
-    cause = error.cause if isinstance(error, (ActivityError, ChildWorkflowError)) else None
+    cause = failure_cause(error)
     if isinstance(cause, ApplicationError) and cause.type in USER_ERRORS:
         return cause.message
     raise error

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
     from activities.contracts import (
@@ -35,7 +34,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.command_handlers import answer_command
     from workflows.commands import parse_command
     from workflows.contracts import MessageInput, Resolution
-    from workflows.errors import user_error
+    from workflows.errors import STEP_FAILURES, user_error
     from workflows.naming import branch_for
     from workflows.provisioning import Provisioner, environment_ref, resolved
 
@@ -65,7 +64,7 @@ class MessageWorkflow:
                 await self._reply(texts.no_codebase(conversation.codebase_choices))
                 return self._finish(Resolution(outcome="no_codebase"), None)
             resolution = await self._resolve_isolation(conversation, codebase, hints)
-        except (ActivityError, ChildWorkflowError) as error:
+        except STEP_FAILURES as error:
             await self._reply(texts.failed(user_error(error)))
             return self._finish(Resolution(outcome="failed"), conversation.codebase)
         return self._finish(resolution, codebase)
@@ -74,7 +73,9 @@ class MessageWorkflow:
         """The decision order: validate, reuse by identity, share, adopt, limit, create."""
         provision = Provisioner(self._message, conversation, codebase, self._reply)
         current = conversation.environment
-        if current is not None:
+        # Attached by this very message in an attempt whose answer a crash lost: finish that work instead.
+        mine = conversation.attached_by == workflow.info().workflow_id
+        if current is not None and not mine:
             if current.status == "active" and await self._is_healthy(current, codebase):
                 return resolved("reused", current)
             await self._retire(current, conversation, codebase)

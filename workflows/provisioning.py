@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Awaitable, Callable
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from activities.contracts import (
@@ -33,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows import lifecycle_steps, steps, worktree_texts
     from workflows.cleanup import CodebaseCleanupWorkflow, view_codebase
     from workflows.contracts import MessageInput, Outcome, Resolution
+    from workflows.errors import STEP_FAILURES, failure_cause
 
 Reply = Callable[[str], Awaitable[None]]
 
@@ -64,10 +65,11 @@ class Provisioner:
         self.conversation = conversation
         self.codebase = codebase
         self.reply = reply
+        self.key = workflow.info().workflow_id  # lets a retry after a crash recognise its own records
 
     async def attach(self, outcome: Outcome, environment: Environment, text: str) -> Resolution:
         attached = await steps.attach_conversation(
-            AttachInput(self.conversation.row_id, environment.id, environment.working_path)
+            AttachInput(self.conversation.row_id, environment.id, environment.working_path, key=self.key)
         )
         if attached.changed:
             await self.tell_environment(environment)
@@ -95,7 +97,7 @@ class Provisioner:
             recorded = await steps.record_environment(
                 self._record(workflow_type, workflow_id, worktree.path, worktree.branch, metadata, counts=True)
             )
-        except ActivityError as error:
+        except STEP_FAILURES as error:
             if not _is_limit(error):
                 raise
             # Concurrent messages took the last places between our count and our record.
@@ -158,8 +160,10 @@ class Provisioner:
             platform=self.message.platform,
             metadata=metadata,
             counts_against_limit=counts,
+            key=self.key,
         )
 
 
-def _is_limit(error: ActivityError) -> bool:
-    return isinstance(error.cause, ApplicationError) and error.cause.type == LIMIT_REACHED
+def _is_limit(error: BaseException) -> bool:
+    cause = failure_cause(error)
+    return isinstance(cause, ApplicationError) and cause.type == LIMIT_REACHED

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
     from activities.contracts import Codebase, Conversation, IdentityQuery, WorktreeReady, WorktreeRequest
@@ -20,7 +19,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.cleanup import CodebaseCleanupWorkflow, view_codebase
     from workflows.commands import Command
     from workflows.contracts import MessageInput
-    from workflows.errors import user_error
+    from workflows.errors import STEP_FAILURES, user_error
     from workflows.naming import task_slug
     from workflows.provisioning import Provisioner, Reply, environment_ref
 
@@ -47,7 +46,7 @@ class WorktreeCommands:
             return
         try:
             await handler(args)
-        except (ActivityError, ChildWorkflowError) as error:
+        except STEP_FAILURES as error:
             # The user's to fix (a folder in the way, a bad branch): say so; a fault is raised again.
             await self.reply(worktree_texts.failed(subcommand, user_error(error)))
 
