@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from contextlib import asynccontextmanager
-from typing import AsyncIterator
+from typing import Any, AsyncIterator
 
 import asyncpg
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
 from temporalio.client import Client
 
 from activities.database import create_pool
@@ -46,7 +50,21 @@ def create_app(settings: Settings, *, temporal: Client | None = None, pool: asyn
     if settings.telegram_webhook_secret:
         app.include_router(telegram.build_router(settings))
     app.add_middleware(WebhookBodyLimit)
+    app.add_exception_handler(RequestValidationError, _invalid_request)
     return app
+
+
+class _AsciiJSONResponse(JSONResponse):
+    """JSON with non-ASCII escaped: a lone surrogate echoed from the input cannot be encoded as UTF-8."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+
+
+async def _invalid_request(request: Request, error: Exception) -> JSONResponse:
+    """FastAPI's 422 for a request that fails validation; its default handler answers 500 to a lone surrogate."""
+    assert isinstance(error, RequestValidationError)
+    return _AsciiJSONResponse({"detail": jsonable_encoder(error.errors())}, status_code=422)
 
 
 def _require(value: str | None, name: str) -> str:

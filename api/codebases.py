@@ -41,8 +41,8 @@ class CodebaseRequest(BaseModel):
             raise ValueError("`url` must be an http(s), ssh, git or file URL, or user@host:path")
         if self.name is not None and not is_valid_codebase_name(self.name):
             raise ValueError("`name` may use letters, digits, `.`, `_` and `-`, starting with a letter or digit")
-        if self.host is not None and any(ch.isspace() or ch == "@" for ch in self.host):
-            raise ValueError("`host` must not contain spaces or '@'")
+        if self.host is not None and any(ch.isspace() or ch == "@" or not ch.isprintable() for ch in self.host):
+            raise ValueError("`host` must not contain spaces, control characters or '@'")
         return self
 
 

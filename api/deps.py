@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
 
 import asyncpg
@@ -9,6 +10,8 @@ from fastapi import HTTPException, Request, status
 from temporalio.client import Client
 
 from isolator.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 def get_settings(request: Request) -> Settings:
@@ -30,6 +33,7 @@ def require_api_token(request: Request) -> None:
         return
     scheme, _, given = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not secrets.compare_digest(given.encode(), expected.get_secret_value().encode()):
+        log.warning("%s %s refused: missing or wrong API token", request.method, request.url.path)  # never the token
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED,
             detail="missing or wrong API token: send `Authorization: Bearer <API_TOKEN>`",

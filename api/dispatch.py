@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 from temporalio.client import Client, WorkflowHandle
@@ -16,10 +17,39 @@ from workflows.message import MessageWorkflow
 log = logging.getLogger(__name__)
 
 
+class UnusableText(ValueError):
+    """A field of the message holds text PostgreSQL cannot store or a platform cannot be sent; says which."""
+
+
+def check_text(message: MessageInput) -> None:
+    """Refuse NUL characters and lone surrogates (not encodable as UTF-8), before anything starts.
+
+    PostgreSQL stores neither and no platform takes a lone surrogate: a reply quoting one (`/worktree
+    create <name>` does) would fail its activity on every retry, and the message would never finish.
+    """
+    fields = {"conversation id": message.conversation_id, "text": message.text, "message key": message.message_key}
+    if message.hints is not None:
+        fields.update({f"hints.{key}": value for key, value in dataclasses.asdict(message.hints).items()})
+    for name, value in fields.items():
+        for text in value if isinstance(value, list) else [value]:
+            if not isinstance(text, str):
+                continue
+            if "\x00" in text:
+                raise UnusableText(f"the {name} contains a NUL character")
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise UnusableText(f"the {name} is not valid Unicode (it has a lone surrogate)") from None
+
+
 async def dispatch_message(
     client: Client, task_queue: str, message: MessageInput
 ) -> WorkflowHandle[MessageWorkflow, Resolution]:
-    """Start the message's workflow; a redelivered key gets the handle of the one already started."""
+    """Start the message's workflow; a redelivered key gets the handle of the one already started.
+
+    Raises UnusableText, before anything starts, for text no workflow could carry.
+    """
+    check_text(message)
     workflow_id = message_workflow_id(message.platform, message.message_key)
     preview = " ".join(message.text.split())[:80]
     try:

@@ -36,6 +36,13 @@ class InboundTestMessage(BaseModel):
             raise ValueError("must not contain control characters")
         return value
 
+    @field_validator("message")
+    @classmethod
+    def _storable(cls, value: str) -> str:
+        if "\x00" in value:  # PostgreSQL text cannot hold it, and replies quote the message
+            raise ValueError("must not contain NUL characters")
+        return value
+
 
 @router.post("/message")
 async def post_message(

@@ -19,7 +19,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 
 from api.deps import get_client
-from api.dispatch import dispatch_message
+from api.dispatch import UnusableText, dispatch_message
 from api.webhooks.github_events import PLATFORM, Ignored, PayloadError, decode_payload, parse_event
 from isolator.settings import Settings
 from workflows.contracts import MessageInput, message_workflow_id
@@ -40,6 +40,9 @@ def build_router(settings: Settings) -> APIRouter:
     async def github_webhook(request: Request, client: Annotated[Client, Depends(get_client)]) -> JSONResponse:
         body = await request.body()
         if not signature_matches(secret, body, request.headers.get("x-hub-signature-256")):
+            # Never the header itself: a near miss may be a real secret's signature.
+            log.warning("github delivery %r refused: missing or invalid X-Hub-Signature-256",
+                        request.headers.get("x-github-delivery", "")[:64])
             return _answer(status.HTTP_401_UNAUTHORIZED, detail="missing or invalid X-Hub-Signature-256 signature")
         event = request.headers.get("x-github-event", "")
         delivery = request.headers.get("x-github-delivery", "")
@@ -68,6 +71,8 @@ def build_router(settings: Settings) -> APIRouter:
         )
         try:
             await dispatch_message(client, settings.task_queue, message)
+        except UnusableText as error:
+            return _answer(status.HTTP_400_BAD_REQUEST, detail=f"cannot read the {event} payload: {error}")
         except RPCError as error:
             # Temporal is unreachable: a 5xx shows in GitHub's delivery log, where it can be redelivered.
             log.warning("github delivery %s not started: %s", delivery, error)

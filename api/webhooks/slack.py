@@ -16,7 +16,7 @@ import asyncpg
 from fastapi import APIRouter, Depends, Request, Response, status
 from fastapi.responses import JSONResponse
 from slack_bolt.adapter.fastapi.async_handler import AsyncSlackRequestHandler
-from slack_bolt.async_app import AsyncApp, AsyncBoltContext
+from slack_bolt.async_app import AsyncApp, AsyncBoltContext, AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
@@ -25,7 +25,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 
 from api.deps import get_client, get_pool
-from api.dispatch import dispatch_message
+from api.dispatch import UnusableText, dispatch_message
 from api.webhooks.slack_events import PLATFORM, SlackMessage, parse_message
 from isolator.settings import ConfigurationError, Settings
 from workflows.contracts import MessageInput
@@ -69,12 +69,14 @@ def _refusal(verifier: SignatureVerifier, headers: Headers, body: bytes) -> Resp
         "missing, invalid or expired Slack signature (X-Slack-Signature, X-Slack-Request-Timestamp)",
     )
     if not timestamp.isdigit() or not signature:
+        log.warning("slack request refused: no X-Slack-Signature or X-Slack-Request-Timestamp")
         return unsigned
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         return _error(status.HTTP_400_BAD_REQUEST, "the body is not UTF-8")
     if not verifier.is_valid(text, timestamp, signature):
+        log.warning("slack request refused: invalid or expired signature (timestamp %s)", timestamp[:20])
         return unsigned
     try:
         payload = json.loads(text)
@@ -82,6 +84,11 @@ def _refusal(verifier: SignatureVerifier, headers: Headers, body: bytes) -> Resp
         payload = None
     if not isinstance(payload, dict) or not isinstance(payload.get("event", {}), dict):
         return _error(status.HTTP_400_BAD_REQUEST, "expected an Events API JSON payload")
+    try:
+        # Bolt reads ids from the payload as it builds its request, assuming their shapes (a 500 otherwise).
+        AsyncBoltRequest(body=text, headers=dict(headers))
+    except Exception:  # any shape bolt cannot read is the sender's error
+        return _error(status.HTTP_400_BAD_REQUEST, "the Events API payload has fields of unexpected types")
     return None
 
 
@@ -145,6 +152,8 @@ async def _take(settings: Settings, context: AsyncBoltContext, message: SlackMes
                 default_host=settings.host,
             ),
         )
+    except UnusableText as error:
+        return BoltResponse(status=400, body={"detail": f"cannot read the event: {error}"})
     except RPCError as error:
         # Temporal refused or is unreachable: not acknowledging makes Slack deliver the event again later.
         log.warning("slack message %s not started: %s", message.message_key, error)

@@ -46,7 +46,8 @@ def parse_message(event: Mapping[str, Any], bot_user_id: str | None) -> SlackMes
         return None  # bots, this one included, never start work: no reply loops between bots
     if bot_user_id is not None and event.get("user") == bot_user_id:
         return None
-    if event.get("subtype") not in _ANSWERED_SUBTYPES:
+    subtype = event.get("subtype")
+    if not (subtype is None or isinstance(subtype, str)) or subtype not in _ANSWERED_SUBTYPES:
         return None
     channel, ts, thread_ts = event.get("channel"), event.get("ts"), event.get("thread_ts")
     if not _matches(_CHANNEL, channel) or not _matches(_TS, ts):

@@ -32,7 +32,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 
 from api.deps import get_client
-from api.dispatch import dispatch_message
+from api.dispatch import UnusableText, dispatch_message
 from isolator.settings import Settings
 from workflows.contracts import MessageInput
 
@@ -73,6 +73,7 @@ def build_router(settings: Settings) -> APIRouter:
     async def telegram_update(request: Request, client: Annotated[Client, Depends(get_client)]) -> JSONResponse:
         given = request.headers.get(SECRET_HEADER, "").encode()
         if not secrets.compare_digest(given, expected):
+            log.warning("telegram update refused: missing or wrong %s", SECRET_HEADER)  # never the value given
             return _answer(status.HTTP_401_UNAUTHORIZED, detail=f"missing or wrong {SECRET_HEADER}")
         try:
             update = parse_update(json.loads(await request.body()))
@@ -95,6 +96,8 @@ def build_router(settings: Settings) -> APIRouter:
                     default_host=settings.host,
                 ),
             )
+        except UnusableText as error:
+            return _answer(status.HTTP_400_BAD_REQUEST, detail=f"not a Telegram Update: {error}")
         except RPCError as error:
             # Temporal is unreachable: a non-2xx makes Telegram deliver the update again later.
             log.warning("telegram update %s not started: %s", message.message_key, error)
@@ -125,10 +128,13 @@ def parse_update(data: object) -> Update:
     message = update.message
     if message is None:
         return update
-    if not _is_int(message.chat.id) or not isinstance(message.chat.type, str):
+    if message.chat is None or not _is_int(message.chat.id) or not isinstance(message.chat.type, str):
         raise MalformedUpdate("`message.chat` needs an integer `id` and a `type`")
     if message.text is not None and not isinstance(message.text, str):
         raise MalformedUpdate("`message.text` must be a string")
+    if message.text is not None and not _is_unicode(message.text):
+        # parse_entities counts UTF-16 code units: a lone surrogate cannot be encoded to count them.
+        raise MalformedUpdate("`message.text` is not valid Unicode (it has a lone surrogate)")
     if message.message_thread_id is not None and not _is_int(message.message_thread_id):
         raise MalformedUpdate("`message.message_thread_id` must be an integer")
     if not all(_is_int(entity.offset) and _is_int(entity.length) for entity in message.entities):
@@ -193,7 +199,16 @@ def _replies_to(message: Message, bot_username: str) -> bool:
     if replied is None or replied.forum_topic_created is not None or replied.from_user is None:
         return False
     author = replied.from_user
-    return bool(author.is_bot) and (author.username or "").lower() == bot_username.lower()
+    username = author.username if isinstance(author.username, str) else ""  # de_json does not check types
+    return bool(author.is_bot) and username.lower() == bot_username.lower()
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _is_int(value: object) -> bool:
