@@ -9,25 +9,14 @@ from temporalio.exceptions import ApplicationError
 
 from activities.contracts import UNSAFE_PATH, WORKTREE_CONFLICT, Adoptable, AdoptQuery
 from activities.git import run_git
+from activities.locks import host_locks
 from activities.paths import UnsafePathError, worktree_path
+from activities.survey import list_worktrees
 from isolator.settings import Settings
 
 
 def slug(branch: str) -> str:
     return branch.replace("/", "-")
-
-
-async def list_worktrees(repository: Path) -> list[tuple[Path, str | None]]:
-    """(path, branch) of every linked worktree of `repository`; branch None when detached."""
-    listing = await run_git("worktree", "list", "--porcelain", cwd=repository)
-    entries: list[tuple[Path, str | None]] = []
-    for block in listing.stdout.strip().split("\n\n"):
-        lines = block.splitlines()
-        path = next((line[len("worktree "):] for line in lines if line.startswith("worktree ")), None)
-        ref = next((line[len("branch "):] for line in lines if line.startswith("branch ")), None)
-        if path is not None:
-            entries.append((Path(path).resolve(), ref.removeprefix("refs/heads/") if ref else None))
-    return entries[1:]  # the first is the main checkout, never adopted
 
 
 class AdoptionActivities:
@@ -42,12 +31,15 @@ class AdoptionActivities:
             expected = worktree_path(self.settings.worktree_base, query.codebase.name, query.branch)
         except UnsafePathError as error:
             raise ApplicationError(str(error), type=UNSAFE_PATH, non_retryable=True) from None
-        await run_git("worktree", "prune", cwd=repository)
-        worktrees = await list_worktrees(repository)
-        for path, branch in worktrees:
-            if path == expected and branch is not None:
-                return Adoptable(path=str(path), branch=branch)
-        if expected.exists() and not _is_empty_dir(expected):  # an empty one is a half-made create
+        # The locks of create_worktree: a creation under way is waited for, never taken for a stranger.
+        async with host_locks(self.settings.worktree_base, expected, repository):
+            await run_git("worktree", "prune", cwd=repository)
+            worktrees = [entry for entry in await list_worktrees(run_git, repository) if not entry.main]
+            expected_is_stranger = expected.exists() and not _is_empty_dir(expected)  # empty: a half-made create
+        for entry in worktrees:
+            if entry.path == expected and entry.branch is not None:
+                return Adoptable(path=str(entry.path), branch=entry.branch)
+        if expected_is_stranger:
             raise ApplicationError(
                 f"`{expected}` already exists but is not a worktree of {query.codebase.name}, so it was not "
                 "used. Move it away or remove it, then send the message again.",
@@ -59,10 +51,11 @@ class AdoptionActivities:
             # (a developer's own checkout of the branch stays theirs).
             base = self.settings.worktree_base.resolve()
             wanted = {query.pr_branch, slug(query.pr_branch)}
-            for path, branch in worktrees:
+            for entry in worktrees:
+                branch = entry.branch
                 on_branch = branch is not None and (branch in wanted or slug(branch) in wanted)
-                if on_branch and path.is_relative_to(base) and path.exists():
-                    return Adoptable(path=str(path), branch=branch)
+                if on_branch and entry.path.is_relative_to(base) and entry.path.exists():
+                    return Adoptable(path=str(entry.path), branch=branch)
         return None
 
 

@@ -14,7 +14,8 @@ NAME_TAKEN = "NameTaken"
 WORKTREE_CONFLICT = "WorktreeConflict"
 UNSAFE_PATH = "UnsafePath"
 INVALID_BRANCH = "InvalidBranch"
-USER_ERRORS = [INVALID_REPOSITORY, NAME_TAKEN, WORKTREE_CONFLICT, UNSAFE_PATH, INVALID_BRANCH]
+NO_WORKER = "NoWorkerForHost"
+USER_ERRORS = [INVALID_REPOSITORY, NAME_TAKEN, WORKTREE_CONFLICT, UNSAFE_PATH, INVALID_BRANCH, NO_WORKER]
 
 # Why a removal was refused (RemovalReport.refused_because).
 Refusal = Literal["uncommitted_changes", "not_a_worktree", "outside_base"]

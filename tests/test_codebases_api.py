@@ -263,3 +263,11 @@ async def test_bad_test_messages_are_refused_and_record_nothing(stack: Stack, bo
     assert detail_text(response)
     assert await stack.db.fetchval("SELECT count(*) FROM conversations") == 0
     assert await stack.db.fetchval("SELECT count(*) FROM outbound_messages") == 0
+
+
+async def test_a_host_no_worker_serves_is_refused_with_a_reason(stack: Stack, repo: Path) -> None:
+    """A registration's git work waits for the host's worker; a host with none is refused, not waited for."""
+    response = await stack.api.post("/api/codebases", json={"path": str(repo), "host": "nowhere"})
+    assert response.status_code == 422, response.text
+    assert "ISOLATOR_HOST=nowhere" in response.json()["detail"]
+    assert await stack.db.fetchval("SELECT count(*) FROM codebases") == 0

@@ -146,7 +146,7 @@ async def test_create_makes_a_task_worktree_and_moves_the_conversation_into_it(s
         "task", "fix-login", "task-fix-login", str(path)
     )
     main_tip = git("rev-parse", "main", cwd=repo).strip()
-    assert row["metadata"] == {"start_commit": main_tip}, "a fresh branch records where it started"
+    assert row["metadata"]["start_commit"] == main_tip, "a fresh branch records where it started"
     assert (await environment_of(stack, "create-1"))["id"] == row["id"]
     assert await cwd_of(stack, "create-1") == str(path)
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import hashlib
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, TimeoutType
+from temporalio.exceptions import TimeoutError as TemporalTimeout
 
 with workflow.unsafe.imports_passed_through():
-    from activities.contracts import RegisteredCodebase, RepositorySource
+    from activities.contracts import NO_WORKER, RegisteredCodebase, RepositorySource
     from activities.repositories import normalize_repository_url
     from workflows import steps
 
@@ -34,6 +35,12 @@ class RegisterCodebaseWorkflow:
             return await steps.record_codebase(info)
         except ActivityError as error:
             cause = error.cause
+            if isinstance(cause, TemporalTimeout) and cause.type == TimeoutType.SCHEDULE_TO_START:
+                raise ApplicationError(
+                    f"No worker of host `{source.host}` took the work: start `isolator worker` there with "
+                    f"ISOLATOR_HOST={source.host}, or register the repository on the host of a running worker.",
+                    type=NO_WORKER, non_retryable=True,
+                ) from None
             if isinstance(cause, ApplicationError) and cause.non_retryable:
                 # Surface the reason itself, so callers can show it to the user.
                 raise ApplicationError(cause.message, type=cause.type, non_retryable=True) from None

@@ -48,6 +48,8 @@ RETRY_POLICY = RetryPolicy(
 # Workers heartbeat every activity while it runs (workers/interceptors.py): a dead worker's
 # activity is retried elsewhere after this, whatever its start-to-close timeout.
 HEARTBEAT_TIMEOUT = timedelta(seconds=10)
+# Registration names a host; when no worker of that host takes the git work, the user hears so.
+HOST_PICKUP_TIMEOUT = timedelta(seconds=30)
 # Local activities retry through a database restart, within a bound.
 LOCAL_OPTIONS = dict(
     start_to_close_timeout=timedelta(seconds=10),
@@ -121,14 +123,16 @@ async def find_codebase(source: RepositorySource) -> Codebase | None:
 async def inspect_repository(source: RepositorySource) -> RepositoryInfo:
     return await workflow.execute_activity(
         "inspect_repository", source, result_type=RepositoryInfo, task_queue=host_queue(source.host),
-        start_to_close_timeout=timedelta(minutes=1), retry_policy=RETRY_POLICY,
+        start_to_close_timeout=timedelta(minutes=1), schedule_to_start_timeout=HOST_PICKUP_TIMEOUT,
+        retry_policy=RETRY_POLICY,
     )
 
 
 async def clone_repository(source: RepositorySource) -> RepositoryInfo:
     return await workflow.execute_activity(
         "clone_repository", source, result_type=RepositoryInfo, task_queue=host_queue(source.host),
-        start_to_close_timeout=timedelta(hours=2), heartbeat_timeout=timedelta(seconds=30), retry_policy=RETRY_POLICY,
+        start_to_close_timeout=timedelta(hours=2), heartbeat_timeout=timedelta(seconds=30),
+        schedule_to_start_timeout=HOST_PICKUP_TIMEOUT, retry_policy=RETRY_POLICY,
     )
 
 
