@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 from typing import Any, Iterable, TypeVar
 
 from hypothesis import HealthCheck, Phase, given, settings
@@ -105,6 +106,12 @@ def type_confusions(payload: Any) -> list[Any]:
                 _apply(changed, path, wrong, delete=False)
                 confused.append(changed)
     return confused
+
+
+def bodies(valid: list[Any]) -> st.SearchStrategy[bytes]:
+    """Raw bytes, any JSON, or (most often) one of the `valid` payloads mutated."""
+    as_json = st.one_of(json_values(), mutated(valid), mutated(valid), mutated(valid)).map(json.dumps)
+    return st.binary(max_size=64) | as_json.map(str.encode)
 
 
 def draw_examples(strategy: st.SearchStrategy[T], count: int) -> list[T]:
