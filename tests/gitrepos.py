@@ -31,3 +31,15 @@ def worktree_paths(repository: Path) -> list[str]:
 
 def branches(repository: Path) -> list[str]:
     return git("branch", "--format=%(refname:short)", cwd=repository).split()
+
+
+def branch_with_commit(repository: Path, branch: str, file: str, text: str, message: str) -> str:
+    """A new branch one commit ahead of the checkout's branch, which stays checked out; its commit."""
+    current = git("rev-parse", "--abbrev-ref", "HEAD", cwd=repository).strip()
+    git("checkout", "-q", "-b", branch, cwd=repository)
+    (repository / file).write_text(text)
+    git("add", file, cwd=repository)
+    git("commit", "-q", "-m", message, cwd=repository)
+    commit = git("rev-parse", "HEAD", cwd=repository).strip()
+    git("checkout", "-q", current, cwd=repository)
+    return commit

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.conftest import Stack
 from tests.fakes.github_api import Comment, FakeGitHub
-from tests.gitrepos import branches, git, make_repo, worktree_paths
+from tests.gitrepos import branch_with_commit, branches, git, make_repo, worktree_paths
 from tests.test_github_webhook import (  # noqa: F401  (fixtures)
     REPO,
     URL,
@@ -36,12 +36,7 @@ async def open_issue(stack: Stack, fake: FakeGitHub, number: int, clone_url: str
 async def test_an_existing_issue_branch_is_checked_out_with_its_commits(
     stack: Stack, fake: FakeGitHub, repo: Path
 ) -> None:
-    git("checkout", "-q", "-b", "issue-12", cwd=repo)
-    (repo / "started.txt").write_text("work from yesterday\n")
-    git("add", ".", cwd=repo)
-    git("commit", "-q", "-m", "Start on issue 12", cwd=repo)
-    commit = git("rev-parse", "HEAD", cwd=repo).strip()
-    git("checkout", "-q", "main", cwd=repo)
+    commit = branch_with_commit(repo, "issue-12", "started.txt", "work from yesterday\n", "Start on issue 12")
     codebase = await stack.register(repo, url=URL)
 
     result = await open_issue(stack, fake, 12)

@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import Stack
 from tests.fakes.github_api import Comment, FakeGitHub
-from tests.gitrepos import branches, git, worktree_paths
+from tests.gitrepos import branch_with_commit, branches, git, worktree_paths
 from tests.test_github_webhook import (  # noqa: F401  (fixtures)
     REPO,
     URL,
@@ -133,12 +133,7 @@ async def test_a_pr_from_the_same_repository_is_checked_out_on_its_branch_tracki
 async def test_a_pr_whose_branch_is_only_local_is_checked_out_on_that_branch(
     stack: Stack, fake: FakeGitHub, repo: Path
 ) -> None:
-    git("checkout", "-q", "-b", "feature/x", cwd=repo)
-    (repo / "extra.txt").write_text("extra\n")
-    git("add", ".", cwd=repo)
-    git("commit", "-q", "-m", "Extra", cwd=repo)
-    sha = git("rev-parse", "HEAD", cwd=repo).strip()
-    git("checkout", "-q", "main", cwd=repo)
+    sha = branch_with_commit(repo, "feature/x", "extra.txt", "extra\n", "Extra")
     codebase = await stack.register(repo, url=URL)  # no `origin` at all
 
     result = await open_pr(stack, fake, 98, "feature/x", sha)
