@@ -2,19 +2,27 @@
 
 The reuse path runs two local activities (record the conversation, validate its worktree), so
 the bare workflow runs two no-op local activities. `python -m bench.baseline` serves it on
-BENCH_QUEUE, in a process of its own as the isolator worker is.
+BENCH_QUEUE, in a process of its own as the isolator worker is, and answers `POST /bare` on
+BENCH_BASELINE_PORT the way the test adapter answers `?wait=true`: start it, wait, reply. So the
+same HTTP hop can be measured with and without the service's own work.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import signal
+import uuid
 from datetime import timedelta
 
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 from temporalio import activity, workflow
 from temporalio.client import Client
 from temporalio.worker import Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 REUSE_PATH_ACTIVITIES = 2
 
@@ -33,16 +41,30 @@ class BareWorkflow:
         return activities
 
 
-async def serve(address: str, queue: str) -> None:
+def http_app(client: Client, queue: str) -> Starlette:
+    async def bare(request: Request) -> JSONResponse:
+        result = await client.execute_workflow(BareWorkflow.run, REUSE_PATH_ACTIVITIES, id=f"bare-{uuid.uuid4().hex}",
+                                               task_queue=queue)
+        return JSONResponse({"success": True, "result": result})
+
+    return Starlette(routes=[Route("/bare", bare, methods=["POST"])])
+
+
+async def serve(address: str, queue: str, port: int) -> None:
     client = await Client.connect(address)
-    stop = asyncio.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        asyncio.get_running_loop().add_signal_handler(signum, stop.set)
+    # The module is shared with the sandbox, as the isolator worker shares its own (workers/worker.py).
+    runner = SandboxedWorkflowRunner(restrictions=SandboxRestrictions.default.with_passthrough_modules("bench"))
     worker = Worker(client, task_queue=queue, workflows=[BareWorkflow], activities=[do_nothing],
-                    max_concurrent_local_activities=100)
+                    max_concurrent_local_activities=100, workflow_runner=runner)
+    # uvicorn's defaults, as `isolator api` runs with; it stops on SIGTERM, and the worker with it
+    server = uvicorn.Server(uvicorn.Config(http_app(client, queue), host="127.0.0.1", port=port))
     async with worker:
-        await stop.wait()
+        await server.serve()
 
 
 if __name__ == "__main__":
-    asyncio.run(serve(os.environ["TEMPORAL_ADDRESS"], os.environ["BENCH_QUEUE"]))
+    # As `bench.baseline`, not `__main__`: the worker's sandbox finds the workflow by its module's name.
+    from bench import baseline
+
+    port = int(os.environ["BENCH_BASELINE_PORT"])
+    asyncio.run(baseline.serve(os.environ["TEMPORAL_ADDRESS"], os.environ["BENCH_QUEUE"], port))

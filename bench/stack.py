@@ -49,6 +49,7 @@ class Stack:
     database_url: str
     task_queue: str  # the service's shared queue
     baseline_queue: str  # where BareWorkflow runs
+    baseline_http: httpx.AsyncClient  # POST /bare: the bare workflow behind the same HTTP hop
     host: str
     github: FakeGitHub
     slack: FakeSlack
@@ -77,6 +78,16 @@ async def _ready(api: httpx.AsyncClient, processes: dict[str, subprocess.Popen],
             pass
         await asyncio.sleep(0.1)
     raise SystemExit("bench: the API did not become ready within 60 s")
+
+
+async def _answering(http: httpx.AsyncClient) -> None:
+    for _ in range(600):
+        try:
+            await http.get("/")
+            return
+        except httpx.TransportError:
+            await asyncio.sleep(0.1)
+    raise SystemExit("bench: the baseline's HTTP server did not answer within 60 s")
 
 
 def _stop(processes: dict[str, subprocess.Popen]) -> None:
@@ -110,11 +121,13 @@ async def running_stack(work: Path, database_url: str | None, temporal_address: 
         await apply_migrations(database_url)
 
         run = uuid.uuid4().hex[:8]  # own queues and host, so a given stack's other workers are not measured
-        host, queue, baseline_queue, port = f"bench-{run}", f"bench-isolation-{run}", f"bench-bare-{run}", free_port()
+        host, queue, baseline_queue = f"bench-{run}", f"bench-isolation-{run}", f"bench-bare-{run}"
+        port, baseline_port = free_port(), free_port()
         env = {
             **{key: value for key, value in os.environ.items() if not key.startswith(("GITHUB_", "SLACK_"))},
             "DATABASE_URL": database_url, "TEMPORAL_ADDRESS": temporal_address, "ISOLATOR_DATA_DIR": str(work / "data"),
             "ISOLATOR_HOST": host, "ISOLATOR_TASK_QUEUE": queue, "BENCH_QUEUE": baseline_queue,
+            "BENCH_BASELINE_PORT": str(baseline_port),
             "ISOLATOR_TEST_ADAPTER": "1", "MAX_WORKTREES_PER_CODEBASE": "100000",
             "GITHUB_WEBHOOK_SECRET": GITHUB_SECRET, "GITHUB_TOKEN": GITHUB_TOKEN, "GITHUB_API_URL": github.api_url,
             "SLACK_SIGNING_SECRET": SLACK_SECRET, "SLACK_BOT_TOKEN": SLACK_TOKEN, "SLACK_API_URL": slack.api_url,
@@ -129,6 +142,11 @@ async def running_stack(work: Path, database_url: str | None, temporal_address: 
         api = await cleanup.enter_async_context(
             httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=120, limits=limits)
         )
+        baseline_http = await cleanup.enter_async_context(
+            httpx.AsyncClient(base_url=f"http://127.0.0.1:{baseline_port}", timeout=120, limits=limits)
+        )
         await _ready(api, processes, work)
+        await _answering(baseline_http)
         client = await Client.connect(temporal_address)
-        yield Stack(work, api, client, database_url, queue, baseline_queue, host, github, slack, processes)
+        yield Stack(work, api, client, database_url, queue, baseline_queue, baseline_http, host, github, slack,
+                    processes)
