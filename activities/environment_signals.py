@@ -12,7 +12,7 @@ from temporalio.common import SearchAttributePair, TypedSearchAttributes, Workfl
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.contracts import RemovalReport
+from activities.worktree_contracts import RemovalReport
 from activities.lifecycle_contracts import (
     AttachRequest,
     ConversationSignal,

@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from activities.contracts import Codebase, RemovalReport
+from activities.contracts import Codebase
+from activities.worktree_contracts import RemovalReport
 
 # ApplicationError type: the codebase already has MAX_WORKTREES_PER_CODEBASE active environments.
 LIMIT_REACHED = "LimitReached"

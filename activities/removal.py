@@ -17,7 +17,8 @@ from typing import Literal
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.contracts import WORKTREE_CONFLICT, Refusal, RemovalReport, RemoveWorktreeInput
+from activities.contracts import WORKTREE_CONFLICT
+from activities.worktree_contracts import Refusal, RemovalReport, RemoveWorktreeInput
 from activities.git import GitError, GitResult, is_valid_branch_name, run_git
 from activities.locks import host_locks
 from activities.paths import UnsafePathError, ensure_inside

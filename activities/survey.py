@@ -16,7 +16,7 @@ from typing import Protocol
 
 from temporalio import activity
 
-from activities.contracts import SurveyInput, WorktreeState, WorktreeSurvey
+from activities.worktree_contracts import SurveyInput, WorktreeState, WorktreeSurvey
 from activities.git import GitResult, run_git
 from isolator.settings import Settings
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import asyncpg
 
 from activities.database import create_pool
-from activities.contracts import SurveyInput
+from activities.worktree_contracts import SurveyInput
 from activities.git import run_git
 from activities.lifecycle_contracts import EnvironmentsOfCodebase
 from activities.lifecycle_records import LifecycleRecordActivities

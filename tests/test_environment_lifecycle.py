@@ -8,7 +8,7 @@ from pathlib import Path
 
 from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
 
-from activities.contracts import RemovalReport
+from activities.worktree_contracts import RemovalReport
 from activities.lifecycle_contracts import ConversationSignal, DestroyRequest, EnvironmentState
 from tests.conftest import Stack
 from tests.fakes.github_api import FakeGitHub

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from temporalio.testing import ActivityEnvironment
 
-from activities.contracts import Codebase, RemovalReport, RemoveWorktreeInput
+from activities.contracts import Codebase
+from activities.worktree_contracts import RemovalReport, RemoveWorktreeInput
 from activities.removal import RemovalActivities, _snapshot
 from isolator.settings import Settings, load_settings
 from tests.gitrepos import branches, git, make_repo, worktree_paths

@@ -26,7 +26,7 @@ from temporalio import workflow
 from temporalio.client import Client, ScheduleHandle, WorkflowHistory
 from temporalio.worker import Replayer
 
-from activities.contracts import RemovalReport
+from activities.worktree_contracts import RemovalReport
 from activities.lifecycle_contracts import EnvironmentState
 from api.dispatch import dispatch_message
 from tests.conftest import Stack

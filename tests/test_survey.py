@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from activities.contracts import SurveyInput, TrackedWorktree, WorktreeState
+from activities.worktree_contracts import SurveyInput, TrackedWorktree, WorktreeState
 from activities.git import GitResult, run_git
 from activities.survey import SurveyActivities
 from isolator.settings import Settings, load_settings

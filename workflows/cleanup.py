@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from activities.contracts import Codebase, RemovalReport, SurveyInput, WorktreeSurvey
+    from activities.contracts import Codebase
+    from activities.worktree_contracts import RemovalReport, SurveyInput, WorktreeSurvey
     from activities.lifecycle_contracts import (
         Breakdown,
         CleanupReport,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from activities.contracts import TrackedWorktree, WorktreeState, WorktreeSurvey
+from activities.worktree_contracts import TrackedWorktree, WorktreeState, WorktreeSurvey
 from activities.lifecycle_contracts import (
     Breakdown,
     CleanupKind,

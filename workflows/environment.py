@@ -13,7 +13,8 @@ from datetime import timedelta
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from activities.contracts import RemovalReport, ReplyInput
+    from activities.contracts import ReplyInput
+    from activities.worktree_contracts import RemovalReport
     from activities.lifecycle_contracts import ConversationSignal, DestroyRequest, EnvironmentState
     from workflows import lifecycle_steps, steps
 

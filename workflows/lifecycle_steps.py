@@ -6,14 +6,8 @@ from datetime import timedelta
 
 from temporalio import workflow
 
-from activities.contracts import (
-    Codebase,
-    Environment,
-    RemovalReport,
-    RemoveWorktreeInput,
-    SurveyInput,
-    WorktreeSurvey,
-)
+from activities.contracts import Codebase, Environment
+from activities.worktree_contracts import RemovalReport, RemoveWorktreeInput, SurveyInput, WorktreeSurvey
 from activities.lifecycle_contracts import (
     AttachRequest,
     DestroyEnvironmentInput,
