@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import shutil
 from pathlib import Path
 
@@ -89,7 +87,7 @@ class CodebaseActivities:
 
     @activity.defn
     async def clone_repository(self, source: RepositorySource) -> RepositoryInfo:
-        """Clone `source.url` into `WORKSPACE_PATH/<name>`, heartbeating while git runs."""
+        """Clone `source.url` into `WORKSPACE_PATH/<name>`."""
         if not source.url:
             raise _invalid("a clone URL is required")
         name = self._name(source.name, source.url, None)
@@ -122,27 +120,19 @@ class CodebaseActivities:
             )
         shutil.rmtree(staging, ignore_errors=True)  # left by an attempt that was killed
         try:
-            await self._clone_with_heartbeats(source.url, staging)
+            await self._clone(source.url, staging)
             staging.rename(destination)
         finally:
             shutil.rmtree(staging, ignore_errors=True)  # only there if the clone failed
         return await self._describe(destination, source.url, name, source.host)
 
     @staticmethod
-    async def _clone_with_heartbeats(url: str, destination: Path) -> None:
-        clone = asyncio.create_task(run_git("clone", "--quiet", "--", url, str(destination)))
+    async def _clone(url: str, destination: Path) -> None:
+        """The worker heartbeats for the activity while git runs (workers/interceptors.py)."""
         try:
-            while not clone.done():
-                activity.heartbeat()
-                await asyncio.wait({clone}, timeout=1.0)
-            clone.result()
+            await run_git("clone", "--quiet", "--", url, str(destination))
         except GitError as error:
             raise _invalid(f"Could not clone {url}: {error.stderr or 'git clone failed'}") from None
-        finally:
-            if not clone.done():
-                clone.cancel()
-                with contextlib.suppress(BaseException):
-                    await clone
 
     def _name(self, name: str | None, url: str | None, path: str | None) -> str:
         chosen = name or name_from_source(url, path)

@@ -10,8 +10,6 @@ import os
 from pathlib import Path
 from typing import AsyncIterator
 
-from temporalio import activity
-
 
 @contextlib.asynccontextmanager
 async def host_locks(worktree_base: Path, *paths: Path) -> AsyncIterator[None]:
@@ -28,7 +26,7 @@ async def host_lock(worktree_base: Path, path: Path) -> AsyncIterator[None]:
     """Hold the lock of `path` (a worktree, or a repository whose `.git/worktrees` git changes).
 
     Take a worktree's lock before its repository's, never the other way round. The lock files
-    live under WORKTREE_BASE/.locks; an activity waiting for one keeps heartbeating.
+    live under WORKTREE_BASE/.locks.
     """
     locks = worktree_base / ".locks"
     locks.mkdir(parents=True, exist_ok=True)
@@ -40,9 +38,7 @@ async def host_lock(worktree_base: Path, path: Path) -> AsyncIterator[None]:
                 fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
-                if activity.in_activity():
-                    activity.heartbeat()
-                await asyncio.sleep(0.01)
+                await asyncio.sleep(0.01)  # the worker keeps heartbeating meanwhile (workers/interceptors.py)
         yield
     finally:
         os.close(descriptor)  # closing releases the lock

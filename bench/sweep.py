@@ -16,13 +16,13 @@ import asyncpg
 
 from activities.database import create_pool
 from activities.worktree_contracts import SurveyInput
-from activities.git import run_git
 from activities.lifecycle_contracts import EnvironmentsOfCodebase
 from activities.lifecycle_records import LifecycleRecordActivities
 from activities.survey import SurveyActivities
 from bench.figures import Figure, verdict
 from bench.repos import git, make_repository
 from bench.stack import Stack
+from tests.test_survey import CountingGit
 from isolator.settings import load_settings
 from workflows.cleanup_rules import plan_cleanup, tracked_worktrees
 
@@ -32,17 +32,6 @@ class Pass:
     candidates: int
     seconds: float
     git_processes: int
-
-
-class CountingGit:
-    """`run_git`, counting the processes it starts."""
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    async def __call__(self, *args: str, cwd: Path | str | None = None, check: bool = True):
-        self.count += 1
-        return await run_git(*args, cwd=cwd, check=check)
 
 
 def make_history(repository: Path, commits: int) -> tuple[str, list[str]]:
@@ -99,7 +88,7 @@ async def classify(pool: asyncpg.Pool, stack: Stack, codebase_id: str) -> Pass:
     survey = await SurveyActivities(settings, counting).survey_worktrees(SurveyInput(codebase, tracked_worktrees(listing)))
     plan = plan_cleanup(listing.environments, survey, ["missing", "merged", "stale"], listing.stale_threshold_days)
     seconds = time.perf_counter() - started
-    return Pass(len(listing.environments), len(plan.remove) + len(plan.skipped), seconds, counting.count)
+    return Pass(len(listing.environments), len(plan.remove) + len(plan.skipped), seconds, counting.calls)
 
 
 async def sweep(stack: Stack, repositories: Path, sizes: tuple[int, int]) -> list[Figure]:
