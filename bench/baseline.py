@@ -22,7 +22,8 @@ from starlette.routing import Route
 from temporalio import activity, workflow
 from temporalio.client import Client
 from temporalio.worker import Worker
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+from workers.worker import WORKFLOW_RUNNER
 
 REUSE_PATH_ACTIVITIES = 2
 
@@ -52,10 +53,10 @@ def http_app(client: Client, queue: str) -> Starlette:
 
 async def serve(address: str, queue: str, port: int) -> None:
     client = await Client.connect(address)
-    # The module is shared with the sandbox, as the isolator worker shares its own (workers/worker.py).
-    runner = SandboxedWorkflowRunner(restrictions=SandboxRestrictions.default.with_passthrough_modules("bench"))
+    # Run as the isolator worker runs its workflows (workers/worker.py), so that only the service's
+    # own work differs.
     worker = Worker(client, task_queue=queue, workflows=[BareWorkflow], activities=[do_nothing],
-                    max_concurrent_local_activities=100, workflow_runner=runner)
+                    max_concurrent_local_activities=100, workflow_runner=WORKFLOW_RUNNER)
     # uvicorn's defaults, as `isolator api` runs with; it stops on SIGTERM, and the worker with it
     server = uvicorn.Server(uvicorn.Config(http_app(client, queue), host="127.0.0.1", port=port))
     async with worker:

@@ -25,6 +25,7 @@ import pytest
 from temporalio import workflow
 from temporalio.client import Client, ScheduleHandle, WorkflowHistory
 from temporalio.worker import Replayer
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from activities.worktree_contracts import RemovalReport
 from activities.lifecycle_contracts import EnvironmentState
@@ -37,6 +38,8 @@ from workers.worker import WORKFLOWS
 from workflows import lifecycle_steps
 from workflows.contracts import MessageInput
 from workflows.environment import EnvironmentWorkflow
+from workflows.message import MessageWorkflow
+from tests.replay_workflows.clock_reading import ClockReadingMessageWorkflow
 
 HISTORIES = Path(__file__).parent / "histories"
 CAPTURE = os.environ.get("ISOLATOR_CAPTURE_HISTORIES") == "1"
@@ -53,6 +56,10 @@ CAPTURED = {
 PLACEHOLDER_ROOT = "/replay"
 IDENTITY = "replay-capture"
 STICKY_QUEUE = "replay-capture-sticky"
+# Workers run workflows unsandboxed for speed (workers/worker.py); replays run them in the SDK's
+# default sandbox, with nothing passed through, so that a workflow reaching for the clock,
+# randomness or I/O is refused here.
+STRICT_SANDBOX = SandboxedWorkflowRunner()
 
 
 # --- capture ---------------------------------------------------------------------------------------
@@ -176,8 +183,17 @@ def load(name: str) -> WorkflowHistory:
 async def test_a_captured_history_replays_with_the_current_workflow_code(name: str) -> None:
     history = load(name)
     assert len(history.events) > 5, "a real run, not an empty shell"
-    result = await Replayer(workflows=WORKFLOWS).replay_workflow(history)
+    result = await Replayer(workflows=WORKFLOWS, workflow_runner=STRICT_SANDBOX).replay_workflow(history)
     assert result.replay_failure is None
+
+
+async def test_a_workflow_that_reads_the_clock_fails_the_replay() -> None:
+    """The strict sandbox is the determinism guard: the production worker runs without it."""
+    history = load("message_created")
+    others = [workflow_class for workflow_class in WORKFLOWS if workflow_class is not MessageWorkflow]
+    result = await Replayer(workflows=[*others, ClockReadingMessageWorkflow],
+                            workflow_runner=STRICT_SANDBOX).replay_workflow(history, raise_on_replay_failure=False)
+    assert "Cannot access time.time" in str(result.replay_failure)
 
 
 # Not sandboxed: the sandbox would import this test module, and the test stack with it, inside itself.
