@@ -5,9 +5,28 @@ from __future__ import annotations
 import asyncpg
 from temporalio import activity
 
-from activities.contracts import CloseInput, Conversation, ConversationInput, LinkCodebaseInput
+from activities.contracts import CloseInput, Codebase, Conversation, ConversationInput, LinkCodebaseInput
 from activities.database import codebase_from_row, environment_from_row
 from activities.repositories import repository_key
+
+
+_RECORD = """
+WITH conversation AS (
+    INSERT INTO conversations (platform, platform_conversation_id) VALUES ($1, $2)
+    ON CONFLICT (platform, platform_conversation_id)
+    DO UPDATE SET last_activity_at = now(), closed_at = NULL
+    RETURNING id, codebase_id, environment_id, cwd, attached_by
+)
+SELECT v.*,
+       c.id AS c_id, c.name AS c_name, c.canonical_path AS c_canonical_path, c.default_branch AS c_default_branch,
+       c.host AS c_host, c.repository_url AS c_repository_url,
+       e.id AS e_id, e.codebase_id AS e_codebase_id, e.workflow_type AS e_workflow_type,
+       e.workflow_id AS e_workflow_id, e.working_path AS e_working_path, e.branch_name AS e_branch_name,
+       e.status AS e_status
+FROM conversation v
+LEFT JOIN codebases c ON c.id = v.codebase_id
+LEFT JOIN isolation_environments e ON e.id = v.environment_id
+"""
 
 
 class ConversationActivities:
@@ -16,52 +35,44 @@ class ConversationActivities:
 
     @activity.defn
     async def record_conversation(self, request: ConversationInput) -> Conversation:
-        """Upsert the conversation, touch `last_activity_at`, and find its codebase and environment."""
-        async with self.pool.acquire() as connection, connection.transaction():
-            row = await connection.fetchrow(
-                """INSERT INTO conversations (platform, platform_conversation_id) VALUES ($1, $2)
-                   ON CONFLICT (platform, platform_conversation_id)
-                   DO UPDATE SET last_activity_at = now(), closed_at = NULL
-                   RETURNING id, codebase_id, environment_id, cwd, attached_by""",
-                request.platform, request.conversation_id,
-            )
-            codebase_id = row["codebase_id"]
-            choices: list[str] = []
-            if codebase_id is None and request.repository_url:
-                # An event names its repository: only that repository's codebase will do.
-                codebase_id = await _codebase_for_repository(connection, request.repository_url)
-                if codebase_id is not None:
-                    await connection.execute(
-                        "UPDATE conversations SET codebase_id = $2 WHERE id = $1", row["id"], codebase_id
-                    )
-            elif codebase_id is None:
-                names = await connection.fetch("SELECT id, name FROM codebases ORDER BY name")
-                if len(names) == 1:
-                    # With exactly one codebase registered, it is everyone's codebase.
-                    codebase_id = names[0]["id"]
-                    await connection.execute(
-                        "UPDATE conversations SET codebase_id = $2 WHERE id = $1", row["id"], codebase_id
-                    )
-                else:
-                    choices = [name["name"] for name in names]
-            codebase = None
-            if codebase_id is not None:
-                codebase = codebase_from_row(await connection.fetchrow("SELECT * FROM codebases WHERE id = $1", codebase_id))
-            environment = None
-            if row["environment_id"] is not None:
-                environment = environment_from_row(
-                    await connection.fetchrow("SELECT * FROM isolation_environments WHERE id = $1", row["environment_id"])
-                )
+        """Upsert the conversation, touch `last_activity_at`, and find its codebase and environment.
+
+        One statement in the usual case (the conversation already has its codebase): it runs on
+        every message, and each round trip to PostgreSQL is paid by every message.
+        """
+        row = await self.pool.fetchrow(_RECORD, request.platform, request.conversation_id)
+        codebase = codebase_from_row(row, prefix="c_") if row["c_id"] is not None else None
+        choices: list[str] = []
+        if codebase is None:
+            codebase, choices = await self._choose_codebase(row["id"], request.repository_url)
         return Conversation(
             row_id=str(row["id"]),
             platform=request.platform,
             conversation_id=request.conversation_id,
             cwd=row["cwd"],
             codebase=codebase,
-            environment=environment,
+            environment=environment_from_row(row, prefix="e_") if row["e_id"] is not None else None,
             codebase_choices=choices,
             attached_by=row["attached_by"],
         )
+
+    async def _choose_codebase(self, row_id: object, repository_url: str | None) -> tuple[Codebase | None, list[str]]:
+        """A conversation without a codebase gets its event's repository, or the only one registered;
+        otherwise the names to choose from."""
+        async with self.pool.acquire() as connection, connection.transaction():
+            choices: list[str] = []
+            if repository_url:
+                # An event names its repository: only that repository's codebase will do.
+                codebase_id = await _codebase_for_repository(connection, repository_url)
+            else:
+                names = await connection.fetch("SELECT id, name FROM codebases ORDER BY name")
+                # With exactly one codebase registered, it is everyone's codebase.
+                codebase_id = names[0]["id"] if len(names) == 1 else None
+                choices = [] if codebase_id is not None else [name["name"] for name in names]
+            if codebase_id is None:
+                return None, choices
+            await connection.execute("UPDATE conversations SET codebase_id = $2 WHERE id = $1", row_id, codebase_id)
+            return codebase_from_row(await connection.fetchrow("SELECT * FROM codebases WHERE id = $1", codebase_id)), []
 
     @activity.defn
     async def link_conversation_codebase(self, link: LinkCodebaseInput) -> None:
