@@ -7,9 +7,10 @@ from pathlib import Path
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.contracts import UNSAFE_PATH, WORKTREE_CONFLICT, Adoptable, AdoptQuery
+from activities.contracts import UNSAFE_PATH, WORKTREE_CONFLICT, Adoptable, AdoptionSearch, AdoptQuery
 from activities.git import run_git
 from activities.locks import host_locks
+from activities.ownership import made_here
 from activities.paths import UnsafePathError, worktree_path
 from activities.survey import list_worktrees
 from isolator.settings import Settings
@@ -24,8 +25,14 @@ class AdoptionActivities:
         self.settings = settings
 
     @activity.defn
-    async def find_adoptable_worktree(self, query: AdoptQuery) -> Adoptable | None:
+    async def find_adoptable_worktree(self, query: AdoptQuery) -> AdoptionSearch:
         """A worktree at the expected path, or one checked out on the PR's branch (or its slug)."""
+        if query.codebase.host != self.settings.host:
+            return AdoptionSearch("elsewhere")
+        adoptable = await self._find(query)
+        return AdoptionSearch("adoptable", adoptable) if adoptable else AdoptionSearch("none")
+
+    async def _find(self, query: AdoptQuery) -> Adoptable | None:
         repository = Path(query.codebase.canonical_path)
         try:
             expected = worktree_path(self.settings.worktree_base, query.codebase.name, query.branch)
@@ -33,12 +40,14 @@ class AdoptionActivities:
             raise ApplicationError(str(error), type=UNSAFE_PATH, non_retryable=True) from None
         # The locks of create_worktree: a creation under way is waited for, never taken for a stranger.
         async with host_locks(self.settings.worktree_base, expected, repository):
-            await run_git("worktree", "prune", cwd=repository)
-            worktrees = [entry for entry in await list_worktrees(run_git, repository) if not entry.main]
+            listed = await list_worktrees(run_git, repository)
+            worktrees = [entry for entry in listed if not entry.main and not entry.prunable]
             expected_is_stranger = expected.exists() and not _is_empty_dir(expected)  # empty: a half-made create
         for entry in worktrees:
             if entry.path == expected and entry.branch is not None:
-                return Adoptable(path=str(entry.path), branch=entry.branch)
+                # One the service made (a concurrent message's, not yet recorded) is resumed by
+                # create_worktree and counted as created, never adopted.
+                return None if made_here(entry.path) else Adoptable(path=str(entry.path), branch=entry.branch)
         if expected_is_stranger:
             raise ApplicationError(
                 f"`{expected}` already exists but is not a worktree of {query.codebase.name}, so it was not "
@@ -54,7 +63,7 @@ class AdoptionActivities:
             for entry in worktrees:
                 branch = entry.branch
                 on_branch = branch is not None and (branch in wanted or slug(branch) in wanted)
-                if on_branch and entry.path.is_relative_to(base) and entry.path.exists():
+                if on_branch and entry.path.is_relative_to(base) and entry.path.exists() and not made_here(entry.path):
                     return Adoptable(path=str(entry.path), branch=branch)
         return None
 

@@ -166,6 +166,14 @@ class Adoptable:
 
 
 @dataclass
+class AdoptionSearch:
+    """What `find_adoptable_worktree` found; "elsewhere" when asked on a host that does not hold the codebase."""
+
+    outcome: Literal["adoptable", "none", "elsewhere"]
+    adoptable: Adoptable | None = None
+
+
+@dataclass
 class WorktreeReady:
     path: str
     branch: str

@@ -18,8 +18,9 @@ from activities.contracts import (
     Retired,
 )
 from activities.database import environment_from_row
-from activities.lifecycle_contracts import LIMIT_REACHED
+from activities.lifecycle_contracts import LIMIT_REACHED, EnvironmentCount, EnvironmentsOfCodebase
 
+_COUNT_ACTIVE = "SELECT count(*) FROM isolation_environments WHERE codebase_id = $1 AND status = 'active'"
 _BY_IDENTITY = """SELECT * FROM isolation_environments
                   WHERE codebase_id = $1 AND workflow_type = $2 AND workflow_id = $3 AND status = 'active'"""
 # A change, or the same attachment by the same message again: a retry after a crash that lost the
@@ -83,10 +84,13 @@ class EnvironmentActivities:
             )
         return RecordedEnvironment(environment=environment, created=created, attachment_changed=changed is not None)
 
+    @activity.defn
+    async def count_environments(self, request: EnvironmentsOfCodebase) -> EnvironmentCount:
+        """Whether a new worktree fits: a count, where a listing would carry every environment."""
+        return EnvironmentCount(await self.pool.fetchval(_COUNT_ACTIVE, request.codebase_id), self.limit)
+
     async def _check_room(self, connection: asyncpg.Connection, codebase_id: str) -> None:
-        active = await connection.fetchval(
-            "SELECT count(*) FROM isolation_environments WHERE codebase_id = $1 AND status = 'active'", codebase_id
-        )
+        active = await connection.fetchval(_COUNT_ACTIVE, codebase_id)
         if active >= self.limit:
             raise ApplicationError(f"{active}/{self.limit} worktrees", type=LIMIT_REACHED, non_retryable=True)
 

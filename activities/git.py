@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 # Transports a clone URL may use; `ext::` would run arbitrary commands.
 _ALLOWED_PROTOCOLS = "file:git:http:https:ssh"
 
@@ -36,21 +38,21 @@ def _environment() -> dict[str, str]:
     return env
 
 
-async def run_git(*args: str, cwd: Path | str | None = None, check: bool = True) -> GitResult:
-    """Run `git -C cwd args...`; raise GitError on failure when check is set."""
+async def run_git(*args: str, cwd: Path | str | None = None, check: bool = True, input: str | None = None) -> GitResult:
+    """Run `git -C cwd args...`, with `input` on its standard input; raise GitError on failure when check is set."""
     argv = ["git"]
     if cwd is not None:
         argv += ["-C", str(cwd)]
     argv += list(args)
     process = await asyncio.create_subprocess_exec(
         *argv,
-        stdin=asyncio.subprocess.DEVNULL,
+        stdin=asyncio.subprocess.DEVNULL if input is None else asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         env=_environment(),
     )
     try:
-        stdout, stderr = await process.communicate()
+        stdout, stderr = await process.communicate(None if input is None else input.encode())
     except asyncio.CancelledError:
         if process.returncode is None:
             process.kill()
@@ -73,3 +75,14 @@ async def is_valid_branch_name(name: str) -> bool:
 async def branch_exists(repository: Path, branch: str) -> bool:
     result = await run_git("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", cwd=repository, check=False)
     return result.returncode == 0
+
+
+async def commits_of(repository: Path, *revisions: str) -> list[str | None]:
+    """The commit each revision names, None where it names none: one git process for them all."""
+    if any("\n" in revision for revision in revisions):
+        raise ValueError("a revision cannot contain a newline")
+    lines = "".join(f"{revision}^{{commit}}\n" for revision in revisions)
+    # Each answer is the commit's id, or the question followed by "missing" (or "ambiguous").
+    result = await run_git("cat-file", "--batch-check=%(objectname)", cwd=repository, input=lines)
+    answers = result.stdout.splitlines()
+    return [answer if _OBJECT_ID.fullmatch(answer) else None for answer in answers]

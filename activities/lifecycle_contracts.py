@@ -121,6 +121,14 @@ class EnvironmentListing:
 
 
 @dataclass
+class EnvironmentCount:
+    """How many active environments count against a codebase's limit, and the limit."""
+
+    active: int
+    limit: int  # MAX_WORKTREES_PER_CODEBASE
+
+
+@dataclass
 class NamedEnvironmentQuery:
     codebase_id: str
     # `issue-42`, `pr-99`, `thread-1a2b3c4d`, `task-name`, or a branch name

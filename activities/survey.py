@@ -32,6 +32,7 @@ class ListedWorktree:
     path: Path  # resolved
     branch: str | None  # None when detached
     main: bool  # the repository's own checkout, never removed
+    prunable: bool = False  # its folder is gone: git forgets it at the next `git worktree prune`
 
 
 async def list_worktrees(git: GitRunner, repository: Path) -> list[ListedWorktree]:
@@ -44,7 +45,8 @@ async def list_worktrees(git: GitRunner, repository: Path) -> list[ListedWorktre
         ref = next((line[len("branch "):] for line in lines if line.startswith("branch ")), None)
         if path is not None:
             branch = ref.removeprefix("refs/heads/") if ref else None
-            entries.append(ListedWorktree(Path(path).resolve(), branch, main=not entries))
+            prunable = any(line.startswith("prunable") for line in lines)
+            entries.append(ListedWorktree(Path(path).resolve(), branch, main=not entries, prunable=prunable))
     return entries
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -19,8 +20,9 @@ from activities.contracts import (
     WorktreeReady,
     WorktreeRequest,
 )
-from activities.git import GitError, branch_exists, is_valid_branch_name, run_git
+from activities.git import GitError, branch_exists, commits_of, is_valid_branch_name, run_git
 from activities.locks import host_lock
+from activities.ownership import mark_as_made_here
 from activities.paths import UnsafePathError, ensure_inside, worktree_path
 from isolator.settings import Settings
 
@@ -62,6 +64,7 @@ class WorktreeActivities:
         async with host_lock(self.settings.worktree_base, path):
             state = await _path_state(repository, path, branch)
             if state == "ours":
+                mark_as_made_here(path)  # a crash may have come between the add and its mark
                 return WorktreeReady(path=str(path), branch=branch, created=False)
             if state == "foreign":
                 raise ApplicationError(
@@ -76,36 +79,67 @@ class WorktreeActivities:
                                   check=False)
                 _remove_empty_dir(self.settings.worktree_base, path)
             start_point = await _start_point(repository, request)
-            new_branch = await self._add(repository, path, branch, start_point, track=request.source == "pr_branch")
+            added = await self._add(repository, path, branch, start_point, track=request.source == "pr_branch")
+            # Before the lock is let go: a message waiting to adopt a worktree here must see it is ours.
+            mark_as_made_here(path)
             # A branch still at this commit later holds no work, however far the default branch moves.
-            fresh_from = await _head(path) if new_branch and request.source == "default" else None
+            fresh_from = added.start_commit if added.new_branch and request.source == "default" else None
             return WorktreeReady(path=str(path), branch=branch, created=True, fresh_from=fresh_from)
 
-    async def _add(self, repository: Path, path: Path, branch: str, start_point: str, track: bool) -> bool:
-        """Add the worktree; True when the branch was made for it. Concurrent `git worktree add`s in one
-        repository can trip over each other's `.git/worktrees` entries, so they take turns."""
+    async def _add(self, repository: Path, path: Path, branch: str, start_point: str, track: bool) -> _Added:
+        """Add the worktree. Concurrent `git worktree add`s in one repository can trip over each
+        other's `.git/worktrees` entries, so they take turns."""
         async with host_lock(self.settings.worktree_base, repository):
             return await self._add_locked(repository, path, branch, start_point, track)
 
-    async def _add_locked(self, repository: Path, path: Path, branch: str, start_point: str, track: bool) -> bool:
-        # Metadata of worktrees deleted behind our back would block re-adding their branch.
-        await run_git("worktree", "prune", cwd=repository)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        new_branch = not await branch_exists(repository, branch)
+    async def _add_locked(self, repository: Path, path: Path, branch: str, start_point: str, track: bool) -> _Added:
+        existing, start_commit = await commits_of(repository, f"refs/heads/{branch}", start_point)
+        new_branch = existing is None
         if new_branch:
             tracking = ["--track"] if track else []
-            args = ["worktree", "add", *tracking, "-b", branch, "--", str(path), start_point]
+            # From the commit itself when it is known: it is the one recorded as where the branch started.
+            start = start_point if track or start_commit is None else start_commit
+            args = ["worktree", "add", *tracking, "-b", branch, "--", str(path), start]
         else:
             args = ["worktree", "add", "--", str(path), branch]
-        try:
-            await run_git(*args, cwd=repository)
-        except GitError as error:
-            await run_git("worktree", "remove", "--force", "--force", "--", str(path), cwd=repository, check=False)
-            _remove_empty_dir(self.settings.worktree_base, path)
-            if new_branch:
-                await run_git("branch", "-D", "--", branch, cwd=repository, check=False)
-            raise ApplicationError(_explain(error, branch), type=WORKTREE_CONFLICT, non_retryable=True) from None
-        return new_branch
+        path.parent.mkdir(parents=True, exist_ok=True)
+        error = await _attempt(repository, args)
+        # A worktree deleted behind git's back still holds its path and branch until it is pruned.
+        if error is not None and await _pruned_stale_worktrees(repository):
+            await self._undo_add(repository, path, branch, new_branch)
+            error = await _attempt(repository, args)
+        if error is not None:
+            await self._undo_add(repository, path, branch, new_branch)
+            raise ApplicationError(_explain(error, branch), type=WORKTREE_CONFLICT, non_retryable=True)
+        return _Added(new_branch, start_commit)
+
+    async def _undo_add(self, repository: Path, path: Path, branch: str, new_branch: bool) -> None:
+        """What a failed add made: a folder, and a new branch (git makes it before it checks the path)."""
+        await run_git("worktree", "remove", "--force", "--force", "--", str(path), cwd=repository, check=False)
+        _remove_empty_dir(self.settings.worktree_base, path)
+        if new_branch:
+            await run_git("branch", "-D", "--", branch, cwd=repository, check=False)
+
+
+async def _attempt(repository: Path, args: list[str]) -> GitError | None:
+    try:
+        await run_git(*args, cwd=repository)
+        return None
+    except GitError as error:
+        return error
+
+
+@dataclass(frozen=True)
+class _Added:
+    new_branch: bool  # made for this worktree
+    start_commit: str | None  # where a new branch started
+
+
+async def _pruned_stale_worktrees(repository: Path) -> bool:
+    """Forget worktrees deleted behind git's back; True when there were any. Run only after a failed
+    add, so that the usual add costs no prune."""
+    result = await run_git("worktree", "prune", "--verbose", cwd=repository, check=False)
+    return "Removing " in result.stderr
 
 
 async def _path_state(repository: Path, path: Path, branch: str) -> PathState:
@@ -129,10 +163,6 @@ async def _path_state(repository: Path, path: Path, branch: str) -> PathState:
     if marker.is_file() and "initializing" in marker.read_text(errors="replace"):
         return "half_made"
     return "ours" if head == branch else "foreign"
-
-
-async def _head(path: Path) -> str:
-    return (await run_git("rev-parse", "HEAD", cwd=path)).stdout.strip()
 
 
 async def _start_point(repository: Path, request: WorktreeRequest) -> str:

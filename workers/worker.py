@@ -44,6 +44,7 @@ def build_workers(client: Client, pool: asyncpg.Pool, settings: Settings) -> lis
     signals = EnvironmentSignalActivities(client, settings.task_queue)
     codebases = CodebaseActivities(settings, pool)
     worktrees = WorktreeActivities(settings)
+    adoption = AdoptionActivities(settings)
     replies = ReplyActivities(pool, deliverers(settings))
     platforms = PlatformActivities(settings)
     interceptors = worker_interceptors()
@@ -58,12 +59,14 @@ def build_workers(client: Client, pool: asyncpg.Pool, settings: Settings) -> lis
             conversations.link_conversation_codebase,
             conversations.close_conversation,
             environments.find_environment_by_identity,
+            environments.count_environments,
             environments.retire_environment,
             environments.attach_conversation,
             environments.record_environment,
             codebases.find_codebase,
             codebases.record_codebase,
             worktrees.validate_environment,
+            adoption.find_adoptable_worktree,
             records.list_environments,
             records.list_codebases,
             records.find_named_environment,
@@ -86,7 +89,7 @@ def build_workers(client: Client, pool: asyncpg.Pool, settings: Settings) -> lis
         activities=[
             worktrees.validate_environment,
             worktrees.create_worktree,
-            AdoptionActivities(settings).find_adoptable_worktree,
+            adoption.find_adoptable_worktree,
             codebases.inspect_repository,
             codebases.clone_repository,
             RemovalActivities(settings).remove_worktree,

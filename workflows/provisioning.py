@@ -123,8 +123,13 @@ class Provisioner:
 
     async def _make_room(self) -> bool:
         """At the limit, merged environments nobody uses go first; still full, the user is told why."""
-        listing = await lifecycle_steps.list_environments(self.codebase.id)
-        if len(listing.environments) < listing.limit:
+        if workflow.patched(steps.CREATE_PATH_V2):
+            count = await steps.count_environments(self.codebase.id)
+            active, limit = count.active, count.limit
+        else:
+            listing = await lifecycle_steps.list_environments(self.codebase.id)
+            active, limit = len(listing.environments), listing.limit
+        if active < limit:
             return True
         wfid = workflow.info().workflow_id
         report = await workflow.execute_child_workflow(
@@ -133,7 +138,7 @@ class Provisioner:
         )
         if report.removed:
             await self.reply(worktree_texts.made_room(len(report.removed)))
-        if len(listing.environments) - len(report.removed) < listing.limit:
+        if active - len(report.removed) < limit:
             return True
         await self.reply(await self._limit_text())
         return False

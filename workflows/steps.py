@@ -1,7 +1,9 @@
 """Typed calls of the activities, with their options.
 
 Quick PostgreSQL and stat calls run as local activities on the workflow's worker; git work runs
-as normal activities on the task queue of the codebase's host, `{queue}@{host}`.
+as normal activities on the task queue of the codebase's host, `{queue}@{host}`. Quick looks at the
+disk (is the worktree there, is there one to adopt) run locally when the codebase is on this
+worker's host, and go to the host's queue only when it is elsewhere.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from temporalio.common import RetryPolicy
 from activities.contracts import (
     USER_ERRORS,
     Adoptable,
+    AdoptionSearch,
     AdoptQuery,
     CloseInput,
     CompleteHintsInput,
@@ -39,6 +42,7 @@ from activities.contracts import (
     WorktreeReady,
     WorktreeRequest,
 )
+from activities.lifecycle_contracts import EnvironmentCount, EnvironmentsOfCodebase
 
 RETRY_POLICY = RetryPolicy(
     initial_interval=timedelta(milliseconds=200),
@@ -56,6 +60,11 @@ LOCAL_OPTIONS = dict(
     schedule_to_close_timeout=timedelta(minutes=10),
     retry_policy=RETRY_POLICY,
 )
+
+
+# Runs started before adoption could be local and the limit was counted, not listed, replay the
+# activities they called (Temporal's `workflow.patched`); drop the old branches once none is left.
+CREATE_PATH_V2 = "adopt-locally-count-environments"
 
 
 def host_queue(host: str) -> str:
@@ -160,7 +169,27 @@ async def complete_hints(request: CompleteHintsInput) -> IsolationHints:
 
 
 async def find_adoptable_worktree(query: AdoptQuery) -> Adoptable | None:
-    return await workflow.execute_activity(
-        "find_adoptable_worktree", query, result_type=Adoptable | None, task_queue=host_queue(query.codebase.host),
-        start_to_close_timeout=timedelta(minutes=1), retry_policy=RETRY_POLICY,
+    """Worktrees are listed on the codebase's host: a local activity when that is this worker's host,
+    which saves the round trip through the server."""
+    host_options = dict(task_queue=host_queue(query.codebase.host), start_to_close_timeout=timedelta(minutes=1),
+                        retry_policy=RETRY_POLICY)
+    if not workflow.patched(CREATE_PATH_V2):
+        return await workflow.execute_activity(
+            "find_adoptable_worktree", query, result_type=Adoptable | None, **host_options
+        )
+    # It waits for a creation under way on the same path, which can take longer than a database call.
+    search = await workflow.execute_local_activity(
+        "find_adoptable_worktree", query, result_type=AdoptionSearch,
+        **{**LOCAL_OPTIONS, "start_to_close_timeout": timedelta(minutes=1)},
+    )
+    if search.outcome == "elsewhere":
+        search = await workflow.execute_activity(
+            "find_adoptable_worktree", query, result_type=AdoptionSearch, **host_options
+        )
+    return search.adoptable
+
+
+async def count_environments(codebase_id: str) -> EnvironmentCount:
+    return await workflow.execute_local_activity(
+        "count_environments", EnvironmentsOfCodebase(codebase_id), result_type=EnvironmentCount, **LOCAL_OPTIONS
     )

@@ -1,0 +1,129 @@
+"""create_worktree and find_adoptable_worktree on real repositories, without Temporal: the git work
+of the create path, what it costs in git processes, and which worktrees count as the service's own."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from temporalio.testing import ActivityEnvironment
+
+from activities import git as git_module
+from activities.adoption import AdoptionActivities
+from activities.contracts import AdoptionSearch, AdoptQuery, Codebase, WorktreeReady, WorktreeRequest
+from activities.worktrees import WorktreeActivities
+from isolator.settings import Settings, load_settings
+from tests.gitrepos import branches, git, make_repo, worktree_paths
+
+HOST = "test-host"
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return load_settings(data_dir=tmp_path / "data", worktree_base_setting=tmp_path / "worktrees", host=HOST)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "project")
+
+
+def codebase_of(repository: Path, host: str = HOST) -> Codebase:
+    return Codebase(id="1", name="project", canonical_path=str(repository), default_branch="main", host=host)
+
+
+async def create(settings: Settings, repository: Path, branch: str) -> WorktreeReady:
+    request = WorktreeRequest(codebase_of(repository), branch)
+    return await ActivityEnvironment().run(WorktreeActivities(settings).create_worktree, request)
+
+
+async def adopt(settings: Settings, repository: Path, branch: str, host: str = HOST) -> AdoptionSearch:
+    query = AdoptQuery(codebase_of(repository, host), branch)
+    return await ActivityEnvironment().run(AdoptionActivities(settings).find_adoptable_worktree, query)
+
+
+@pytest.fixture
+def git_processes(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
+    """The git commands the activities run (each still runs for real)."""
+    seen: list[tuple[str, ...]] = []
+    real = git_module.run_git
+
+    async def counting(*args: str, **options):
+        seen.append(args)
+        return await real(*args, **options)
+
+    for module in ("activities.git", "activities.worktrees", "activities.adoption"):
+        monkeypatch.setattr(f"{module}.run_git", counting)
+    return seen
+
+
+async def test_a_new_branch_costs_three_git_processes_and_records_where_it_started(
+    settings: Settings, repo: Path, git_processes: list[tuple[str, ...]]
+) -> None:
+    main = git("rev-parse", "main", cwd=repo).strip()
+
+    ready = await create(settings, repo, "thread-1")
+
+    assert (ready.created, ready.fresh_from) == (True, main)
+    assert git("rev-parse", "HEAD", cwd=Path(ready.path)).strip() == main
+    assert [command[0] for command in git_processes] == ["check-ref-format", "cat-file", "worktree"]
+
+
+async def test_an_existing_branch_is_checked_out_as_it_is(settings: Settings, repo: Path) -> None:
+    git("branch", "issue-7", cwd=repo)
+    git("commit", "-q", "--allow-empty", "-m", "main moves on", cwd=repo)
+
+    ready = await create(settings, repo, "issue-7")
+
+    assert (ready.created, ready.fresh_from) == (True, None), "not a fresh branch: its work is its own"
+    assert git("rev-parse", "HEAD", cwd=Path(ready.path)).strip() == git("rev-parse", "issue-7", cwd=repo).strip()
+
+
+async def test_a_worktree_deleted_behind_gits_back_is_pruned_and_made_again(settings: Settings, repo: Path) -> None:
+    first = await create(settings, repo, "thread-2")
+    (Path(first.path) / "work.txt").write_text("work\n")
+    git("add", "work.txt", cwd=Path(first.path))
+    git("commit", "-q", "-m", "work", cwd=Path(first.path))
+    shutil.rmtree(first.path)  # git still counts the branch as checked out there
+
+    again = await create(settings, repo, "thread-2")
+
+    assert (again.path, again.created) == (first.path, True)
+    assert (Path(again.path) / "work.txt").read_text() == "work\n", "the branch and its commit are kept"
+    assert worktree_paths(repo) == [again.path]
+
+
+async def test_a_failed_add_leaves_no_folder_and_no_branch(settings: Settings, repo: Path) -> None:
+    holder = settings.worktree_base / "elsewhere"
+    git("worktree", "add", "-q", "-b", "taken", "--", str(holder), "main", cwd=repo)
+    git("branch", "-m", "taken", "renamed", cwd=repo)  # the branch "taken" no longer exists: a new one is made
+
+    with pytest.raises(Exception):
+        await create(settings, repo, "renamed")  # checked out in another worktree: git refuses
+
+    assert not (settings.worktree_base / "project" / "renamed").exists()
+    assert sorted(branches(repo)) == ["main", "renamed"], "the existing branch is not deleted"
+
+
+async def test_a_worktree_the_service_made_is_never_adopted(settings: Settings, repo: Path) -> None:
+    ours = await create(settings, repo, "thread-3")
+    by_hand = settings.worktree_base / "project" / "thread-4"
+    git("worktree", "add", "-q", "-b", "thread-4", "--", str(by_hand), "main", cwd=repo)
+
+    assert await adopt(settings, repo, "thread-3") == AdoptionSearch("none"), ours.path
+    found = await adopt(settings, repo, "thread-4")
+    assert found.outcome == "adoptable" and found.adoptable is not None
+    assert Path(found.adoptable.path) == by_hand.resolve()
+
+
+async def test_adoption_asked_on_another_host_says_so(settings: Settings, repo: Path) -> None:
+    assert await adopt(settings, repo, "thread-5", host="other-host") == AdoptionSearch("elsewhere")
+
+
+async def test_a_worktree_whose_folder_is_gone_is_not_adopted(settings: Settings, repo: Path) -> None:
+    gone = settings.worktree_base / "project" / "thread-6"
+    git("worktree", "add", "-q", "-b", "thread-6", "--", str(gone), "main", cwd=repo)
+    shutil.rmtree(gone)
+
+    assert await adopt(settings, repo, "thread-6") == AdoptionSearch("none")
