@@ -33,9 +33,10 @@ class _Heartbeating(ActivityInboundInterceptor):
 
 
 async def _beat() -> None:
+    # Not at once: most activities end within a second, and each heartbeat is a call to the server.
     while True:
-        activity.heartbeat()
         await asyncio.sleep(HEARTBEAT_EVERY_SECONDS)
+        activity.heartbeat()
 
 
 class FaultPause(Interceptor):
