@@ -100,17 +100,19 @@ async def create(stack: Stack, label: str, repository: Path, runs: int) -> Figur
                   {"latency": vars(create_figure), "baseline": vars(raw_figure), "overhead_p50": round(overhead, 1)})
 
 
-async def _saturate(call: Callable[[int], Awaitable[None]], concurrency: int, seconds: float) -> list[float]:
-    """`concurrency` loops calling `call` until the time is up; the latency of every completed call."""
+async def _saturate(call: Callable[[int], Awaitable[None]], concurrency: int, seconds: float) -> tuple[list[float], float]:
+    """`concurrency` loops calling `call` until the time is up: the latency of every completed call,
+    and the time until the last one came back."""
     latencies: list[float] = []
-    deadline = time.monotonic() + seconds
+    started = time.monotonic()
+    deadline = started + seconds
 
     async def loop(index: int) -> None:
         while time.monotonic() < deadline:
             latencies.append(await timed(lambda: call(index)))
 
     await asyncio.gather(*(loop(index) for index in range(concurrency)))
-    return latencies
+    return latencies, time.monotonic() - started
 
 
 async def _peak_memory(stack: Stack, stop: asyncio.Event) -> dict[str, float]:
@@ -125,24 +127,45 @@ async def _peak_memory(stack: Stack, stop: asyncio.Event) -> dict[str, float]:
 
 
 async def throughput(stack: Stack, repository: Path, concurrency: int, seconds: float) -> list[Figure]:
+    """Both loads in two halves, in the order bare, service, service, bare: a machine that slows down
+    or speeds up during the case weighs on both alike."""
     conversations = [f"load-{index}" for index in range(concurrency)]
     for conversation in conversations:
         await start_conversation(stack, conversation, repository)
-    baseline = await _saturate(lambda index: bare_http(stack), concurrency, seconds)
+    half = seconds / 2
     stop = asyncio.Event()
     sampler = asyncio.create_task(_peak_memory(stack, stop))
-    measured = await _saturate(lambda index: say(stack, conversations[index]), concurrency, seconds)
+    baseline, measured = _Load(), _Load()
+    for load in (baseline, measured, measured, baseline):
+        call = (lambda index: bare_http(stack)) if load is baseline else (lambda index: say(stack, conversations[index]))
+        load.add(*await _saturate(call, concurrency, half))
     stop.set()
     peaks = await sampler
-    rate, baseline_rate = len(measured) / seconds, len(baseline) / seconds
-    load, bare_load = Latency.of(measured), Latency.of(baseline)
+    rate, baseline_rate = measured.rate, baseline.rate
+    load_figure, bare_figure = Latency.of(measured.latencies), Latency.of(baseline.latencies)
     return [
         Figure(f"throughput, reuse, {concurrency} conversations", f"{rate:.1f} msg/s",
                f"bare workflow over HTTP: {baseline_rate:.1f}/s", verdict(rate >= 0.8 * baseline_rate),
                {"rate": round(rate, 1), "baseline_rate": round(baseline_rate, 1), "seconds": seconds}),
         Figure("  ratio to the bare workflow", f"x{rate / baseline_rate:.2f} (target >= 0.8)"),
-        Figure("  latency under load", str(load), f"bare workflow: {bare_load}",
-               data={"latency": vars(load), "baseline": vars(bare_load)}),
+        Figure("  latency under load", str(load_figure), f"bare workflow: {bare_figure}",
+               data={"latency": vars(load_figure), "baseline": vars(bare_figure)}),
         Figure("peak memory during throughput", ", ".join(f"{name} {mib:.0f} MiB" for name, mib in peaks.items()),
                data={"peak_rss_mib": {name: round(mib, 1) for name, mib in peaks.items()}}),
     ]
+
+
+class _Load:
+    """The calls of one side of the throughput case, over its windows."""
+
+    def __init__(self) -> None:
+        self.latencies: list[float] = []
+        self.elapsed = 0.0
+
+    def add(self, latencies: list[float], elapsed: float) -> None:
+        self.latencies += latencies
+        self.elapsed += elapsed
+
+    @property
+    def rate(self) -> float:
+        return len(self.latencies) / self.elapsed
