@@ -3,13 +3,14 @@ of the create path, what it costs in git processes, and which worktrees count as
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
+from typing import Callable
 
 import pytest
 from temporalio.testing import ActivityEnvironment
 
-from activities import git as git_module
 from activities.adoption import AdoptionActivities
 from activities.contracts import AdoptionSearch, AdoptQuery, Codebase, WorktreeReady, WorktreeRequest
 from activities.worktrees import WorktreeActivities
@@ -44,22 +45,29 @@ async def adopt(settings: Settings, repository: Path, branch: str, host: str = H
 
 
 @pytest.fixture
-def git_processes(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
-    """The git commands the activities run (each still runs for real)."""
-    seen: list[tuple[str, ...]] = []
-    real = git_module.run_git
+def git_processes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[str]]:
+    """The git commands run from now on, as their subcommands: a `git` first on PATH that notes
+    each call and runs the real git."""
+    real = shutil.which("git")
+    assert real is not None
+    shim = tmp_path / "counting-bin"
+    shim.mkdir()
+    log = tmp_path / "git-calls"
+    log.touch()
+    (shim / "git").write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{real}" "$@"\n')
+    (shim / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
 
-    async def counting(*args: str, **options):
-        seen.append(args)
-        return await real(*args, **options)
+    def subcommands() -> list[str]:
+        # run_git calls `git [-C <folder>] <subcommand> ...`; the tests' own helper `git -c <identity> ...`
+        calls = [line.split() for line in log.read_text().splitlines()]
+        return [words[2] if words[0] == "-C" else words[0] for words in calls if words[0] != "-c"]
 
-    for module in ("activities.git", "activities.worktrees", "activities.adoption"):
-        monkeypatch.setattr(f"{module}.run_git", counting)
-    return seen
+    return subcommands
 
 
 async def test_a_new_branch_costs_three_git_processes_and_records_where_it_started(
-    settings: Settings, repo: Path, git_processes: list[tuple[str, ...]]
+    settings: Settings, repo: Path, git_processes: Callable[[], list[str]]
 ) -> None:
     main = git("rev-parse", "main", cwd=repo).strip()
 
@@ -67,7 +75,7 @@ async def test_a_new_branch_costs_three_git_processes_and_records_where_it_start
 
     assert (ready.created, ready.fresh_from) == (True, main)
     assert git("rev-parse", "HEAD", cwd=Path(ready.path)).strip() == main
-    assert [command[0] for command in git_processes] == ["check-ref-format", "cat-file", "worktree"]
+    assert git_processes() == ["check-ref-format", "cat-file", "worktree"]
 
 
 async def test_an_existing_branch_is_checked_out_as_it_is(settings: Settings, repo: Path) -> None:
