@@ -16,7 +16,6 @@ from temporalio.client import Client
 
 from activities.database import create_pool
 from api.app import create_app
-from isolator import temporal as temporal_client
 from isolator.settings import Settings, load_settings
 from migrations.runner import apply_migrations
 from tests.gitrepos import make_repo
@@ -51,7 +50,7 @@ async def temporal_server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIter
 
 @pytest.fixture(scope="session")
 async def temporal(temporal_server: TemporalDevServer) -> Client:
-    return await temporal_client.connect(temporal_server.address)
+    return await Client.connect(temporal_server.address)
 
 
 @pytest.fixture(scope="session")

@@ -30,7 +30,6 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 from activities.worktree_contracts import RemovalReport
 from activities.lifecycle_contracts import EnvironmentState
 from api.dispatch import dispatch_message
-from isolator.temporal import DATA_CONVERTER
 from tests.conftest import Stack
 from tests.gitrepos import git, worktree_paths
 from tests.test_cleanup_schedule import commit_in, schedule, trigger_sweep  # noqa: F401  (fixture)
@@ -189,8 +188,7 @@ def load(name: str) -> WorkflowHistory:
 async def test_a_captured_history_replays_with_the_current_workflow_code(name: str) -> None:
     history = load(name)
     assert len(history.events) > 5, "a real run, not an empty shell"
-    replayer = Replayer(workflows=WORKFLOWS, workflow_runner=STRICT_SANDBOX, data_converter=DATA_CONVERTER)
-    result = await replayer.replay_workflow(history)
+    result = await Replayer(workflows=WORKFLOWS, workflow_runner=STRICT_SANDBOX).replay_workflow(history)
     assert result.replay_failure is None
 
 
@@ -198,8 +196,8 @@ async def test_a_workflow_that_reads_the_clock_fails_the_replay() -> None:
     """The strict sandbox is the determinism guard: the production worker runs without it."""
     history = load("message_created")
     others = [workflow_class for workflow_class in WORKFLOWS if workflow_class is not MessageWorkflow]
-    result = await Replayer(workflows=[*others, ClockReadingMessageWorkflow], workflow_runner=STRICT_SANDBOX,
-                            data_converter=DATA_CONVERTER).replay_workflow(history, raise_on_replay_failure=False)
+    result = await Replayer(workflows=[*others, ClockReadingMessageWorkflow],
+                            workflow_runner=STRICT_SANDBOX).replay_workflow(history, raise_on_replay_failure=False)
     assert "Cannot access time.time" in str(result.replay_failure)
 
 
@@ -223,5 +221,4 @@ async def test_a_change_in_the_order_of_activities_fails_the_replay() -> None:
     history = load("environment_closed")
     swapped = [workflow_class for workflow_class in WORKFLOWS if workflow_class is not EnvironmentWorkflow]
     with pytest.raises(workflow.NondeterminismError):
-        replayer = Replayer(workflows=[*swapped, SwappedEnvironmentWorkflow], data_converter=DATA_CONVERTER)
-        await replayer.replay_workflow(history)
+        await Replayer(workflows=[*swapped, SwappedEnvironmentWorkflow]).replay_workflow(history)

@@ -10,7 +10,6 @@ from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSe
 from temporalio.client import Client
 
 from activities.database import create_pool
-from isolator import temporal as temporal_client
 from isolator.settings import Settings
 from workflows import search_attributes
 from workers.serving import serve_until, stop_on_signals
@@ -24,7 +23,7 @@ async def run_worker(settings: Settings) -> None:
     assert settings.database_url
     stop = asyncio.Event()
     stop_on_signals(stop)
-    client = await temporal_client.connect(settings.temporal_address, settings.temporal_namespace)
+    client = await Client.connect(settings.temporal_address, namespace=settings.temporal_namespace)
     await ensure_search_attributes(client, settings.temporal_namespace)
     pool = await create_pool(settings.database_url)
     try:

@@ -11,7 +11,6 @@ from temporalio.client import Client
 
 from activities.database import create_pool
 from api.app import create_app
-from isolator import temporal as temporal_client
 from isolator.settings import Settings
 from migrations.runner import apply_migrations
 from tests.conftest import free_port
@@ -78,7 +77,7 @@ async def test_a_close_after_a_temporal_restart_still_removes_the_worktree(
     worker = WorkerProcess(settings, tmp_path)
     try:
         worker.start()
-        client = await temporal_client.connect(server.address)
+        client = await Client.connect(server.address)
         transport = httpx.ASGITransport(app=create_app(settings, temporal=client, pool=db))
         async with httpx.AsyncClient(transport=transport, base_url="http://isolator.test", timeout=60) as api:
             await register(api, repo)
@@ -90,7 +89,7 @@ async def test_a_close_after_a_temporal_restart_still_removes_the_worktree(
         await server.stop()
         server = await start_temporal()  # the environment workflow waits in the state file
 
-        client = await temporal_client.connect(server.address)
+        client = await Client.connect(server.address)
         transport = httpx.ASGITransport(app=create_app(settings, temporal=client, pool=db))
         async with httpx.AsyncClient(transport=transport, base_url="http://isolator.test", timeout=90) as api:
             removed = await api.post("/test/message", params={"wait": "true"},
