@@ -100,19 +100,21 @@ async def create(stack: Stack, label: str, repository: Path, runs: int) -> Figur
                   {"latency": vars(create_figure), "baseline": vars(raw_figure), "overhead_p50": round(overhead, 1)})
 
 
-async def _saturate(call: Callable[[int], Awaitable[None]], concurrency: int, seconds: float) -> tuple[list[float], float]:
-    """`concurrency` loops calling `call` until the time is up: the latency of every completed call,
-    and the time until the last one came back."""
+async def _saturate(call: Callable[[int], Awaitable[None]], concurrency: int, seconds: float) -> tuple[list[float], int]:
+    """`concurrency` loops calling `call` until the time is up: the latency of every call, and how
+    many of them came back within the time (the rate counts those, over the time)."""
     latencies: list[float] = []
-    started = time.monotonic()
-    deadline = started + seconds
+    deadline = time.monotonic() + seconds
+    within = 0
 
     async def loop(index: int) -> None:
+        nonlocal within
         while time.monotonic() < deadline:
             latencies.append(await timed(lambda: call(index)))
+            within += time.monotonic() <= deadline
 
     await asyncio.gather(*(loop(index) for index in range(concurrency)))
-    return latencies, time.monotonic() - started
+    return latencies, within
 
 
 async def _peak_memory(stack: Stack, stop: asyncio.Event) -> dict[str, float]:
@@ -138,7 +140,7 @@ async def throughput(stack: Stack, repository: Path, concurrency: int, seconds: 
     baseline, measured = _Load(), _Load()
     for load in (baseline, measured, measured, baseline):
         call = (lambda index: bare_http(stack)) if load is baseline else (lambda index: say(stack, conversations[index]))
-        load.add(*await _saturate(call, concurrency, half))
+        load.add(*await _saturate(call, concurrency, half), half)
     stop.set()
     peaks = await sampler
     rate, baseline_rate = measured.rate, baseline.rate
@@ -160,12 +162,14 @@ class _Load:
 
     def __init__(self) -> None:
         self.latencies: list[float] = []
-        self.elapsed = 0.0
+        self.within = 0  # calls that came back inside their window
+        self.seconds = 0.0
 
-    def add(self, latencies: list[float], elapsed: float) -> None:
+    def add(self, latencies: list[float], within: int, seconds: float) -> None:
         self.latencies += latencies
-        self.elapsed += elapsed
+        self.within += within
+        self.seconds += seconds
 
     @property
     def rate(self) -> float:
-        return len(self.latencies) / self.elapsed
+        return self.within / self.seconds
