@@ -38,17 +38,19 @@ WORKFLOW_RUNNER = UnsandboxedWorkflowRunner()
 
 
 def build_workers(client: Client, pool: asyncpg.Pool, settings: Settings) -> list[Worker]:
+    return [shared_worker(client, pool, settings), host_worker(client, pool, settings)]
+
+
+def shared_worker(client: Client, pool: asyncpg.Pool, settings: Settings) -> Worker:
+    """The workflows, their local activities, and the activities any host can run."""
     conversations = ConversationActivities(pool)
     environments = EnvironmentActivities(pool, settings.max_worktrees_per_codebase)
     records = LifecycleRecordActivities(pool, settings)
     signals = EnvironmentSignalActivities(client, settings.task_queue)
     codebases = CodebaseActivities(settings, pool)
-    worktrees = WorktreeActivities(settings)
-    adoption = AdoptionActivities(settings)
     replies = ReplyActivities(pool, deliverers(settings))
     platforms = PlatformActivities(settings)
-    interceptors = worker_interceptors()
-    shared = Worker(
+    return Worker(
         client,
         task_queue=settings.task_queue,
         workflows=WORKFLOWS,
@@ -65,8 +67,9 @@ def build_workers(client: Client, pool: asyncpg.Pool, settings: Settings) -> lis
             environments.record_environment,
             codebases.find_codebase,
             codebases.record_codebase,
-            worktrees.validate_environment,
-            adoption.find_adoptable_worktree,
+            # quick looks at the disk, answered locally when the codebase is on this host
+            WorktreeActivities(settings).validate_environment,
+            AdoptionActivities(settings).find_adoptable_worktree,
             records.list_environments,
             records.list_codebases,
             records.find_named_environment,
@@ -81,24 +84,29 @@ def build_workers(client: Client, pool: asyncpg.Pool, settings: Settings) -> lis
         ],
         max_concurrent_activities=100,
         max_concurrent_local_activities=100,
-        interceptors=interceptors,
+        interceptors=worker_interceptors(),
     )
-    host = Worker(
+
+
+def host_worker(client: Client, pool: asyncpg.Pool, settings: Settings) -> Worker:
+    """The git work of the codebases this host holds, on its own queue `{queue}@{host}`."""
+    worktrees = WorktreeActivities(settings)
+    codebases = CodebaseActivities(settings, pool)
+    return Worker(
         client,
         task_queue=settings.host_task_queue(),
         activities=[
             worktrees.validate_environment,
             worktrees.create_worktree,
-            adoption.find_adoptable_worktree,
+            AdoptionActivities(settings).find_adoptable_worktree,
             codebases.inspect_repository,
             codebases.clone_repository,
             RemovalActivities(settings).remove_worktree,
             SurveyActivities(settings).survey_worktrees,
         ],
         max_concurrent_activities=50,
-        interceptors=interceptors,
+        interceptors=worker_interceptors(),
     )
-    return [shared, host]
 
 
 @asynccontextmanager
