@@ -60,15 +60,14 @@ class ConversationActivities:
         """A conversation without a codebase gets its event's repository, or the only one registered;
         otherwise the names to choose from."""
         async with self.pool.acquire() as connection, connection.transaction():
-            choices: list[str] = []
             if repository_url:
                 # An event names its repository: only that repository's codebase will do.
-                codebase_id = await _codebase_for_repository(connection, repository_url)
+                codebase_id, choices = await _codebase_for_repository(connection, repository_url), []
             else:
                 names = await connection.fetch("SELECT id, name FROM codebases ORDER BY name")
                 # With exactly one codebase registered, it is everyone's codebase.
                 codebase_id = names[0]["id"] if len(names) == 1 else None
-                choices = [] if codebase_id is not None else [name["name"] for name in names]
+                choices = [name["name"] for name in names]
             if codebase_id is None:
                 return None, choices
             await connection.execute("UPDATE conversations SET codebase_id = $2 WHERE id = $1", row_id, codebase_id)
