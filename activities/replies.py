@@ -41,7 +41,14 @@ class ReplyActivities:
         )
         if status == "sent":
             return
-        await deliver(reply)
+        try:
+            await deliver(reply)
+        except ApplicationError as error:
+            if error.non_retryable:  # the platform's final word: the log shows the reply never went out
+                await self.pool.execute(
+                    "UPDATE outbound_messages SET status = 'failed' WHERE idempotency_key = $1", reply.idempotency_key
+                )
+            raise
         await self.pool.execute(
             "UPDATE outbound_messages SET status = 'sent', sent_at = now() WHERE idempotency_key = $1",
             reply.idempotency_key,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Callable
 
 from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
 
@@ -118,7 +119,8 @@ async def test_a_dirty_worktree_survives_the_close_and_a_forced_destroy_keeps_a_
     assert state.status == "removal_refused" and "uncommitted changes" in (state.refusal or "")
     assert (Path(path) / "notes.txt").read_text() == "half-done work\n"
     assert await status_of(stack, environment_id) == "active"
-    assert any("uncommitted changes" in comment.body for comment in fake.comments if comment.number == 8)
+    # The state says "refused" as soon as git refused; the reply saying why follows.
+    await until(lambda: any("uncommitted changes" in comment.body for comment in fake.comments if comment.number == 8))
 
     await environment(stack, environment_id).signal(
         EnvironmentWorkflow.destroy, DestroyRequest(force=True, reason="test", key="force-1")
@@ -128,6 +130,14 @@ async def test_a_dirty_worktree_survives_the_close_and_a_forced_destroy_keeps_a_
     assert not Path(path).exists() and await status_of(stack, environment_id) == "destroyed"
     saved = [ref for ref in report.archive_refs if git("cat-file", "-t", ref, cwd=repo).strip() == "commit"]
     assert any("half-done work" in _file_in_snapshot(repo, ref) for ref in saved), report.archive_refs
+
+
+async def until(condition: Callable[[], bool], seconds: float = 30) -> None:
+    for _ in range(int(seconds * 10)):
+        if condition():
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("the condition did not come true in time")
 
 
 def _file_in_snapshot(repo: Path, ref: str) -> str:

@@ -12,6 +12,7 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
 
 from activities.contracts import (
     USER_ERRORS,
@@ -116,13 +117,23 @@ async def record_environment(request: RecordEnvironmentInput) -> RecordedEnviron
     )
 
 
-async def send_reply(reply: ReplyInput) -> None:
+async def send_reply(reply: ReplyInput) -> bool:
+    """Deliver a reply once; False when the platform refused it for good or stayed down for hours.
+
+    An undeliverable reply is logged, never raised: the work it reports on is done, and an environment
+    workflow must outlive a locked issue or a bot removed from a chat.
+    """
     # Platforms can be down for a while; keep trying with backoff, deliver once.
-    await workflow.execute_activity(
-        "send_reply", reply, start_to_close_timeout=timedelta(seconds=30), heartbeat_timeout=HEARTBEAT_TIMEOUT,
-        schedule_to_close_timeout=timedelta(hours=6),
-        retry_policy=RetryPolicy(initial_interval=timedelta(seconds=1), maximum_interval=timedelta(minutes=2)),
-    )
+    try:
+        await workflow.execute_activity(
+            "send_reply", reply, start_to_close_timeout=timedelta(seconds=30), heartbeat_timeout=HEARTBEAT_TIMEOUT,
+            schedule_to_close_timeout=timedelta(hours=6),
+            retry_policy=RetryPolicy(initial_interval=timedelta(seconds=1), maximum_interval=timedelta(minutes=2)),
+        )
+    except ActivityError as error:
+        workflow.logger.warning("reply %s not delivered: %s", reply.idempotency_key, error.cause or error)
+        return False
+    return True
 
 
 async def find_codebase(source: RepositorySource) -> Codebase | None:
