@@ -55,8 +55,8 @@ async def run_cases(work: Path, sizes: Sizes, database_url: str | None, temporal
             ("create", lambda: _list(messages.create(stack, "50 files", small, sizes.create_runs))),
             ("create", lambda: _list(messages.create(stack, "5,000 files in 200 folders", large, sizes.create_runs))),
             ("throughput", lambda: messages.throughput(stack, small, sizes.concurrency, sizes.seconds)),
-            ("webhooks", lambda: _list(webhooks.github(stack, sizes.webhook_runs))),
-            ("webhooks", lambda: _list(webhooks.slack(stack, sizes.webhook_runs))),
+            ("webhooks", lambda: webhooks.github(stack, sizes.webhook_runs)),
+            ("webhooks", lambda: webhooks.slack(stack, sizes.webhook_runs)),
             ("sweep", lambda: sweep.sweep(stack, repositories, sizes.sweep_sizes)),
         ]
         for name, step in steps:
