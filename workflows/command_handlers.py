@@ -8,7 +8,7 @@ from temporalio.exceptions import ChildWorkflowError
 with workflow.unsafe.imports_passed_through():
     from activities.contracts import Conversation, LinkCodebaseInput, RepositorySource
     from activities.repositories import is_clone_url, looks_like_path
-    from workflows import steps, texts
+    from workflows import steps, texts, worktree_texts
     from workflows.codebase import RegisterCodebaseWorkflow
     from workflows.commands import Command
     from workflows.contracts import MessageInput
@@ -59,7 +59,7 @@ async def _clone(command: Command, conversation: Conversation, message: MessageI
             RegisterCodebaseWorkflow.run, source, id=f"{workflow.info().workflow_id}:clone"
         )
     except ChildWorkflowError as error:
-        await reply(f"Could not register `{target}`: {user_error(error)}\n{texts.CLONE_USAGE}")
+        await reply(f"Could not register `{worktree_texts.quoted_safely(target, limit=200)}`: {user_error(error)}\n{texts.CLONE_USAGE}")
         return
     await steps.link_conversation_codebase(LinkCodebaseInput(conversation.row_id, registered.codebase.id))
     await reply(texts.codebase_linked(registered.codebase.name, registered.codebase.canonical_path, registered.created))

@@ -25,9 +25,18 @@ CREATE_USAGE = "Usage: `/worktree create <name>`, for example `/worktree create 
 
 def invalid_task_name(name: str) -> str:
     return (
-        f"`{name}` cannot be a worktree name. Use up to 50 letters, digits, `.`, `_` or `-`, "
+        f"`{quoted_safely(name)}` cannot be a worktree name. Use up to 50 letters, digits, `.`, `_` or `-`, "
         "starting with a letter or digit and without `..`, for example `/worktree create fix-login`."
     )
+
+
+def quoted_safely(text: str, limit: int = 60) -> str:
+    """User text as a reply may quote it: control and direction characters shown escaped (a terminal
+    escape or a right-to-left override would act in the chat), backticks that would end the code span
+    replaced, and a long text cut."""
+    shown = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode() for ch in text)
+    shown = shown.replace("`", "'")
+    return shown if len(shown) <= limit else shown[:limit] + "…"
 
 
 def failed(subcommand: str, reason: str) -> str:
@@ -63,7 +72,7 @@ def no_worktree_here() -> str:
 
 
 def unknown_worktree(name: str, codebase: str) -> str:
-    return f"No active worktree `{name}` in **{codebase}**. See `/worktree list`."
+    return f"No active worktree `{quoted_safely(name)}` in **{codebase}**. See `/worktree list`."
 
 
 def removed(branch: str, path: str, note: str) -> str:

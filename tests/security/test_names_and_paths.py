@@ -46,6 +46,7 @@ async def test_bad_worktree_names_are_refused_with_what_is_allowed_and_touch_no_
         assert answer["result"]["outcome"] == "command", (name, answer)
         assert answer["result"]["replies"] == [worktree_texts.invalid_task_name(name)], name
         assert ALLOWED in answer["result"]["replies"][0]
+        assert answer["result"]["replies"][0].isprintable(), "no control or direction character is echoed"
     for command in ("/worktree remove ../../etc", "/worktree remove --force ..", "/worktree link task-../../etc"):
         (reply,) = (await stack.say("names-1", command))["result"]["replies"]
         assert reply.startswith("No active worktree") or reply.startswith("Usage"), (command, reply)
