@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
@@ -24,6 +26,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from activities.lifecycle_contracts import (
         ConversationSignal,
+        EnvironmentCount,
         DestroyEnvironmentInput,
         DestroyRequest,
         SignalRequest,
@@ -87,20 +90,34 @@ class MessageWorkflow:
         workflow_type = hints.workflow_type
         workflow_id = hints.workflow_id or conversation.conversation_id
 
-        existing = await steps.find_environment_by_identity(IdentityQuery(codebase.id, workflow_type, workflow_id))
+        identity = IdentityQuery(codebase.id, workflow_type, workflow_id)
+        request = _worktree_request(codebase, workflow_type, workflow_id, hints)
+        adoption = AdoptQuery(codebase, request.branch, hints.pr_head_branch if workflow_type == "pr" else None)
+        count: EnvironmentCount | None = None
+        asked_together = workflow.patched(steps.CREATE_PATH_V2)
+        if asked_together:
+            # The lookups of reuse by identity, adopt and limit need nothing from each other: asked
+            # at once (one wait instead of three), their answers are taken in the decision order.
+            existing, adoptable, count = await asyncio.gather(
+                steps.find_environment_by_identity(identity),
+                steps.find_adoptable_worktree(adoption),
+                steps.count_environments(codebase.id),
+            )
+        else:  # runs started before this asked each lookup when its step came
+            existing, adoptable = await steps.find_environment_by_identity(identity), None
         if existing is not None:
             if await self._is_healthy(existing, codebase):
                 return await provision.attach("attached", existing, texts.working_in(existing.branch_name))
             await self._retire(existing, conversation, codebase)
+            count = None  # one fewer now: counted again if it comes to that
 
         for issue in hints.linked_issues:
             linked = await steps.find_environment_by_identity(IdentityQuery(codebase.id, "issue", issue))
             if linked is not None and await self._is_healthy(linked, codebase):
                 return await provision.attach("shared", linked, texts.sharing_with_issue(issue))
 
-        request = _worktree_request(codebase, workflow_type, workflow_id, hints)
-        pr_branch = hints.pr_head_branch if workflow_type == "pr" else None
-        adoptable = await steps.find_adoptable_worktree(AdoptQuery(codebase, request.branch, pr_branch))
+        if not asked_together:
+            adoptable = await steps.find_adoptable_worktree(adoption)
         if adoptable is not None:
             return await provision.adopt(workflow_type, workflow_id, adoptable.path, adoptable.branch,
                                          texts.adopted(adoptable.path, adoptable.branch))
@@ -111,7 +128,7 @@ class MessageWorkflow:
                 return texts.reviewing_pr(hints.pr_head_sha, worktree.branch)
             return texts.working_in(worktree.branch)
 
-        return await provision.create(workflow_type, workflow_id, request, announce)
+        return await provision.create(workflow_type, workflow_id, request, announce, count)
 
     async def _close(self, message: MessageInput) -> None:
         """Record the close and tell the environment: it goes when its last conversation is closed."""

@@ -27,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
         AttachRequest,
         CodebaseCleanupInput,
         ConversationSignal,
+        EnvironmentCount,
         EnvironmentRef,
         conversation_key,
     )
@@ -87,9 +88,11 @@ class Provisioner:
         return resolved("adopted" if recorded.created else "attached", recorded.environment)
 
     async def create(
-        self, workflow_type: str, workflow_id: str, request: WorktreeRequest, announce: Callable[[WorktreeReady], str]
+        self, workflow_type: str, workflow_id: str, request: WorktreeRequest, announce: Callable[[WorktreeReady], str],
+        count: EnvironmentCount | None = None,
     ) -> Resolution:
-        if not await self._make_room():
+        """`count`: the codebase's environments, when the caller has just counted them."""
+        if not await self._make_room(count):
             return Resolution(outcome="limit")
         worktree = await steps.create_worktree(request)
         metadata = {"start_commit": worktree.fresh_from} if worktree.fresh_from else {}
@@ -121,10 +124,10 @@ class Provisioner:
             previous_environment_id=previous.id if previous is not None else None,
         ))
 
-    async def _make_room(self) -> bool:
+    async def _make_room(self, count: EnvironmentCount | None) -> bool:
         """At the limit, merged environments nobody uses go first; still full, the user is told why."""
         if workflow.patched(steps.CREATE_PATH_V2):
-            count = await steps.count_environments(self.codebase.id)
+            count = count or await steps.count_environments(self.codebase.id)
             active, limit = count.active, count.limit
         else:
             listing = await lifecycle_steps.list_environments(self.codebase.id)

@@ -63,9 +63,10 @@ LOCAL_OPTIONS = dict(
 )
 
 
-# Runs started before adoption could be local and the limit was counted, not listed, replay the
-# activities they called (Temporal's `workflow.patched`); drop the old branches once none is left.
-CREATE_PATH_V2 = "adopt-locally-count-environments"
+# Runs started before the create path's lookups were asked together, adoption could be local and the
+# limit was counted, not listed, replay the activities they called (Temporal's `workflow.patched`);
+# drop the old branches once none is left.
+CREATE_PATH_V2 = "lookups-together-adopt-locally-count"
 
 
 def host_queue(host: str) -> str:
