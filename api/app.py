@@ -17,6 +17,7 @@ from activities.database import create_pool
 from api import codebases, health, test_adapter
 from api.webhooks import github, slack, telegram
 from api.webhooks.limits import WebhookBodyLimit
+from isolator.payloads import connect
 from isolator.settings import Settings
 
 
@@ -30,7 +31,7 @@ def create_app(settings: Settings, *, temporal: Client | None = None, pool: asyn
             return
         app.state.pool = await create_pool(_require(settings.database_url, "DATABASE_URL"))
         try:
-            app.state.temporal = await Client.connect(settings.temporal_address, namespace=settings.temporal_namespace)
+            app.state.temporal = await connect(settings.temporal_address, settings.temporal_namespace)
             yield
         finally:
             await app.state.pool.close()

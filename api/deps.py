@@ -1,4 +1,8 @@
-"""Dependencies shared by the routers: settings, clients, and the API token check."""
+"""Dependencies shared by the routers: settings, clients, and the API token check.
+
+All `async def`: FastAPI runs a plain `def` dependency in its thread pool, a thread hop per request
+for what is an attribute lookup.
+"""
 
 from __future__ import annotations
 
@@ -14,21 +18,21 @@ from isolator.settings import Settings
 log = logging.getLogger(__name__)
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
-def get_client(request: Request) -> Client:
+async def get_client(request: Request) -> Client:
     return request.app.state.temporal
 
 
-def get_pool(request: Request) -> asyncpg.Pool:
+async def get_pool(request: Request) -> asyncpg.Pool:
     return request.app.state.pool
 
 
-def require_api_token(request: Request) -> None:
+async def require_api_token(request: Request) -> None:
     """`/api` requires `Authorization: Bearer $API_TOKEN` when API_TOKEN is set."""
-    expected = get_settings(request).api_token
+    expected = (await get_settings(request)).api_token
     if expected is None:
         return
     scheme, _, given = request.headers.get("authorization", "").partition(" ")

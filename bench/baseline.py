@@ -23,6 +23,7 @@ from temporalio import activity, workflow
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from isolator.payloads import connect
 from workers.worker import WORKFLOW_RUNNER
 
 REUSE_PATH_ACTIVITIES = 2
@@ -52,7 +53,7 @@ def http_app(client: Client, queue: str) -> Starlette:
 
 
 async def serve(address: str, queue: str, port: int) -> None:
-    client = await Client.connect(address)
+    client = await connect(address)
     # Run as the isolator worker runs its workflows (workers/worker.py), so that only the service's
     # own work differs.
     worker = Worker(client, task_queue=queue, workflows=[BareWorkflow], activities=[do_nothing],

@@ -23,6 +23,7 @@ import httpx
 import psutil
 from temporalio.client import Client
 
+from isolator.payloads import connect
 from migrations.runner import apply_migrations
 from tests.fakes.github_api import TOKEN as GITHUB_TOKEN, FakeGitHub
 from tests.fakes.slack_api import BOT_TOKEN as SLACK_TOKEN, FakeSlack
@@ -147,6 +148,6 @@ async def running_stack(work: Path, database_url: str | None, temporal_address: 
         )
         await _ready(api, processes, work)
         await _answering(baseline_http)
-        client = await Client.connect(temporal_address)
+        client = await connect(temporal_address)
         yield Stack(work, api, client, database_url, queue, baseline_queue, baseline_http, host, github, slack,
                     processes)

@@ -16,6 +16,7 @@ from temporalio.client import Client
 
 from activities.database import create_pool
 from api.app import create_app
+from isolator.payloads import connect
 from isolator.settings import Settings, load_settings
 from migrations.runner import apply_migrations
 from tests.gitrepos import make_repo
@@ -50,7 +51,7 @@ async def temporal_server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIter
 
 @pytest.fixture(scope="session")
 async def temporal(temporal_server: TemporalDevServer) -> Client:
-    return await Client.connect(temporal_server.address)
+    return await connect(temporal_server.address)
 
 
 @pytest.fixture(scope="session")

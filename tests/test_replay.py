@@ -30,6 +30,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 from activities.worktree_contracts import RemovalReport
 from activities.lifecycle_contracts import EnvironmentState
 from api.dispatch import dispatch_message
+from isolator.payloads import DATA_CONVERTER
 from tests.conftest import Stack
 from tests.gitrepos import git, worktree_paths
 from tests.test_cleanup_schedule import commit_in, schedule, trigger_sweep  # noqa: F401  (fixture)
@@ -188,7 +189,8 @@ def load(name: str) -> WorkflowHistory:
 async def test_a_captured_history_replays_with_the_current_workflow_code(name: str) -> None:
     history = load(name)
     assert len(history.events) > 5, "a real run, not an empty shell"
-    result = await Replayer(workflows=WORKFLOWS, workflow_runner=STRICT_SANDBOX).replay_workflow(history)
+    result = await Replayer(workflows=WORKFLOWS, workflow_runner=STRICT_SANDBOX,
+                            data_converter=DATA_CONVERTER).replay_workflow(history)
     assert result.replay_failure is None
 
 

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import uvicorn
-from temporalio.client import Client
 
 from activities.database import create_pool
 from api.app import create_app
+from isolator.payloads import connect
 from isolator.settings import Settings
 from migrations.runner import apply_migrations
 from workers.postgres import EmbeddedPostgres, start_embedded_postgres
@@ -69,7 +69,7 @@ async def run_dev(settings: Settings, ports: DevPorts) -> None:
         settings = settings.model_copy(
             update={"database_url": database_url, "temporal_address": temporal.address, "test_adapter": True}
         )
-        client = await Client.connect(temporal.address, namespace=settings.temporal_namespace)
+        client = await connect(temporal.address, settings.temporal_namespace)
         pool = await create_pool(database_url)
         try:
             app = create_app(settings, temporal=client, pool=pool)

@@ -10,6 +10,7 @@ from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSe
 from temporalio.client import Client
 
 from activities.database import create_pool
+from isolator.payloads import connect
 from isolator.settings import Settings
 from workflows import search_attributes
 from workers.serving import serve_until, stop_on_signals
@@ -23,7 +24,7 @@ async def run_worker(settings: Settings) -> None:
     assert settings.database_url
     stop = asyncio.Event()
     stop_on_signals(stop)
-    client = await Client.connect(settings.temporal_address, namespace=settings.temporal_namespace)
+    client = await connect(settings.temporal_address, settings.temporal_namespace)
     await ensure_search_attributes(client, settings.temporal_namespace)
     pool = await create_pool(settings.database_url)
     try:
