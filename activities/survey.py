@@ -10,6 +10,7 @@ their worktree is dirty and their commits unpushed.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -39,6 +40,7 @@ async def list_worktrees(git: GitRunner, repository: Path) -> list[ListedWorktre
     """Every worktree git knows for `repository`, the main checkout first, including ones gone from disk."""
     listing = await git("worktree", "list", "--porcelain", cwd=repository)
     entries: list[ListedWorktree] = []
+    resolved_folders: dict[str, str] = {}
     for block in listing.stdout.strip().split("\n\n"):
         lines = block.splitlines()
         path = next((line[len("worktree "):] for line in lines if line.startswith("worktree ")), None)
@@ -46,8 +48,20 @@ async def list_worktrees(git: GitRunner, repository: Path) -> list[ListedWorktre
         if path is not None:
             branch = ref.removeprefix("refs/heads/") if ref else None
             prunable = any(line.startswith("prunable") for line in lines)
-            entries.append(ListedWorktree(Path(path).resolve(), branch, main=not entries, prunable=prunable))
+            entries.append(ListedWorktree(_resolved(path, resolved_folders), branch, main=not entries,
+                                          prunable=prunable))
     return entries
+
+
+def _resolved(path: str, folders: dict[str, str]) -> Path:
+    """`Path(path).resolve()`, resolving each folder once: a codebase's worktrees share theirs, and
+    resolving hundreds of paths component by component cost more than the listing itself."""
+    folder, name = os.path.split(path)
+    if name in ("", ".", "..") or os.path.islink(path):
+        return Path(os.path.realpath(path))
+    if folder not in folders:
+        folders[folder] = os.path.realpath(folder)
+    return Path(folders[folder], name)
 
 
 async def is_dirty(git: GitRunner, path: Path) -> bool:

@@ -9,7 +9,7 @@ import pytest
 
 from activities.worktree_contracts import SurveyInput, TrackedWorktree, WorktreeState
 from activities.git import GitResult, run_git
-from activities.survey import SurveyActivities
+from activities.survey import SurveyActivities, list_worktrees
 from isolator.settings import Settings, load_settings
 from tests.gitrepos import git, make_repo
 from tests.test_removal import add_worktree, codebase_of, commit
@@ -143,3 +143,27 @@ async def test_fresh_branches_in_live_conversations_cost_no_git_process(settings
     )
     assert counter.calls == 3  # the listing, the refs, ancestry
     assert [(state.exists, state.merged, state.tip) for state in survey.states] == [(True, True, start)] * 5
+
+
+async def test_listed_paths_are_resolved_through_symlinked_folders_and_worktrees(repo: Path, tmp_path: Path) -> None:
+    """Folders are resolved once for all their worktrees; a worktree that is itself a symlink, or a
+    path gone from disk, is resolved on its own; every answer equals `Path.resolve()`."""
+    real = tmp_path / "real"
+    real.mkdir()
+    via = tmp_path / "via"
+    via.symlink_to(real, target_is_directory=True)
+    for name in ("a", "b", "gone"):
+        git("worktree", "add", "-q", "-b", name, str(via / name), cwd=repo)
+    # A worktree moved away by hand and replaced by a symlink: git still lists the old path.
+    git("worktree", "add", "-q", "-b", "linked", str(real / "linked"), cwd=repo)
+    (real / "linked").rename(tmp_path / "moved")
+    (real / "linked").symlink_to(tmp_path / "moved", target_is_directory=True)
+    shutil.rmtree(real / "gone")
+
+    listed = await list_worktrees(run_git, repo)
+    paths = {entry.branch: entry.path for entry in listed}
+    assert paths["a"] == real / "a" and paths["b"] == real / "b"
+    assert paths["gone"] == (via / "gone").resolve() == real / "gone"
+    assert paths["linked"] == (tmp_path / "moved").resolve()
+    assert all(entry.path == entry.path.resolve() for entry in listed)
+    assert [entry.branch for entry in listed if entry.prunable] == ["gone"]
