@@ -15,6 +15,7 @@ from tests.gitrepos import branches, git, make_repo, worktree_paths
 from tests.test_github_webhook import (  # noqa: F401  (fixtures)
     REPO,
     URL,
+    comment_event,
     deliver,
     fake,
     issues_event,
@@ -131,3 +132,30 @@ async def test_a_path_at_the_expected_place_that_is_not_our_worktree_is_never_ad
         f"Could not set up a worktree: `{path}` already exists but is not a worktree of {codebase['name']}, "
         "so it was not used. Move it away or remove it, then send the message again."
     ))]
+
+
+async def test_reuse_by_identity_comes_before_adoption_even_when_adoption_would_refuse(
+    stack: Stack, fake: FakeGitHub, repo: Path
+) -> None:
+    """The identity, adoption and limit lookups are asked together; adoption's refusal (a stranger at
+    the expected path) counts only if its step is reached, and reuse by identity comes first."""
+    codebase = await stack.register(repo, url=URL)
+    first = await open_issue(stack, fake, 8)
+    expected = base_of(stack, codebase) / "issue-8"
+    assert (first.outcome, first.working_path) == ("created", str(expected))
+    # The environment's worktree now lives elsewhere, and the conversation has lost its link to it.
+    moved = base_of(stack, codebase) / "issue-8-moved"
+    git("worktree", "move", str(expected), str(moved), cwd=repo)
+    await stack.db.execute("UPDATE isolation_environments SET working_path = $1 WHERE id = $2",
+                           str(moved), first.environment_id)
+    await stack.db.execute("UPDATE conversations SET environment_id = NULL, cwd = NULL")
+    expected.mkdir()
+    (expected / "notes.txt").write_text("mine\n")
+
+    response, delivery = await deliver(stack, "issue_comment", comment_event(8, "@isolator and the logout too"))
+    assert response.status_code == 202, response.text
+    again = await settle(stack, delivery)
+
+    assert (again.outcome, again.environment_id, again.working_path) == ("attached", first.environment_id, str(moved))
+    assert (expected / "notes.txt").read_text() == "mine\n"
+    assert len(await active_rows(stack)) == 1

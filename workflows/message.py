@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import TypeVar
 
 from temporalio import workflow
 
@@ -93,18 +94,21 @@ class MessageWorkflow:
         identity = IdentityQuery(codebase.id, workflow_type, workflow_id)
         request = _worktree_request(codebase, workflow_type, workflow_id, hints)
         adoption = AdoptQuery(codebase, request.branch, hints.pr_head_branch if workflow_type == "pr" else None)
-        count: EnvironmentCount | None = None
+        count: EnvironmentCount | BaseException | None = None
         asked_together = workflow.patched(steps.CREATE_PATH_V2)
         if asked_together:
             # The lookups of reuse by identity, adopt and limit need nothing from each other: asked
-            # at once (one wait instead of three), their answers are taken in the decision order.
-            existing, adoptable, count = await asyncio.gather(
+            # at once (one wait instead of three), their answers are taken in the decision order, and
+            # a lookup's failure counts only once its step is reached.
+            found, adoption_search, count = await asyncio.gather(
                 steps.find_environment_by_identity(identity),
                 steps.find_adoptable_worktree(adoption),
                 steps.count_environments(codebase.id),
+                return_exceptions=True,
             )
+            existing = answer(found)
         else:  # runs started before this asked each lookup when its step came
-            existing, adoptable = await steps.find_environment_by_identity(identity), None
+            existing = await steps.find_environment_by_identity(identity)
         if existing is not None:
             if await self._is_healthy(existing, codebase):
                 return await provision.attach("attached", existing, texts.working_in(existing.branch_name))
@@ -116,8 +120,7 @@ class MessageWorkflow:
             if linked is not None and await self._is_healthy(linked, codebase):
                 return await provision.attach("shared", linked, texts.sharing_with_issue(issue))
 
-        if not asked_together:
-            adoptable = await steps.find_adoptable_worktree(adoption)
+        adoptable = answer(adoption_search) if asked_together else await steps.find_adoptable_worktree(adoption)
         if adoptable is not None:
             return await provision.adopt(workflow_type, workflow_id, adoptable.path, adoptable.branch,
                                          texts.adopted(adoptable.path, adoptable.branch))
@@ -128,7 +131,7 @@ class MessageWorkflow:
                 return texts.reviewing_pr(hints.pr_head_sha, worktree.branch)
             return texts.working_in(worktree.branch)
 
-        return await provision.create(workflow_type, workflow_id, request, announce, count)
+        return await provision.create(workflow_type, workflow_id, request, announce, answer(count))
 
     async def _close(self, message: MessageInput) -> None:
         """Record the close and tell the environment: it goes when its last conversation is closed."""
@@ -180,6 +183,16 @@ class MessageWorkflow:
         where = f" `{resolution.branch}` at {resolution.working_path}" if resolution.branch else ""
         workflow.set_current_details(f"Outcome: {resolution.outcome}{where}")
         return resolution
+
+
+T = TypeVar("T")
+
+
+def answer(result: T | BaseException) -> T:
+    """A lookup's result gathered with `return_exceptions`: raised here, where its step needs it."""
+    if isinstance(result, BaseException):
+        raise result
+    return result
 
 
 def _worktree_request(codebase: Codebase, workflow_type: str, workflow_id: str, hints: IsolationHints) -> WorktreeRequest:
