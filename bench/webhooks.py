@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass
-from typing import Literal
+from typing import Callable, Literal
 
 from api.webhooks.slack_events import parse_message
 from bench.figures import Figure, Latency, timed, verdict
@@ -70,10 +70,10 @@ async def slack(stack: Stack, runs: int) -> list[Figure]:
             for pacing in PACINGS]
 
 
-async def _measure(stack: Stack, kind: str, make, runs: int, pacing: Pacing) -> Figure:
+async def _measure(stack: Stack, kind: str, make: Callable[[], Delivery], runs: int, pacing: Pacing) -> Figure:
     samples = []
     for _ in range(runs):
-        delivery: Delivery = make()
+        delivery = make()
         samples.append(await timed(lambda: _post(stack, delivery)))
         if pacing == "one at a time":
             await stack.temporal.get_workflow_handle(delivery.workflow_id).result()

@@ -59,9 +59,9 @@ _CONVERTERS = [DataclassFields()]
 
 class _PayloadConverter(CompositePayloadConverter):
     def __init__(self) -> None:
-        json = JSONPlainPayloadConverter(encoder=AdvancedJSONEncoder, custom_type_converters=_CONVERTERS)
-        super().__init__(*(json if isinstance(c, JSONPlainPayloadConverter) else c
-                           for c in DefaultPayloadConverter.default_encoding_payload_converters))
+        json_plain = JSONPlainPayloadConverter(encoder=AdvancedJSONEncoder, custom_type_converters=_CONVERTERS)
+        super().__init__(*(json_plain if isinstance(converter, JSONPlainPayloadConverter) else converter
+                           for converter in DefaultPayloadConverter.default_encoding_payload_converters))
 
 
 DATA_CONVERTER = dataclasses.replace(DataConverter.default, payload_converter_class=_PayloadConverter)

@@ -59,7 +59,8 @@ async def _clone(command: Command, conversation: Conversation, message: MessageI
             RegisterCodebaseWorkflow.run, source, id=f"{workflow.info().workflow_id}:clone"
         )
     except ChildWorkflowError as error:
-        await reply(f"Could not register `{worktree_texts.quoted_safely(target, limit=200)}`: {user_error(error)}\n{texts.CLONE_USAGE}")
+        shown = worktree_texts.quoted_safely(target, limit=200)
+        await reply(f"Could not register `{shown}`: {user_error(error)}\n{texts.CLONE_USAGE}")
         return
     await steps.link_conversation_codebase(LinkCodebaseInput(conversation.row_id, registered.codebase.id))
     await reply(texts.codebase_linked(registered.codebase.name, registered.codebase.canonical_path, registered.created))

@@ -27,9 +27,9 @@ with workflow.unsafe.imports_passed_through():
     )
     from activities.lifecycle_contracts import (
         ConversationSignal,
-        EnvironmentCount,
         DestroyEnvironmentInput,
         DestroyRequest,
+        EnvironmentCount,
         SignalRequest,
         conversation_key,
     )

@@ -118,12 +118,10 @@ async def record_environment(request: RecordEnvironmentInput) -> RecordedEnviron
     )
 
 
-async def send_reply(reply: ReplyInput) -> bool:
-    """Deliver a reply once; False when the platform refused it for good or stayed down for hours.
-
-    An undeliverable reply is logged, never raised: the work it reports on is done, and an environment
-    workflow must outlive a locked issue or a bot removed from a chat.
-    """
+async def send_reply(reply: ReplyInput) -> None:
+    """Deliver a reply once. One the platform refused for good, or that stayed undeliverable for hours,
+    is logged, never raised: the work it reports on is done, and an environment workflow must outlive
+    a locked issue or a bot removed from a chat."""
     # Platforms can be down for a while; keep trying with backoff, deliver once.
     try:
         await workflow.execute_activity(
@@ -133,8 +131,6 @@ async def send_reply(reply: ReplyInput) -> bool:
         )
     except ActivityError as error:
         workflow.logger.warning("reply %s not delivered: %s", reply.idempotency_key, error.cause or error)
-        return False
-    return True
 
 
 async def find_codebase(source: RepositorySource) -> Codebase | None:
