@@ -135,3 +135,16 @@ async def test_a_worktree_whose_folder_is_gone_is_not_adopted(settings: Settings
     shutil.rmtree(gone)
 
     assert await adopt(settings, repo, "thread-6") == AdoptionSearch("none")
+
+
+async def test_adoption_runs_git_only_when_there_is_something_to_find(
+    settings: Settings, repo: Path, git_processes: Callable[[], list[str]]
+) -> None:
+    """A first message with nothing at its expected path (the usual new conversation) lists no worktrees."""
+    assert await adopt(settings, repo, "thread-7") == AdoptionSearch("none")
+    assert git_processes() == []
+    by_hand = settings.worktree_base / "project" / "thread-8"
+    git("worktree", "add", "-q", "-b", "thread-8", "--", str(by_hand), "main", cwd=repo)  # not counted: the tests' own
+    assert (await adopt(settings, repo, "thread-8")).outcome == "adoptable"
+    assert git_processes()[-1] == "worktree", "something at the expected path: git says what it is"
+
