@@ -43,6 +43,30 @@ class BareWorkflow:
         return activities
 
 
+@workflow.defn
+class CreateShapedBareWorkflow:
+    """The create path's round trips, all doing nothing: what Temporal alone costs that path.
+
+    Local: record the conversation, then the three lookups together; normal, on the host's queue:
+    the worktree; local: record the environment, tell its workflow; normal: the reply.
+    """
+
+    @workflow.run
+    async def run(self, host_queue: str) -> None:
+        nothing = dict(start_to_close_timeout=timedelta(seconds=10))
+        await workflow.execute_local_activity(do_nothing, **nothing)
+        await asyncio.gather(*(workflow.execute_local_activity(do_nothing, **nothing) for _ in range(3)))
+        await workflow.execute_activity(do_nothing, task_queue=host_queue, **nothing)
+        for _ in range(2):
+            await workflow.execute_local_activity(do_nothing, **nothing)
+        await workflow.execute_activity(do_nothing, **nothing)
+
+
+def host_queue(queue: str) -> str:
+    """The bare workflows' stand-in for a host's queue, served by the same process."""
+    return f"{queue}@host"
+
+
 def http_app(client: Client, queue: str) -> Starlette:
     async def bare(request: Request) -> JSONResponse:
         result = await client.execute_workflow(BareWorkflow.run, REUSE_PATH_ACTIVITIES, id=f"bare-{uuid.uuid4().hex}",
@@ -56,11 +80,12 @@ async def serve(address: str, queue: str, port: int) -> None:
     client = await connect(address)
     # Run as the isolator worker runs its workflows (workers/worker.py), so that only the service's
     # own work differs.
-    worker = Worker(client, task_queue=queue, workflows=[BareWorkflow], activities=[do_nothing],
-                    max_concurrent_local_activities=100, workflow_runner=WORKFLOW_RUNNER)
+    worker = Worker(client, task_queue=queue, workflows=[BareWorkflow, CreateShapedBareWorkflow],
+                    activities=[do_nothing], max_concurrent_local_activities=100, workflow_runner=WORKFLOW_RUNNER)
+    host_worker = Worker(client, task_queue=host_queue(queue), activities=[do_nothing])
     # uvicorn's defaults, as `isolator api` runs with; it stops on SIGTERM, and the worker with it
     server = uvicorn.Server(uvicorn.Config(http_app(client, queue), host="127.0.0.1", port=port))
-    async with worker:
+    async with worker, host_worker:
         await server.serve()
 
 

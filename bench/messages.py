@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from api.dispatch import dispatch_message
-from bench.baseline import REUSE_PATH_ACTIVITIES, BareWorkflow
+from bench.baseline import REUSE_PATH_ACTIVITIES, BareWorkflow, CreateShapedBareWorkflow, host_queue
 from bench.figures import Figure, Latency, timed, verdict
 from bench.stack import Stack
 from workflows.contracts import MessageInput
@@ -84,20 +84,30 @@ async def git_worktree_add(repository: Path, path: Path, branch: str) -> None:
         raise RuntimeError(error.decode())
 
 
-async def create(stack: Stack, label: str, repository: Path, runs: int) -> Figure:
-    """A new conversation's first message against raw `git worktree add`, alternating."""
-    creates, raw = [], []
+async def create(stack: Stack, label: str, repository: Path, runs: int) -> list[Figure]:
+    """A new conversation's first message against raw `git worktree add`, alternating; beside them,
+    the create path's shape as a bare workflow (no work at all), for the part Temporal alone takes."""
+    creates, raw, shaped = [], [], []
     for run in range(runs):
         conversation = f"create-{repository.name}-{run}"
         await say(stack, conversation, f"/clone {repository}")
         creates.append(await timed(lambda: say(stack, conversation)))
         target = stack.work / "raw" / repository.name / f"raw-{run}"
         raw.append(await timed(lambda: git_worktree_add(repository, target, f"raw-{run}")))
-    create_figure, raw_figure = Latency.of(creates), Latency.of(raw)
+        shaped.append(await timed(lambda: create_shaped_bare(stack)))
+    create_figure, raw_figure, shaped_figure = Latency.of(creates), Latency.of(raw), Latency.of(shaped)
     overhead = create_figure.p50 - raw_figure.p50
-    return Figure(f"create, {label}", str(create_figure), f"git worktree add: {raw_figure}",
-                  verdict(overhead <= 100),
-                  {"latency": vars(create_figure), "baseline": vars(raw_figure), "overhead_p50": round(overhead, 1)})
+    return [
+        Figure(f"create, {label}", str(create_figure), f"git worktree add: {raw_figure}", verdict(overhead <= 100),
+               {"latency": vars(create_figure), "baseline": vars(raw_figure), "overhead_p50": round(overhead, 1)}),
+        Figure("  overhead (p50, create minus git)", f"{overhead:.1f} ms (target <= 100)",
+               f"create-shaped bare workflow from a client: {shaped_figure}", data={"shaped": vars(shaped_figure)}),
+    ]
+
+
+async def create_shaped_bare(stack: Stack) -> None:
+    await stack.temporal.execute_workflow(CreateShapedBareWorkflow.run, host_queue(stack.baseline_queue),
+                                          id=f"bare-create-{uuid.uuid4().hex}", task_queue=stack.baseline_queue)
 
 
 async def _saturate(call: Callable[[int], Awaitable[None]], concurrency: int, seconds: float) -> tuple[list[float], int]:

@@ -52,8 +52,8 @@ async def run_cases(work: Path, sizes: Sizes, database_url: str | None, temporal
             await messages.start_conversation(stack, f"warm-{warm}", small)
         steps = [
             ("reuse", lambda: messages.reuse(stack, small, sizes.reuse_runs)),
-            ("create", lambda: _list(messages.create(stack, "50 files", small, sizes.create_runs))),
-            ("create", lambda: _list(messages.create(stack, "5,000 files in 200 folders", large, sizes.create_runs))),
+            ("create", lambda: messages.create(stack, "50 files", small, sizes.create_runs)),
+            ("create", lambda: messages.create(stack, "5,000 files in 200 folders", large, sizes.create_runs)),
             ("throughput", lambda: messages.throughput(stack, small, sizes.concurrency, sizes.seconds)),
             ("webhooks", lambda: webhooks.github(stack, sizes.webhook_runs)),
             ("webhooks", lambda: webhooks.slack(stack, sizes.webhook_runs)),
@@ -64,10 +64,6 @@ async def run_cases(work: Path, sizes: Sizes, database_url: str | None, temporal
             figures += await step()
             print(f"  {name} done in {time.monotonic() - started:.0f} s", flush=True)
     return figures
-
-
-async def _list(figure) -> list[Figure]:
-    return [await figure]
 
 
 def main() -> None:
