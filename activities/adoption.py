@@ -40,11 +40,12 @@ class AdoptionActivities:
             raise ApplicationError(str(error), type=UNSAFE_PATH, non_retryable=True) from None
         # The locks of create_worktree: a creation under way is waited for, never taken for a stranger.
         async with host_locks(self.settings.worktree_base, expected, repository):
-            if not query.pr_branch and not expected.exists():
+            present = expected.exists()
+            if not present and not query.pr_branch:
                 return None  # nothing at the expected path, and no PR branch to look for elsewhere: no git
             listed = await list_worktrees(run_git, repository)
             worktrees = [entry for entry in listed if not entry.main and not entry.prunable]
-            expected_is_stranger = expected.exists() and not _is_empty_dir(expected)  # empty: a half-made create
+            expected_is_stranger = present and not _is_empty_dir(expected)  # empty: a half-made create
         for entry in worktrees:
             if entry.path == expected and entry.branch is not None:
                 # One the service made (a concurrent message's, not yet recorded) is resumed by
