@@ -184,6 +184,14 @@ class WorktreeReady:
 
 
 @dataclass
+class WorktreeCreation:
+    """What `create_worktree_here` did; "elsewhere" when asked on a host that does not hold the codebase."""
+
+    outcome: Literal["ready", "elsewhere"]
+    worktree: WorktreeReady | None = None
+
+
+@dataclass
 class RecordEnvironmentInput:
     conversation_row_id: str
     codebase_id: str

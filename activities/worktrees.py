@@ -16,6 +16,7 @@ from activities.contracts import (
     WORKTREE_CONFLICT,
     EnvironmentCheck,
     EnvironmentCheckInput,
+    WorktreeCreation,
     WorktreeReady,
     WorktreeRequest,
 )
@@ -44,6 +45,14 @@ class WorktreeActivities:
         # One stat of a local path, microseconds: a hop to a thread pool cost more than the check.
         healthy = is_healthy_worktree(Path(check.working_path))
         return EnvironmentCheck(status="healthy" if healthy else "missing")
+
+    @activity.defn
+    async def create_worktree_here(self, request: WorktreeRequest) -> WorktreeCreation:
+        """`create_worktree` as a local activity of the workflow's worker, which spares the round trip
+        through the server while git works; "elsewhere" when the codebase is on another host."""
+        if request.codebase.host != self.settings.host:
+            return WorktreeCreation(outcome="elsewhere")
+        return WorktreeCreation(outcome="ready", worktree=await self.create_worktree(request))
 
     @activity.defn
     async def create_worktree(self, request: WorktreeRequest) -> WorktreeReady:

@@ -45,26 +45,21 @@ class BareWorkflow:
 
 @workflow.defn
 class CreateShapedBareWorkflow:
-    """The create path's round trips, all doing nothing: what Temporal alone costs that path.
+    """The create path's steps, all doing nothing: what Temporal alone costs that path.
 
-    Local: record the conversation, then the three lookups together; normal, on the host's queue:
-    the worktree; local: record the environment, tell its workflow; normal: the reply.
+    All local activities, as on the codebase's own host: record the conversation, then the three
+    lookups together, the worktree, record the environment, then its workflow told and the reply
+    sent together.
     """
 
     @workflow.run
-    async def run(self, host_queue: str) -> None:
+    async def run(self) -> None:
         nothing = dict(start_to_close_timeout=timedelta(seconds=10))
         await workflow.execute_local_activity(do_nothing, **nothing)
         await asyncio.gather(*(workflow.execute_local_activity(do_nothing, **nothing) for _ in range(3)))
-        await workflow.execute_activity(do_nothing, task_queue=host_queue, **nothing)
         for _ in range(2):
             await workflow.execute_local_activity(do_nothing, **nothing)
-        await workflow.execute_activity(do_nothing, **nothing)
-
-
-def host_queue(queue: str) -> str:
-    """The bare workflows' stand-in for a host's queue, served by the same process."""
-    return f"{queue}@host"
+        await asyncio.gather(*(workflow.execute_local_activity(do_nothing, **nothing) for _ in range(2)))
 
 
 def http_app(client: Client, queue: str) -> Starlette:
@@ -82,10 +77,9 @@ async def serve(address: str, queue: str, port: int) -> None:
     # own work differs.
     worker = Worker(client, task_queue=queue, workflows=[BareWorkflow, CreateShapedBareWorkflow],
                     activities=[do_nothing], max_concurrent_local_activities=100, workflow_runner=WORKFLOW_RUNNER)
-    host_worker = Worker(client, task_queue=host_queue(queue), activities=[do_nothing])
     # uvicorn's defaults, as `isolator api` runs with; it stops on SIGTERM, and the worker with it
     server = uvicorn.Server(uvicorn.Config(http_app(client, queue), host="127.0.0.1", port=port))
-    async with worker, host_worker:
+    async with worker:
         await server.serve()
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from api.dispatch import dispatch_message
-from bench.baseline import REUSE_PATH_ACTIVITIES, BareWorkflow, CreateShapedBareWorkflow, host_queue
+from bench.baseline import REUSE_PATH_ACTIVITIES, BareWorkflow, CreateShapedBareWorkflow
 from bench.figures import Figure, Latency, timed, verdict
 from bench.stack import Stack
 from workflows.contracts import MessageInput
@@ -106,8 +106,8 @@ async def create(stack: Stack, label: str, repository: Path, runs: int) -> list[
 
 
 async def create_shaped_bare(stack: Stack) -> None:
-    await stack.temporal.execute_workflow(CreateShapedBareWorkflow.run, host_queue(stack.baseline_queue),
-                                          id=f"bare-create-{uuid.uuid4().hex}", task_queue=stack.baseline_queue)
+    await stack.temporal.execute_workflow(CreateShapedBareWorkflow.run, id=f"bare-create-{uuid.uuid4().hex}",
+                                          task_queue=stack.baseline_queue)
 
 
 async def _saturate(call: Callable[[int], Awaitable[None]], concurrency: int, seconds: float) -> tuple[list[float], int]:

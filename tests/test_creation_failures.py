@@ -4,6 +4,7 @@ nothing is left behind: no directory under the worktree base, no branch, no envi
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Callable
 
@@ -25,18 +26,15 @@ from workflows.contracts import Resolution, message_workflow_id
 
 
 async def create_attempts(stack: Stack, delivery: str) -> list[int]:
-    """The attempt number of each `create_worktree` run the message's history records."""
+    """The attempt number of each run of the worktree's creation the message's history records: it is
+    a local activity (`create_worktree_here`) when the codebase is on the worker's own host, as here."""
     history = await stack.temporal.get_workflow_handle(message_workflow_id("github", delivery)).fetch_history()
-    scheduled = {
-        event.event_id: event.activity_task_scheduled_event_attributes.activity_type.name
-        for event in history.events if event.HasField("activity_task_scheduled_event_attributes")
-    }
-    return [
-        event.activity_task_started_event_attributes.attempt
+    markers = [
+        json.loads(event.marker_recorded_event_attributes.details["data"].payloads[0].data)
         for event in history.events
-        if event.HasField("activity_task_started_event_attributes")
-        and scheduled[event.activity_task_started_event_attributes.scheduled_event_id] == "create_worktree"
+        if event.marker_recorded_event_attributes.marker_name == "core_local_activity"
     ]
+    return [marker["attempt"] for marker in markers if marker["activity_type"] == "create_worktree_here"]
 
 
 async def assert_nothing_left(stack: Stack, codebase: dict, repo: Path, branches_before: list[str]) -> None:

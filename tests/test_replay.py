@@ -57,6 +57,8 @@ CAPTURED = {
 KEPT = {
     "message_created_before_create_path_v2": "MessageWorkflow before adoption ran locally and the limit was "
                                              "counted (steps.CREATE_PATH_V2)",
+    "message_created_before_local_steps": "MessageWorkflow before the worktree was created and the replies sent "
+                                          "as local activities (steps.LOCAL_STEPS)",
 }
 # Stands in for the test's temporary folder in the stored histories: no path of the capturing machine.
 PLACEHOLDER_ROOT = "/replay"

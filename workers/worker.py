@@ -50,6 +50,7 @@ def shared_worker(client: Client, pool: asyncpg.Pool, settings: Settings) -> Wor
     codebases = CodebaseActivities(settings, pool)
     replies = ReplyActivities(pool, deliverers(settings))
     platforms = PlatformActivities(settings)
+    worktrees = WorktreeActivities(settings)
     return Worker(
         client,
         task_queue=settings.task_queue,
@@ -67,8 +68,9 @@ def shared_worker(client: Client, pool: asyncpg.Pool, settings: Settings) -> Wor
             environments.record_environment,
             codebases.find_codebase,
             codebases.record_codebase,
-            # quick looks at the disk, answered locally when the codebase is on this host
-            WorktreeActivities(settings).validate_environment,
+            # the disk and git of the codebases on this host, worked on locally
+            worktrees.validate_environment,
+            worktrees.create_worktree_here,
             AdoptionActivities(settings).find_adoptable_worktree,
             records.list_environments,
             records.list_codebases,

@@ -95,7 +95,7 @@ class MessageWorkflow:
         request = _worktree_request(codebase, workflow_type, workflow_id, hints)
         adoption = AdoptQuery(codebase, request.branch, hints.pr_head_branch if workflow_type == "pr" else None)
         count: EnvironmentCount | BaseException | None = None
-        asked_together = workflow.patched(steps.CREATE_PATH_V2)
+        asked_together = steps.create_path_v2_or_later()
         if asked_together:
             # The lookups of reuse by identity, adopt and limit need nothing from each other: asked
             # at once (one wait instead of three), their answers are taken in the decision order, and
@@ -170,7 +170,8 @@ class MessageWorkflow:
     async def _reply(self, text: str) -> None:
         key = f"{workflow.info().workflow_id}:{len(self._replies)}"
         self._replies.append(text)
-        await steps.send_reply(ReplyInput(self._message.platform, self._message.conversation_id, text, key))
+        reply = ReplyInput(self._message.platform, self._message.conversation_id, text, key)
+        await steps.send_reply(reply, locally=steps.uses_local_steps())
 
     def _finish(self, resolution: Resolution, codebase: Codebase | None) -> Resolution:
         resolution.replies = list(self._replies)

@@ -7,6 +7,7 @@ close events and removals know who still uses the worktree.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Awaitable, Callable
 
 from temporalio import workflow
@@ -73,8 +74,7 @@ class Provisioner:
             AttachInput(self.conversation.row_id, environment.id, environment.working_path, key=self.key)
         )
         if attached.changed:
-            await self.tell_environment(environment)
-            await self.reply(text)
+            await self._announce(environment, text)
         return resolved(outcome, environment)
 
     async def adopt(self, workflow_type: str, workflow_id: str, path: str, branch: str, text: str) -> Resolution:
@@ -83,8 +83,7 @@ class Provisioner:
             self._record(workflow_type, workflow_id, path, branch, {"adopted": True}, counts=False)
         )
         if recorded.attachment_changed:
-            await self.tell_environment(recorded.environment)
-            await self.reply(text)
+            await self._announce(recorded.environment, text)
         return resolved("adopted" if recorded.created else "attached", recorded.environment)
 
     async def create(
@@ -94,7 +93,7 @@ class Provisioner:
         """`count`: the codebase's environments, when the caller has just counted them."""
         if not await self._make_room(count):
             return Resolution(outcome="limit")
-        worktree = await steps.create_worktree(request)
+        worktree = await steps.create_worktree(request, locally=steps.uses_local_steps())
         metadata = {"start_commit": worktree.fresh_from} if worktree.fresh_from else {}
         try:
             recorded = await steps.record_environment(
@@ -109,9 +108,22 @@ class Provisioner:
             return Resolution(outcome="limit")
         # Only the message that attached the conversation says so; concurrent ones stay silent.
         if recorded.attachment_changed:
-            await self.tell_environment(recorded.environment)
-            await self.reply(announce(worktree))
+            await self._announce(recorded.environment, announce(worktree))
         return resolved("created" if recorded.created else "attached", recorded.environment)
+
+    async def _announce(self, environment: Environment, text: str) -> None:
+        """Tell the environment's workflow, and the user, that the conversation works there."""
+        if steps.uses_local_steps():
+            # Both are local activities: side by side, in the same workflow task. Both are waited
+            # for before a failure is raised: a workflow may not end with a local activity running.
+            outcomes = await asyncio.gather(self.tell_environment(environment), self.reply(text),
+                                            return_exceptions=True)
+            for outcome in outcomes:
+                if isinstance(outcome, BaseException):
+                    raise outcome
+        else:
+            await self.tell_environment(environment)
+            await self.reply(text)
 
     async def tell_environment(self, environment: Environment) -> None:
         previous = self.conversation.environment
@@ -126,7 +138,7 @@ class Provisioner:
 
     async def _make_room(self, count: EnvironmentCount | None) -> bool:
         """At the limit, merged environments nobody uses go first; still full, the user is told why."""
-        if workflow.patched(steps.CREATE_PATH_V2):
+        if steps.create_path_v2_or_later():
             count = count or await steps.count_environments(self.codebase.id)
             active, limit = count.active, count.limit
         else:

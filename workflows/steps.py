@@ -1,9 +1,9 @@
 """Typed calls of the activities, with their options.
 
-Quick PostgreSQL and stat calls run as local activities on the workflow's worker; git work runs
-as normal activities on the task queue of the codebase's host, `{queue}@{host}`. Quick looks at the
-disk (is the worktree there, is there one to adopt) run locally when the codebase is on this
-worker's host, and go to the host's queue only when it is elsewhere.
+PostgreSQL calls run as local activities on the workflow's worker. Work on the disk (is the
+worktree there, is there one to adopt, create it) runs locally too when the codebase is on this
+worker's host, and goes to the task queue of the codebase's host, `{queue}@{host}`, only when it is
+elsewhere. A message's replies are local activities as well; the environment workflow's are not.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import TimeoutError as StepTimeout
 
 from activities.contracts import (
     USER_ERRORS,
@@ -40,6 +41,7 @@ from activities.contracts import (
     RepositorySource,
     RetireInput,
     Retired,
+    WorktreeCreation,
     WorktreeReady,
     WorktreeRequest,
 )
@@ -63,10 +65,22 @@ LOCAL_OPTIONS = dict(
 )
 
 
-# Runs started before the create path's lookups were asked together, adoption could be local and the
-# limit was counted, not listed, replay the activities they called (Temporal's `workflow.patched`);
+# Runs started before these versions replay the activities they called (Temporal's `workflow.patched`);
 # drop the old branches once none is left.
+# V2: the create path's lookups are asked together, adoption can be local, the limit is counted.
 CREATE_PATH_V2 = "lookups-together-adopt-locally-count"
+# V3, which includes V2: worktrees are created, and a message's replies sent, as local activities.
+LOCAL_STEPS = "create-and-reply-locally"
+
+
+def uses_local_steps() -> bool:
+    """Asked where a step first differs; the answer holds for the whole run (the SDK memoises it)."""
+    return workflow.patched(LOCAL_STEPS)
+
+
+def create_path_v2_or_later() -> bool:
+    # A new run records the one V3 marker; a V2 run replays as V2.
+    return uses_local_steps() or workflow.patched(CREATE_PATH_V2)
 
 
 def host_queue(host: str) -> str:
@@ -105,7 +119,16 @@ async def attach_conversation(request: AttachInput) -> Attached:
     return await workflow.execute_local_activity("attach_conversation", request, result_type=Attached, **LOCAL_OPTIONS)
 
 
-async def create_worktree(request: WorktreeRequest) -> WorktreeReady:
+async def create_worktree(request: WorktreeRequest, locally: bool) -> WorktreeReady:
+    """`locally`: first try as a local activity, which works when the codebase is on this host."""
+    if locally:
+        # git can take minutes on a large checkout: the SDK keeps the workflow task alive meanwhile
+        creation = await workflow.execute_local_activity(
+            "create_worktree_here", request, result_type=WorktreeCreation,
+            start_to_close_timeout=timedelta(minutes=10), retry_policy=RETRY_POLICY,
+        )
+        if creation.worktree is not None:
+            return creation.worktree
     return await workflow.execute_activity(
         "create_worktree", request, result_type=WorktreeReady, task_queue=host_queue(request.codebase.host),
         start_to_close_timeout=timedelta(minutes=10), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
@@ -118,19 +141,24 @@ async def record_environment(request: RecordEnvironmentInput) -> RecordedEnviron
     )
 
 
-async def send_reply(reply: ReplyInput) -> None:
+async def send_reply(reply: ReplyInput, locally: bool = False) -> None:
     """Deliver a reply once. One the platform refused for good, or that stayed undeliverable for hours,
     is logged, never raised: the work it reports on is done, and an environment workflow must outlive
-    a locked issue or a bot removed from a chat."""
+    a locked issue or a bot removed from a chat.
+
+    `locally`: as a local activity, which saves the message a workflow task; the SDK waits out long
+    retry intervals with timers."""
     # Platforms can be down for a while; keep trying with backoff, deliver once.
+    options = dict(start_to_close_timeout=timedelta(seconds=30), schedule_to_close_timeout=timedelta(hours=6),
+                   retry_policy=RetryPolicy(initial_interval=timedelta(seconds=1), maximum_interval=timedelta(minutes=2)))
     try:
-        await workflow.execute_activity(
-            "send_reply", reply, start_to_close_timeout=timedelta(seconds=30), heartbeat_timeout=HEARTBEAT_TIMEOUT,
-            schedule_to_close_timeout=timedelta(hours=6),
-            retry_policy=RetryPolicy(initial_interval=timedelta(seconds=1), maximum_interval=timedelta(minutes=2)),
-        )
-    except ActivityError as error:
-        workflow.logger.warning("reply %s not delivered: %s", reply.idempotency_key, error.cause or error)
+        if locally:
+            await workflow.execute_local_activity("send_reply", reply, **options)
+        else:
+            await workflow.execute_activity("send_reply", reply, heartbeat_timeout=HEARTBEAT_TIMEOUT, **options)
+    except (ActivityError, ApplicationError, StepTimeout) as error:  # a local activity's error arrives unwrapped
+        cause = error.cause if isinstance(error, ActivityError) else error
+        workflow.logger.warning("reply %s not delivered: %s", reply.idempotency_key, cause)
 
 
 async def find_codebase(source: RepositorySource) -> Codebase | None:
@@ -181,7 +209,7 @@ async def find_adoptable_worktree(query: AdoptQuery) -> Adoptable | None:
     which saves the round trip through the server."""
     host_options = dict(task_queue=host_queue(query.codebase.host), start_to_close_timeout=timedelta(minutes=1),
                         retry_policy=RETRY_POLICY)
-    if not workflow.patched(CREATE_PATH_V2):
+    if not create_path_v2_or_later():
         return await workflow.execute_activity(
             "find_adoptable_worktree", query, result_type=Adoptable | None, **host_options
         )

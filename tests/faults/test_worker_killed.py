@@ -20,8 +20,8 @@ from workflows.message import MessageWorkflow
 @pytest.mark.parametrize(
     "pause",
     [
-        "create_worktree:before",
-        "create_worktree:after",  # the worktree is on disk, Temporal has not heard of it
+        "create_worktree_here:before",
+        "create_worktree_here:after",  # the worktree is on disk, Temporal has not heard of it
         "record_environment:after",  # the row is written, the workflow task is lost with the worker
         "send_reply:after",  # the reply is logged as sent, the activity's completion is lost
     ],
