@@ -13,8 +13,19 @@ async def _init_connection(connection: asyncpg.Connection) -> None:
     await connection.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
 
 
+async def _keep_session(connection: asyncpg.Connection) -> None:
+    """What the pool does to a released connection beyond rolling back an open transaction: nothing.
+
+    asyncpg's default runs a reset query (unlock advisory locks, close cursors, unlisten, reset
+    settings) on every release, one more round trip to PostgreSQL per call. Nothing here leaves such
+    session state behind: no LISTEN, SET, cursor or session-level advisory lock goes through the pool.
+    """
+
+
 async def create_pool(database_url: str, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:
-    return await asyncpg.create_pool(database_url, min_size=min_size, max_size=max_size, init=_init_connection)
+    return await asyncpg.create_pool(
+        database_url, min_size=min_size, max_size=max_size, init=_init_connection, reset=_keep_session
+    )
 
 
 def codebase_from_row(row: asyncpg.Record, prefix: str = "") -> Codebase:
