@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import statistics
 import time
 import uuid
 from pathlib import Path
@@ -96,11 +97,16 @@ async def create(stack: Stack, label: str, repository: Path, runs: int) -> list[
         raw.append(await timed(lambda: git_worktree_add(repository, target, f"raw-{run}")))
         shaped.append(await timed(lambda: create_shaped_bare(stack)))
     create_figure, raw_figure, shaped_figure = Latency.of(creates), Latency.of(raw), Latency.of(shaped)
-    overhead = create_figure.p50 - raw_figure.p50
+    # Each run's overhead against the git add timed right after it: the disk's pauses under thousands
+    # of new files last longer than a message, and a pair shares them where two medians need not.
+    overhead = statistics.median(create - git for create, git in zip(creates, raw))
+    apart = create_figure.p50 - raw_figure.p50
     return [
         Figure(f"create, {label}", str(create_figure), f"git worktree add: {raw_figure}", verdict(overhead <= 100),
-               {"latency": vars(create_figure), "baseline": vars(raw_figure), "overhead_p50": round(overhead, 1)}),
-        Figure("  overhead (p50, create minus git)", f"{overhead:.1f} ms (target <= 100)",
+               {"latency": vars(create_figure), "baseline": vars(raw_figure), "overhead_p50": round(overhead, 1),
+                "p50s_apart": round(apart, 1)}),
+        Figure("  overhead (p50 of each create minus its git add)", f"{overhead:.1f} ms (target <= 100); "
+               f"the two p50s are {apart:.1f} ms apart",
                f"create-shaped bare workflow from a client: {shaped_figure}", data={"shaped": vars(shaped_figure)}),
     ]
 
