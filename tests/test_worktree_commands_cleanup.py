@@ -6,9 +6,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from tests.chat_commands import active_rows, command, environment_of, say_one, task_path
 from tests.conftest import Stack
 from tests.gitrepos import branches, git, worktree_paths
-from tests.test_worktree_commands import active_rows, command, environment_of, say_one, task_path
 
 
 def commit_file(path: Path, name: str) -> str:

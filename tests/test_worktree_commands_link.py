@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from activities.lifecycle_contracts import EnvironmentState
+from tests.chat_commands import command, cwd_of, environment_of, say_one
 from tests.conftest import Stack
 from tests.fakes.github_api import FakeGitHub
 from tests.gitrepos import git, worktree_paths
@@ -21,7 +22,6 @@ from tests.test_github_webhook import (  # noqa: F401  (fixtures)
     resolution,
     settings,
 )
-from tests.test_worktree_commands import command, cwd_of, environment_of, say_one
 from workflows import worktree_texts
 from workflows.environment import EnvironmentWorkflow
 from workflows.naming import thread_branch
