@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 
@@ -24,3 +26,13 @@ def user_error(error: Exception) -> str:
     if isinstance(cause, ApplicationError) and cause.type in USER_ERRORS:
         return cause.message
     raise error
+
+
+T = TypeVar("T")
+
+
+def answer(result: T | BaseException) -> T:
+    """A step's result gathered with `return_exceptions`: its failure raised here, where it is needed."""
+    if isinstance(result, BaseException):
+        raise result
+    return result

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TypeVar
 
 from temporalio import workflow
 
@@ -38,7 +37,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.command_handlers import answer_command
     from workflows.commands import parse_command
     from workflows.contracts import MessageInput, Resolution
-    from workflows.errors import STEP_FAILURES, user_error
+    from workflows.errors import STEP_FAILURES, answer, user_error
     from workflows.naming import branch_for
     from workflows.provisioning import Provisioner, environment_ref, resolved
 
@@ -184,16 +183,6 @@ class MessageWorkflow:
         where = f" `{resolution.branch}` at {resolution.working_path}" if resolution.branch else ""
         workflow.set_current_details(f"Outcome: {resolution.outcome}{where}")
         return resolution
-
-
-T = TypeVar("T")
-
-
-def answer(result: T | BaseException) -> T:
-    """A lookup's result gathered with `return_exceptions`: raised here, where its step needs it."""
-    if isinstance(result, BaseException):
-        raise result
-    return result
 
 
 def _worktree_request(codebase: Codebase, workflow_type: str, workflow_id: str, hints: IsolationHints) -> WorktreeRequest:

@@ -35,7 +35,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows import lifecycle_steps, steps, worktree_texts
     from workflows.cleanup import CodebaseCleanupWorkflow, view_codebase
     from workflows.contracts import MessageInput, Outcome, Resolution
-    from workflows.errors import STEP_FAILURES, failure_cause
+    from workflows.errors import STEP_FAILURES, answer, failure_cause
 
 Reply = Callable[[str], Awaitable[None]]
 
@@ -119,8 +119,7 @@ class Provisioner:
             outcomes = await asyncio.gather(self.tell_environment(environment), self.reply(text),
                                             return_exceptions=True)
             for outcome in outcomes:
-                if isinstance(outcome, BaseException):
-                    raise outcome
+                answer(outcome)
         else:
             await self.tell_environment(environment)
             await self.reply(text)
