@@ -10,12 +10,24 @@ from activities.database import codebase_from_row, environment_from_row
 from activities.repositories import repository_key
 
 
+# Touching `last_activity_at` is a write, and a write's commit waits for the WAL to reach the disk:
+# on every message that doubled the statement's time. Staleness is counted in days, so a conversation
+# touched within the minute (and not closed) is only read; any other is upserted, in the same statement.
 _RECORD = """
-WITH conversation AS (
-    INSERT INTO conversations (platform, platform_conversation_id) VALUES ($1, $2)
+WITH existing AS (
+    SELECT id, codebase_id, environment_id, cwd, attached_by,
+           closed_at IS NULL AND last_activity_at > now() - interval '1 minute' AS touched_recently
+    FROM conversations WHERE platform = $1 AND platform_conversation_id = $2
+), upserted AS (
+    INSERT INTO conversations (platform, platform_conversation_id)
+    SELECT $1, $2 WHERE NOT EXISTS (SELECT FROM existing WHERE touched_recently)
     ON CONFLICT (platform, platform_conversation_id)
     DO UPDATE SET last_activity_at = now(), closed_at = NULL
     RETURNING id, codebase_id, environment_id, cwd, attached_by
+), conversation AS (
+    SELECT id, codebase_id, environment_id, cwd, attached_by FROM existing WHERE touched_recently
+    UNION ALL
+    SELECT * FROM upserted
 )
 SELECT v.*,
        c.id AS c_id, c.name AS c_name, c.canonical_path AS c_canonical_path, c.default_branch AS c_default_branch,
@@ -35,7 +47,7 @@ class ConversationActivities:
 
     @activity.defn
     async def record_conversation(self, request: ConversationInput) -> Conversation:
-        """Upsert the conversation, touch `last_activity_at`, and find its codebase and environment.
+        """Upsert the conversation, touch `last_activity_at` (to the minute), and find its codebase and environment.
 
         One statement in the usual case (the conversation already has its codebase): it runs on
         every message, and each round trip to PostgreSQL is paid by every message.
