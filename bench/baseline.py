@@ -1,16 +1,18 @@
 """The baseline of the reuse path: a bare workflow with as many activities, all doing nothing.
 
 The reuse path runs two local activities (record the conversation, validate its worktree), so
-the bare workflow runs two no-op local activities. `python -m bench.baseline` serves it on
-BENCH_QUEUE, in a process of its own as the isolator worker is, and answers `POST /bare` on
-BENCH_BASELINE_PORT the way the test adapter answers `?wait=true`: start it, wait, reply. So the
-same HTTP hop can be measured with and without the service's own work.
+the bare workflow runs two no-op local activities. It is deployed the way the service is, in two
+processes: `python -m bench.baseline worker` runs it on BENCH_QUEUE, as `isolator worker` runs the
+service's workflows, and `python -m bench.baseline http` answers `POST /bare` on BENCH_BASELINE_PORT
+the way `isolator api`'s test adapter answers `?wait=true`: start it, wait, reply. So the same HTTP
+hop, between the same processes, is measured with and without the service's own work.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import uuid
 from datetime import timedelta
 
@@ -71,21 +73,28 @@ def http_app(client: Client, queue: str) -> Starlette:
     return Starlette(routes=[Route("/bare", bare, methods=["POST"])])
 
 
-async def serve(address: str, queue: str, port: int) -> None:
-    client = await connect(address)
+async def run_worker(address: str, queue: str) -> None:
     # Run as the isolator worker runs its workflows (workers/worker.py), so that only the service's
     # own work differs.
-    worker = Worker(client, task_queue=queue, workflows=[BareWorkflow, CreateShapedBareWorkflow],
+    worker = Worker(await connect(address), task_queue=queue, workflows=[BareWorkflow, CreateShapedBareWorkflow],
                     activities=[do_nothing], max_concurrent_local_activities=100, workflow_runner=WORKFLOW_RUNNER)
-    # uvicorn's defaults, as `isolator api` runs with; it stops on SIGTERM, and the worker with it
-    server = uvicorn.Server(uvicorn.Config(http_app(client, queue), host="127.0.0.1", port=port))
-    async with worker:
-        await server.serve()
+    await worker.run()
+
+
+async def serve_http(address: str, queue: str, port: int) -> None:
+    # uvicorn's defaults, as `isolator api` runs with
+    server = uvicorn.Server(uvicorn.Config(http_app(await connect(address), queue), host="127.0.0.1", port=port))
+    await server.serve()
 
 
 if __name__ == "__main__":
-    # As `bench.baseline`, not `__main__`: the worker's sandbox finds the workflow by its module's name.
+    # As `bench.baseline`, not `__main__`: the worker finds the workflow by its module's name.
     from bench import baseline
 
-    port = int(os.environ["BENCH_BASELINE_PORT"])
-    asyncio.run(baseline.serve(os.environ["TEMPORAL_ADDRESS"], os.environ["BENCH_QUEUE"], port))
+    address, queue = os.environ["TEMPORAL_ADDRESS"], os.environ["BENCH_QUEUE"]
+    if sys.argv[1:] == ["worker"]:
+        asyncio.run(baseline.run_worker(address, queue))
+    elif sys.argv[1:] == ["http"]:
+        asyncio.run(baseline.serve_http(address, queue, int(os.environ["BENCH_BASELINE_PORT"])))
+    else:
+        raise SystemExit("usage: python -m bench.baseline worker|http")

@@ -50,7 +50,7 @@ class Stack:
     database_url: str
     task_queue: str  # the service's shared queue
     baseline_queue: str  # where BareWorkflow runs
-    baseline_http: httpx.AsyncClient  # POST /bare: the bare workflow behind the same HTTP hop
+    baseline_http: httpx.AsyncClient  # POST /bare: the bare workflow behind the same HTTP hop, in its own process
     host: str
     github: FakeGitHub
     slack: FakeSlack
@@ -136,7 +136,8 @@ async def running_stack(work: Path, database_url: str | None, temporal_address: 
         processes = {
             "worker": _spawn("worker", [str(ISOLATOR), "worker"], env, work),
             "api": _spawn("api", [str(ISOLATOR), "api", "--host", "127.0.0.1", "--port", str(port)], env, work),
-            "baseline": _spawn("baseline", [sys.executable, "-m", "bench.baseline"], env, work),
+            "baseline-worker": _spawn("baseline-worker", [sys.executable, "-m", "bench.baseline", "worker"], env, work),
+            "baseline-api": _spawn("baseline-api", [sys.executable, "-m", "bench.baseline", "http"], env, work),
         }
         cleanup.callback(_stop, processes)
         limits = httpx.Limits(max_connections=200, max_keepalive_connections=200)
