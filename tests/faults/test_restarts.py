@@ -11,6 +11,8 @@ from temporalio.client import Client
 
 from activities.database import create_pool
 from api.app import create_app
+from api.dispatch import dispatch_message
+from isolator.payloads import connect
 from isolator.settings import Settings
 from migrations.runner import apply_migrations
 from tests.conftest import free_port
@@ -18,6 +20,7 @@ from tests.faults.conftest import WorkerProcess, register
 from tests.gitrepos import worktree_paths
 from workers.postgres import start_embedded_postgres
 from workers.temporal_server import start_dev_server
+from workflows.contracts import MessageInput
 from workflows.message import MessageWorkflow
 
 CONVERSATIONS = [f"restart-{number}" for number in range(8)]
@@ -67,41 +70,53 @@ async def test_messages_in_flight_survive_a_postgres_restart_once_each(
 async def test_a_close_after_a_temporal_restart_still_removes_the_worktree(
     settings: Settings, db, repo: Path, tmp_path: Path
 ) -> None:
+    """Two environments wait in the state file across the restart: one is closed by its platform (the
+    close event), the other removed by `/worktree remove`; both worktrees go."""
     port, state = free_port(), tmp_path / "temporal.db"
 
     async def start_temporal():
         return await start_dev_server(port=port, ui_port=None, db_file=state, log_path=tmp_path / "temporal.log")
+
+    def api_for(client: Client) -> httpx.AsyncClient:
+        transport = httpx.ASGITransport(app=create_app(settings, temporal=client, pool=db))
+        return httpx.AsyncClient(transport=transport, base_url="http://isolator.test", timeout=90)
 
     server = await start_temporal()
     settings = settings.model_copy(update={"temporal_address": server.address})
     worker = WorkerProcess(settings, tmp_path)
     try:
         worker.start()
-        client = await Client.connect(server.address)
-        transport = httpx.ASGITransport(app=create_app(settings, temporal=client, pool=db))
-        async with httpx.AsyncClient(transport=transport, base_url="http://isolator.test", timeout=60) as api:
+        client = await connect(server.address)
+        paths = {}
+        async with api_for(client) as api:
             await register(api, repo)
-            created = await api.post("/test/message", params={"wait": "true"},
-                                     json={"conversationId": "durable", "message": "go"})
-            path = Path(created.json()["result"]["workingPath"])
-            assert path.is_dir()
+            for conversation in ("closed-by-platform", "removed-by-command"):
+                created = await api.post("/test/message", params={"wait": "true"},
+                                         json={"conversationId": conversation, "message": "go"})
+                paths[conversation] = Path(created.json()["result"]["workingPath"])
+        assert all(path.is_dir() for path in paths.values())
 
         await server.stop()
-        server = await start_temporal()  # the environment workflow waits in the state file
+        server = await start_temporal()  # the environment workflows wait in the state file
 
-        client = await Client.connect(server.address)
-        transport = httpx.ASGITransport(app=create_app(settings, temporal=client, pool=db))
-        async with httpx.AsyncClient(transport=transport, base_url="http://isolator.test", timeout=90) as api:
+        client = await connect(server.address)
+        close = MessageInput(platform="test", conversation_id="closed-by-platform", text="",
+                             message_key="close-after-restart", default_host=settings.host, kind="closed")
+        closed = await (await dispatch_message(client, settings.task_queue, close)).result()
+        assert closed.outcome == "closed"
+        async with api_for(client) as api:
             removed = await api.post("/test/message", params={"wait": "true"},
-                                     json={"conversationId": "durable", "message": "/worktree remove"})
+                                     json={"conversationId": "removed-by-command", "message": "/worktree remove"})
             assert removed.status_code == 200, removed.text
-        for _ in range(300):
-            status = await db.fetchval("SELECT status FROM isolation_environments WHERE working_path = $1", str(path))
-            if not path.exists() and status == "destroyed":
-                break
-            await asyncio.sleep(0.1)
-        assert not path.exists(), worker.log_text()[-3000:]
-        assert status == "destroyed"
+        for path in paths.values():
+            for _ in range(300):
+                status = await db.fetchval("SELECT status FROM isolation_environments WHERE working_path = $1",
+                                           str(path))
+                if not path.exists() and status == "destroyed":
+                    break
+                await asyncio.sleep(0.1)
+            assert not path.exists(), worker.log_text()[-3000:]
+            assert status == "destroyed"
         assert worktree_paths(repo) == []
     finally:
         worker.stop()
