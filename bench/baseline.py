@@ -1,7 +1,9 @@
 """The baseline of the reuse path: a bare workflow with as many activities, all doing nothing.
 
 The reuse path runs two local activities (record the conversation, validate its worktree), so
-the bare workflow runs two no-op local activities. It is deployed the way the service is, in two
+the bare workflow runs two no-op local activities. Its searchable form also carries what the message
+workflow must for the Temporal UI: two search attributes and a summary at the start, three search
+attributes upserted at the end. Set against it, the service's remaining cost is its own code. It is deployed the way the service is, in two
 processes: `python -m bench.baseline worker` runs it on BENCH_QUEUE, as `isolator worker` runs the
 service's workflows, and `python -m bench.baseline http` answers `POST /bare` on BENCH_BASELINE_PORT
 the way `isolator api`'s test adapter answers `?wait=true`: start it, wait, reply. So the same HTTP
@@ -15,6 +17,7 @@ import os
 import sys
 import uuid
 from datetime import timedelta
+from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
@@ -23,10 +26,12 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from temporalio import activity, workflow
 from temporalio.client import Client
+from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.worker import Worker
 
 from isolator.payloads import connect
 from workers.worker import WORKFLOW_RUNNER
+from workflows import search_attributes
 
 REUSE_PATH_ACTIVITIES = 2
 
@@ -43,6 +48,27 @@ class BareWorkflow:
         for _ in range(activities):
             await workflow.execute_local_activity(do_nothing, start_to_close_timeout=timedelta(seconds=10))
         return activities
+
+
+@workflow.defn
+class SearchableBareWorkflow:
+    """BareWorkflow with the message workflow's search attributes: the floor the findability sets."""
+
+    @workflow.run
+    async def run(self, activities: int) -> int:
+        for _ in range(activities):
+            await workflow.execute_local_activity(do_nothing, start_to_close_timeout=timedelta(seconds=10))
+        workflow.upsert_search_attributes([search_attributes.OUTCOME.value_set("reused"),
+                                           search_attributes.CODEBASE.value_set("small"),
+                                           search_attributes.BRANCH.value_set("thread-00000000")])
+        return activities
+
+
+def searchable_start() -> dict:
+    """The start options of a message workflow that are not its input: its search attributes and summary."""
+    return dict(search_attributes=TypedSearchAttributes([SearchAttributePair(search_attributes.PLATFORM, "test"),
+                                                         SearchAttributePair(search_attributes.CONVERSATION, "reuse")]),
+                static_summary="test reuse: bench")
 
 
 @workflow.defn
@@ -65,18 +91,22 @@ class CreateShapedBareWorkflow:
 
 
 def http_app(client: Client, queue: str) -> Starlette:
-    async def bare(request: Request) -> JSONResponse:
-        result = await client.execute_workflow(BareWorkflow.run, REUSE_PATH_ACTIVITIES, id=f"bare-{uuid.uuid4().hex}",
-                                               task_queue=queue)
-        return JSONResponse({"success": True, "result": result})
+    def route(path: str, run: Any, **start: Any) -> Route:
+        async def answer(request: Request) -> JSONResponse:
+            result = await client.execute_workflow(run, REUSE_PATH_ACTIVITIES, id=f"bare-{uuid.uuid4().hex}",
+                                                   task_queue=queue, **start)
+            return JSONResponse({"success": True, "result": result})
 
-    return Starlette(routes=[Route("/bare", bare, methods=["POST"])])
+        return Route(path, answer, methods=["POST"])
+
+    return Starlette(routes=[route("/bare", BareWorkflow.run),
+                             route("/bare-searchable", SearchableBareWorkflow.run, **searchable_start())])
 
 
 async def run_worker(address: str, queue: str) -> None:
     # Run as the isolator worker runs its workflows (workers/worker.py), so that only the service's
     # own work differs.
-    worker = Worker(await connect(address), task_queue=queue, workflows=[BareWorkflow, CreateShapedBareWorkflow],
+    worker = Worker(await connect(address), task_queue=queue, workflows=[BareWorkflow, SearchableBareWorkflow, CreateShapedBareWorkflow],
                     activities=[do_nothing], max_concurrent_local_activities=100, workflow_runner=WORKFLOW_RUNNER)
     await worker.run()
 

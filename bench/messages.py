@@ -41,6 +41,11 @@ async def bare_http(stack: Stack) -> None:
     (await stack.baseline_http.post("/bare")).raise_for_status()
 
 
+async def searchable_bare_http(stack: Stack) -> None:
+    """The bare workflow with the message workflow's search attributes and summary, over the same hop."""
+    (await stack.baseline_http.post("/bare-searchable")).raise_for_status()
+
+
 async def start_conversation(stack: Stack, conversation: str, repository: Path) -> dict[str, Any]:
     """Link a new conversation to a registered repository and give it its worktree."""
     await say(stack, conversation, f"/clone {repository}")
@@ -53,21 +58,27 @@ async def reuse(stack: Stack, repository: Path, runs: int) -> list[Figure]:
     """Each path against the bare workflow reached the same way, samples interleaved so that the
     machine's noise falls on all of them alike."""
     await start_conversation(stack, "reuse", repository)
-    http, bare_over_http, direct, baseline = [], [], [], []
+    http, bare_over_http, searchable_over_http, direct, baseline = [], [], [], [], []
     for _ in range(runs):
         http.append(await timed(lambda: say(stack, "reuse")))
         bare_over_http.append(await timed(lambda: bare_http(stack)))
+        searchable_over_http.append(await timed(lambda: searchable_bare_http(stack)))
         direct.append(await timed(lambda: say_direct(stack, "reuse")))
         baseline.append(await timed(lambda: bare(stack)))
     http_figure, bare_http_figure = Latency.of(http), Latency.of(bare_over_http)
+    searchable_figure = Latency.of(searchable_over_http)
     direct_figure, bare_figure = Latency.of(direct), Latency.of(baseline)
     ratio = http_figure.p50 / bare_http_figure.p50
+    searchable_ratio = http_figure.p50 / searchable_figure.p50
     direct_ratio = direct_figure.p50 / bare_figure.p50
     return [
         Figure("reuse, POST /test/message?wait=true", str(http_figure), f"bare workflow over HTTP: {bare_http_figure}",
                verdict(ratio <= 1.3 and http_figure.p50 <= 60),
-               {"latency": vars(http_figure), "baseline": vars(bare_http_figure), "ratio_p50": round(ratio, 2)}),
+               {"latency": vars(http_figure), "baseline": vars(bare_http_figure), "ratio_p50": round(ratio, 2),
+                "searchable_baseline": vars(searchable_figure), "ratio_to_searchable_p50": round(searchable_ratio, 2)}),
         Figure("  ratio to the bare workflow (p50)", f"x{ratio:.2f} (target <= 1.3, p50 <= 60 ms)"),
+        Figure("  ratio to the bare workflow with the search attributes (p50)", f"x{searchable_ratio:.2f}",
+               f"that workflow over HTTP: {searchable_figure}"),
         Figure("reuse, started from a client", str(direct_figure), f"bare workflow: {bare_figure}",
                verdict(direct_ratio <= 1.3),
                {"latency": vars(direct_figure), "baseline": vars(bare_figure), "ratio_p50": round(direct_ratio, 2)}),
@@ -93,7 +104,7 @@ async def create(stack: Stack, label: str, repository: Path, runs: int) -> list[
         conversation = f"create-{repository.name}-{run}"
         await say(stack, conversation, f"/clone {repository}")
         creates.append(await timed(lambda: say(stack, conversation)))
-        target = stack.work / "raw" / repository.name / f"raw-{run}"
+        target = stack.trees / "raw" / repository.name / f"raw-{run}"
         raw.append(await timed(lambda: git_worktree_add(repository, target, f"raw-{run}")))
         shaped.append(await timed(lambda: create_shaped_bare(stack)))
     create_figure, raw_figure, shaped_figure = Latency.of(creates), Latency.of(raw), Latency.of(shaped)
@@ -145,27 +156,32 @@ async def _peak_memory(stack: Stack, stop: asyncio.Event) -> dict[str, float]:
 
 
 async def throughput(stack: Stack, repository: Path, concurrency: int, seconds: float) -> list[Figure]:
-    """Both loads in two halves, in the order bare, service, service, bare: a machine that slows down
-    or speeds up during the case weighs on both alike."""
+    """Each load in two halves, in the order bare, searchable, service, service, searchable, bare: a
+    machine that slows down or speeds up during the case (the dev server does, as it fills) weighs on
+    all of them alike."""
     conversations = [f"load-{index}" for index in range(concurrency)]
     for conversation in conversations:
         await start_conversation(stack, conversation, repository)
     half = seconds / 2
     stop = asyncio.Event()
     sampler = asyncio.create_task(_peak_memory(stack, stop))
-    baseline, measured = _Load(), _Load()
-    for load in (baseline, measured, measured, baseline):
-        call = (lambda index: bare_http(stack)) if load is baseline else (lambda index: say(stack, conversations[index]))
-        load.add(*await _saturate(call, concurrency, half), half)
+    baseline, searchable, measured = _Load(), _Load(), _Load()
+    calls = {baseline: lambda index: bare_http(stack), searchable: lambda index: searchable_bare_http(stack),
+             measured: lambda index: say(stack, conversations[index])}
+    for load in (baseline, searchable, measured, measured, searchable, baseline):
+        load.add(*await _saturate(calls[load], concurrency, half), half)
     stop.set()
     peaks = await sampler
-    rate, baseline_rate = measured.rate, baseline.rate
+    rate, baseline_rate, searchable_rate = measured.rate, baseline.rate, searchable.rate
     load_figure, bare_figure = Latency.of(measured.latencies), Latency.of(baseline.latencies)
     return [
         Figure(f"throughput, reuse, {concurrency} conversations", f"{rate:.1f} msg/s",
                f"bare workflow over HTTP: {baseline_rate:.1f}/s", verdict(rate >= 0.8 * baseline_rate),
-               {"rate": round(rate, 1), "baseline_rate": round(baseline_rate, 1), "seconds": seconds}),
+               {"rate": round(rate, 1), "baseline_rate": round(baseline_rate, 1), "seconds": seconds,
+                "searchable_baseline_rate": round(searchable_rate, 1)}),
         Figure("  ratio to the bare workflow", f"x{rate / baseline_rate:.2f} (target >= 0.8)"),
+        Figure("  ratio to the bare workflow with the search attributes", f"x{rate / searchable_rate:.2f}",
+               f"that workflow over HTTP: {searchable_rate:.1f}/s"),
         Figure("  latency under load", str(load_figure), f"bare workflow: {bare_figure}",
                data={"latency": vars(load_figure), "baseline": vars(bare_figure)}),
         Figure("peak memory during throughput", ", ".join(f"{name} {mib:.0f} MiB" for name, mib in peaks.items()),

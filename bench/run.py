@@ -1,8 +1,14 @@
 """`make bench`: every benchmark case, printed as a table and written to bench/results/latest.json.
 
-Run: .venv/bin/python -m bench.run [--quick] [--database-url URL --temporal-address HOST:PORT]
+Run: .venv/bin/python -m bench.run [--quick] [--trees-on-disk] [--database-url URL --temporal-address HOST:PORT]
 Without addresses it starts the embedded PostgreSQL and Temporal dev server, as `isolator dev`
 does; either way it runs its own `isolator worker` and `isolator api` processes on queues of its own.
+
+The git repositories and every worktree (the service's and the raw ones it is compared with) go on
+a tmpfs when the machine has one: a disk writing back hundreds of thousands of new files, or just
+after deleting them, stalls `git worktree add` for seconds at a time, for minutes, and those stalls
+fell on one side of a comparison or the other. PostgreSQL and Temporal keep their state on the disk,
+as in production. `--trees-on-disk` puts the trees there too.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import asyncio
 import json
 import os
 import platform
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass
@@ -39,12 +46,21 @@ FULL = Sizes(reuse_runs=200, create_runs=30, concurrency=50, seconds=30, webhook
 QUICK = Sizes(reuse_runs=20, create_runs=10, concurrency=10, seconds=5, webhook_runs=20, sweep_sizes=(10, 50))
 
 
-async def run_cases(work: Path, sizes: Sizes, database_url: str | None, temporal_address: str | None) -> list[Figure]:
-    repositories = work / "repositories"
+TMPFS = Path("/dev/shm")
+TMPFS_ROOM = 4 * 2**30  # the trees of a full run take about 1.5 GiB there
+
+
+def tmpfs_usable() -> bool:
+    return TMPFS.is_dir() and os.access(TMPFS, os.W_OK) and shutil.disk_usage(TMPFS).free >= TMPFS_ROOM
+
+
+async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | None,
+                    temporal_address: str | None) -> list[Figure]:
+    repositories = trees / "repositories"
     small = make_repository(repositories / "small", files=50, folders=1)
     large = make_repository(repositories / "large", files=5000, folders=200)
     figures: list[Figure] = []
-    async with running_stack(work, database_url, temporal_address) as stack:
+    async with running_stack(work, trees, database_url, temporal_address) as stack:
         # The small repository is also the one GitHub events are about.
         for body in ({"path": str(small), "url": GITHUB_REPOSITORY_URL}, {"path": str(large)}):
             (await stack.api.post("/api/codebases", json=body)).raise_for_status()
@@ -71,18 +87,26 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small samples, to check that the cases run")
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL"))
     parser.add_argument("--temporal-address", default=os.environ.get("BENCH_TEMPORAL_ADDRESS"))
+    parser.add_argument("--trees-on-disk", action="store_true",
+                        help="git repositories and worktrees on the disk, not on a tmpfs")
     arguments = parser.parse_args()
     sizes = QUICK if arguments.quick else FULL
-    command = "make bench" + (" BENCH_ARGS=--quick" if arguments.quick else "")
-    print(f"isolator benchmarks ({command}), {os.cpu_count()} cores, Python {platform.python_version()}", flush=True)
-    with tempfile.TemporaryDirectory(prefix="isolator-bench-") as scratch:
-        figures = asyncio.run(run_cases(Path(scratch), sizes, arguments.database_url, arguments.temporal_address))
+    flags = [flag for flag, given in (("--quick", arguments.quick), ("--trees-on-disk", arguments.trees_on_disk)) if given]
+    command = "make bench" + (f" BENCH_ARGS='{' '.join(flags)}'" if flags else "")
+    on_tmpfs = not arguments.trees_on_disk and tmpfs_usable()
+    print(f"isolator benchmarks ({command}), {os.cpu_count()} cores, Python {platform.python_version()}; "
+          f"git trees on {'a tmpfs' if on_tmpfs else 'the disk'}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="isolator-bench-") as scratch, \
+            tempfile.TemporaryDirectory(prefix="isolator-bench-trees-", dir=TMPFS if on_tmpfs else scratch) as trees:
+        figures = asyncio.run(run_cases(Path(scratch), Path(trees), sizes, arguments.database_url,
+                                        arguments.temporal_address))
     print()
     print_table(figures)
     results = ROOT / "bench" / "results"
     results.mkdir(exist_ok=True)
     report = {"command": command, "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-              "cores": os.cpu_count(), "sizes": vars(sizes), "figures": as_json(figures)}
+              "cores": os.cpu_count(), "sizes": vars(sizes),
+              "git_trees": "tmpfs" if on_tmpfs else "disk", "figures": as_json(figures)}
     (results / "latest.json").write_text(json.dumps(report, indent=2) + "\n")
     print("\nwritten: bench/results/latest.json")
 

@@ -44,7 +44,8 @@ def free_port() -> int:
 
 @dataclass
 class Stack:
-    work: Path
+    work: Path  # logs and the state of PostgreSQL and Temporal
+    trees: Path  # the git repositories, the service's workspace and worktrees, and the raw worktrees
     api: httpx.AsyncClient
     temporal: Client
     database_url: str
@@ -104,7 +105,8 @@ def _stop(processes: dict[str, subprocess.Popen]) -> None:
 
 
 @asynccontextmanager
-async def running_stack(work: Path, database_url: str | None, temporal_address: str | None) -> AsyncIterator[Stack]:
+async def running_stack(work: Path, trees: Path, database_url: str | None,
+                        temporal_address: str | None) -> AsyncIterator[Stack]:
     async with AsyncExitStack() as cleanup:
         github, slack = FakeGitHub(), FakeSlack()
         for fake in (github, slack):
@@ -127,6 +129,7 @@ async def running_stack(work: Path, database_url: str | None, temporal_address: 
         env = {
             **{key: value for key, value in os.environ.items() if not key.startswith(("GITHUB_", "SLACK_"))},
             "DATABASE_URL": database_url, "TEMPORAL_ADDRESS": temporal_address, "ISOLATOR_DATA_DIR": str(work / "data"),
+            "WORKTREE_BASE": str(trees / "worktrees"), "WORKSPACE_PATH": str(trees / "workspace"),
             "ISOLATOR_HOST": host, "ISOLATOR_TASK_QUEUE": queue, "BENCH_QUEUE": baseline_queue,
             "BENCH_BASELINE_PORT": str(baseline_port),
             "ISOLATOR_TEST_ADAPTER": "1", "MAX_WORKTREES_PER_CODEBASE": "100000",
@@ -150,5 +153,5 @@ async def running_stack(work: Path, database_url: str | None, temporal_address: 
         await _ready(api, processes, work)
         await _answering(baseline_http)
         client = await connect(temporal_address)
-        yield Stack(work, api, client, database_url, queue, baseline_queue, baseline_http, host, github, slack,
+        yield Stack(work, trees, api, client, database_url, queue, baseline_queue, baseline_http, host, github, slack,
                     processes)

@@ -80,7 +80,8 @@ async def populate(pool: asyncpg.Pool, codebase_id: str, base: Path, repository:
 
 
 async def classify(pool: asyncpg.Pool, stack: Stack, codebase_id: str) -> Pass:
-    settings = load_settings(database_url=stack.database_url, data_dir=stack.work / "data")
+    settings = load_settings(database_url=stack.database_url, data_dir=stack.work / "data",
+                             worktree_base_setting=stack.trees / "worktrees")
     counting = CountingGit()
     started = time.perf_counter()
     listing = await LifecycleRecordActivities(pool, settings).list_environments(EnvironmentsOfCodebase(codebase_id))
@@ -100,7 +101,7 @@ async def sweep(stack: Stack, repositories: Path, sizes: tuple[int, int]) -> lis
             make_repository(repository, files=50, folders=1)
             root, history = make_history(repository, commits=min(size // 5, 100))
             registered = (await stack.api.post("/api/codebases", json={"path": str(repository)})).json()
-            codebase_id, base = registered["id"], stack.work / "data" / "worktrees" / registered["name"]
+            codebase_id, base = registered["id"], stack.trees / "worktrees" / registered["name"]
             await populate(pool, codebase_id, base, repository, size, root, history)
             await classify(pool, stack, codebase_id)  # warm: the OS's file cache, not our code
             passes.append(min([await classify(pool, stack, codebase_id) for _ in range(3)],
