@@ -41,13 +41,17 @@ async def do_nothing() -> None:
     return None
 
 
+async def run_no_ops(activities: int) -> int:
+    for _ in range(activities):
+        await workflow.execute_local_activity(do_nothing, start_to_close_timeout=timedelta(seconds=10))
+    return activities
+
+
 @workflow.defn
 class BareWorkflow:
     @workflow.run
     async def run(self, activities: int) -> int:
-        for _ in range(activities):
-            await workflow.execute_local_activity(do_nothing, start_to_close_timeout=timedelta(seconds=10))
-        return activities
+        return await run_no_ops(activities)
 
 
 @workflow.defn
@@ -56,8 +60,7 @@ class SearchableBareWorkflow:
 
     @workflow.run
     async def run(self, activities: int) -> int:
-        for _ in range(activities):
-            await workflow.execute_local_activity(do_nothing, start_to_close_timeout=timedelta(seconds=10))
+        await run_no_ops(activities)
         workflow.upsert_search_attributes([search_attributes.OUTCOME.value_set("reused"),
                                            search_attributes.CODEBASE.value_set("small"),
                                            search_attributes.BRANCH.value_set("thread-00000000")])
