@@ -1,12 +1,13 @@
 """The baseline of the reuse path: a bare workflow with as many activities, all doing nothing.
 
 The reuse path runs two local activities (record the conversation, validate its worktree), so
-the bare workflow runs two no-op local activities. Its searchable form also carries what the message
-workflow must for the Temporal UI: two search attributes and a summary at the start, three search
-attributes upserted at the end. Set against it, the service's remaining cost is its own code. It is deployed the way the service is, in two
-processes: `python -m bench.baseline worker` runs it on BENCH_QUEUE, as `isolator worker` runs the
-service's workflows, and `python -m bench.baseline http` answers `POST /bare` on BENCH_BASELINE_PORT
-the way `isolator api`'s test adapter answers `?wait=true`: start it, wait, reply. So the same HTTP
+the bare workflow runs two no-op local activities. Its searchable form also carries what the
+message workflow must for the Temporal UI: two search attributes and a summary at the start, three
+search attributes upserted at the end; set against it, the service's remaining cost is its own code.
+Both are deployed the way the service is, in two processes: `python -m bench.baseline worker` runs
+them on BENCH_QUEUE, as `isolator worker` runs the service's workflows, and `python -m bench.baseline
+http` answers `POST /bare` and `POST /bare-searchable` on BENCH_BASELINE_PORT the way `isolator api`'s
+test adapter answers `?wait=true`: start it, wait, reply. So the same HTTP
 hop, between the same processes, is measured with and without the service's own work.
 """
 
@@ -67,11 +68,12 @@ class SearchableBareWorkflow:
         return activities
 
 
-def searchable_start() -> dict:
-    """The start options of a message workflow that are not its input: its search attributes and summary."""
-    return dict(search_attributes=TypedSearchAttributes([SearchAttributePair(search_attributes.PLATFORM, "test"),
-                                                         SearchAttributePair(search_attributes.CONVERSATION, "reuse")]),
-                static_summary="test reuse: bench")
+# What a message workflow is started with besides its input (api/dispatch.py)
+SEARCHABLE_START = dict(
+    search_attributes=TypedSearchAttributes([SearchAttributePair(search_attributes.PLATFORM, "test"),
+                                             SearchAttributePair(search_attributes.CONVERSATION, "reuse")]),
+    static_summary="test reuse: bench",
+)
 
 
 @workflow.defn
@@ -103,14 +105,15 @@ def http_app(client: Client, queue: str) -> Starlette:
         return Route(path, answer, methods=["POST"])
 
     return Starlette(routes=[route("/bare", BareWorkflow.run),
-                             route("/bare-searchable", SearchableBareWorkflow.run, **searchable_start())])
+                             route("/bare-searchable", SearchableBareWorkflow.run, **SEARCHABLE_START)])
 
 
 async def run_worker(address: str, queue: str) -> None:
     # Run as the isolator worker runs its workflows (workers/worker.py), so that only the service's
     # own work differs.
-    worker = Worker(await connect(address), task_queue=queue, workflows=[BareWorkflow, SearchableBareWorkflow, CreateShapedBareWorkflow],
-                    activities=[do_nothing], max_concurrent_local_activities=100, workflow_runner=WORKFLOW_RUNNER)
+    worker = Worker(await connect(address), task_queue=queue,
+                    workflows=[BareWorkflow, SearchableBareWorkflow, CreateShapedBareWorkflow], activities=[do_nothing],
+                    max_concurrent_local_activities=100, workflow_runner=WORKFLOW_RUNNER)
     await worker.run()
 
 
