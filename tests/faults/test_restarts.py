@@ -77,12 +77,13 @@ async def test_a_close_after_a_temporal_restart_still_removes_the_worktree(
     async def start_temporal():
         return await start_dev_server(port=port, ui_port=None, db_file=state, log_path=tmp_path / "temporal.log")
 
+    server = await start_temporal()
+    settings = settings.model_copy(update={"temporal_address": server.address})
+
     def api_for(client: Client) -> httpx.AsyncClient:
         transport = httpx.ASGITransport(app=create_app(settings, temporal=client, pool=db))
         return httpx.AsyncClient(transport=transport, base_url="http://isolator.test", timeout=90)
 
-    server = await start_temporal()
-    settings = settings.model_copy(update={"temporal_address": server.address})
     worker = WorkerProcess(settings, tmp_path)
     try:
         worker.start()
