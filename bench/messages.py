@@ -127,21 +127,25 @@ async def create_shaped_bare(stack: Stack) -> None:
                                           task_queue=stack.baseline_queue)
 
 
-async def _saturate(call: Callable[[int], Awaitable[None]], concurrency: int, seconds: float) -> tuple[list[float], int]:
-    """`concurrency` loops calling `call` until the time is up: the latency of every call, and how
-    many of them came back within the time (the rate counts those, over the time)."""
+async def _saturate(call: Callable[[int], Awaitable[None]], concurrency: int, seconds: float,
+                    ramp: float) -> tuple[list[float], int]:
+    """`concurrency` loops calling `call` for `seconds`: the latency of every call, and how many
+    came back after the first `ramp` seconds and before the time was up. The rate counts only those:
+    while the first calls are all on their way nothing comes back, and the calls still out at the
+    end are not counted, so a window counted from its start under-reads a slower side more."""
     latencies: list[float] = []
-    deadline = time.monotonic() + seconds
-    within = 0
+    started = time.monotonic()
+    counted_from, deadline = started + ramp, started + seconds
+    counted = 0
 
     async def loop(index: int) -> None:
-        nonlocal within
+        nonlocal counted
         while time.monotonic() < deadline:
             latencies.append(await timed(lambda: call(index)))
-            within += time.monotonic() <= deadline
+            counted += counted_from <= time.monotonic() <= deadline
 
     await asyncio.gather(*(loop(index) for index in range(concurrency)))
-    return latencies, within
+    return latencies, counted
 
 
 async def _peak_memory(stack: Stack, stop: asyncio.Event) -> dict[str, float]:
@@ -155,21 +159,34 @@ async def _peak_memory(stack: Stack, stop: asyncio.Event) -> dict[str, float]:
     return peaks
 
 
+# Throughput windows: each side's load runs in windows of WINDOW seconds, RAMP of them not counted.
+WINDOW_SECONDS, RAMP_SECONDS = 7.0, 2.0
+ORDER = ("bare", "searchable", "service", "service", "searchable", "bare")
+
+
 async def throughput(stack: Stack, repository: Path, concurrency: int, seconds: float) -> list[Figure]:
-    """Each load in two halves, in the order bare, searchable, service, service, searchable, bare: a
-    machine that slows down or speeds up during the case (the dev server does, as it fills) weighs on
-    all of them alike."""
+    """`seconds` of counted load on each side, in windows taken in the order bare, searchable,
+    service, service, searchable, bare, repeated: this machine's speed wanders by 15-30% within a
+    minute (every process's CPU per message with it), and short windows in a mirrored order let
+    every side meet the same moments. One window of the service's load goes first, not counted: the
+    first seconds of load after a quiet spell run faster, and would go to whichever side came first."""
     conversations = [f"load-{index}" for index in range(concurrency)]
     for conversation in conversations:
         await start_conversation(stack, conversation, repository)
-    half = seconds / 2
+    counted_per_window = WINDOW_SECONDS - RAMP_SECONDS
+    rounds = max(1, round(seconds / (2 * counted_per_window)))
+    window = seconds / (2 * rounds) + RAMP_SECONDS
     stop = asyncio.Event()
     sampler = asyncio.create_task(_peak_memory(stack, stop))
-    baseline, searchable, measured = _Load(), _Load(), _Load()
-    calls = {baseline: lambda index: bare_http(stack), searchable: lambda index: searchable_bare_http(stack),
-             measured: lambda index: say(stack, conversations[index])}
-    for load in (baseline, searchable, measured, measured, searchable, baseline):
-        load.add(*await _saturate(calls[load], concurrency, half), half)
+    loads = {side: _Load() for side in ORDER}
+    calls = {"bare": lambda index: bare_http(stack), "searchable": lambda index: searchable_bare_http(stack),
+             "service": lambda index: say(stack, conversations[index])}
+    await _saturate(calls["service"], concurrency, window, RAMP_SECONDS)  # the warm-up
+    for _ in range(rounds):
+        for side in ORDER:
+            loads[side].add(*await _saturate(calls[side], concurrency, window, RAMP_SECONDS),
+                            window - RAMP_SECONDS)
+    baseline, searchable, measured = loads["bare"], loads["searchable"], loads["service"]
     stop.set()
     peaks = await sampler
     rate, baseline_rate, searchable_rate = measured.rate, baseline.rate, searchable.rate
@@ -178,6 +195,7 @@ async def throughput(stack: Stack, repository: Path, concurrency: int, seconds: 
         Figure(f"throughput, reuse, {concurrency} conversations", f"{rate:.1f} msg/s",
                f"bare workflow over HTTP: {baseline_rate:.1f}/s", verdict(rate >= 0.8 * baseline_rate),
                {"rate": round(rate, 1), "baseline_rate": round(baseline_rate, 1), "seconds": seconds,
+                "windows": {"seconds": round(window, 1), "ramp_not_counted": RAMP_SECONDS, "per_side": 2 * rounds},
                 "searchable_baseline_rate": round(searchable_rate, 1)}),
         Figure("  ratio to the bare workflow", f"x{rate / baseline_rate:.2f} (target >= 0.8)"),
         Figure("  ratio to the bare workflow with the search attributes", f"x{rate / searchable_rate:.2f}",
@@ -194,14 +212,14 @@ class _Load:
 
     def __init__(self) -> None:
         self.latencies: list[float] = []
-        self.within = 0  # calls that came back inside their window
+        self.counted = 0  # calls that came back inside the counted part of their window
         self.seconds = 0.0
 
-    def add(self, latencies: list[float], within: int, seconds: float) -> None:
+    def add(self, latencies: list[float], counted: int, seconds: float) -> None:
         self.latencies += latencies
-        self.within += within
+        self.counted += counted
         self.seconds += seconds
 
     @property
     def rate(self) -> float:
-        return self.within / self.seconds
+        return self.counted / self.seconds
