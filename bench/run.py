@@ -7,8 +7,8 @@ does; either way it runs its own `isolator worker` and `isolator api` processes 
 The git repositories and every worktree (the service's and the raw ones it is compared with) go on
 a tmpfs when the machine has one: a disk writing back hundreds of thousands of new files, or just
 after deleting them, stalls `git worktree add` for seconds at a time, for minutes, and those stalls
-fell on one side of a comparison or the other. PostgreSQL and Temporal keep their state on the disk,
-as in production. `--trees-on-disk` puts the trees there too.
+fell on one side of a comparison or the other. PostgreSQL keeps its state on the disk, as in
+production. `--trees-on-disk` puts the trees there too.
 """
 
 from __future__ import annotations
