@@ -44,7 +44,7 @@ def free_port() -> int:
 
 @dataclass
 class Stack:
-    work: Path  # logs and the state of PostgreSQL and Temporal
+    work: Path  # logs and PostgreSQL's state (the dev server the bench starts keeps its own in memory)
     trees: Path  # the git repositories, the service's workspace and worktrees, and the raw worktrees
     api: httpx.AsyncClient
     temporal: Client
