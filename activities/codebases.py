@@ -9,18 +9,17 @@ import asyncpg
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.contracts import (
-    INVALID_REPOSITORY,
-    NAME_TAKEN,
+from activities.database import codebase_from_row
+from activities.git import GitError, run_git
+from activities.paths import UnsafePathError, ensure_inside, is_valid_codebase_name
+from activities.repositories import name_from_source, normalize_repository_url
+from isolator.contracts.codebase import (
     Codebase,
     RegisteredCodebase,
     RepositoryInfo,
     RepositorySource,
 )
-from activities.database import codebase_from_row
-from activities.git import GitError, run_git
-from activities.paths import UnsafePathError, ensure_inside, is_valid_codebase_name
-from activities.repositories import name_from_source, normalize_repository_url
+from isolator.contracts.errors import INVALID_REPOSITORY, NAME_TAKEN
 from isolator.settings import Settings
 
 
@@ -74,6 +73,12 @@ class CodebaseActivities:
             type=NAME_TAKEN,
             non_retryable=True,
         )
+
+    @activity.defn
+    async def list_codebases(self) -> list[Codebase]:
+        assert self.pool is not None
+        rows = await self.pool.fetch("SELECT * FROM codebases ORDER BY name")
+        return [codebase_from_row(row) for row in rows]
 
     @activity.defn
     async def inspect_repository(self, source: RepositorySource) -> RepositoryInfo:

@@ -5,10 +5,16 @@ from __future__ import annotations
 import asyncpg
 from temporalio import activity
 
-from activities.contracts import CloseInput, Codebase, Conversation, ConversationInput, LinkCodebaseInput
 from activities.database import codebase_from_row, environment_from_row
 from activities.repositories import repository_key
-
+from isolator.contracts.codebase import Codebase
+from isolator.contracts.environment import MoveConversationInput
+from isolator.contracts.message import (
+    CloseInput,
+    Conversation,
+    ConversationInput,
+    LinkCodebaseInput,
+)
 
 # Touching `last_activity_at` is a write, and a write's commit waits for the WAL to reach the disk:
 # on every message that doubled the statement's time. Staleness is counted in days, so a conversation
@@ -34,7 +40,7 @@ SELECT v.*,
        c.host AS c_host, c.repository_url AS c_repository_url,
        e.id AS e_id, e.codebase_id AS e_codebase_id, e.workflow_type AS e_workflow_type,
        e.workflow_id AS e_workflow_id, e.working_path AS e_working_path, e.branch_name AS e_branch_name,
-       e.status AS e_status
+       e.status AS e_status, e.provider AS e_provider
 FROM conversation v
 LEFT JOIN codebases c ON c.id = v.codebase_id
 LEFT JOIN isolation_environments e ON e.id = v.environment_id
@@ -106,6 +112,13 @@ class ConversationActivities:
             request.platform, request.conversation_id,
         )
         return str(environment_id) if environment_id else None
+
+    @activity.defn
+    async def move_conversation(self, request: MoveConversationInput) -> None:
+        await self.pool.execute(
+            "UPDATE conversations SET environment_id = $2, cwd = $3 WHERE id = $1",
+            request.conversation_row_id, request.environment_id, request.working_path,
+        )
 
 
 async def _codebase_for_repository(connection: asyncpg.Connection, url: str) -> object | None:

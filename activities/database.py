@@ -6,7 +6,8 @@ import json
 
 import asyncpg
 
-from activities.contracts import Codebase, Environment
+from isolator.contracts.codebase import Codebase
+from isolator.contracts.environment import Environment
 
 
 async def _init_connection(connection: asyncpg.Connection) -> None:
@@ -48,4 +49,5 @@ def environment_from_row(row: asyncpg.Record, prefix: str = "") -> Environment:
         working_path=row[f"{prefix}working_path"],
         branch_name=row[f"{prefix}branch_name"],
         status=row[f"{prefix}status"],
+        provider=row[f"{prefix}provider"],
     )

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 from temporalio import activity
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
-from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
+from temporalio.common import (
+    SearchAttributePair,
+    TypedSearchAttributes,
+    WorkflowIDReusePolicy,
+)
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.worktree_contracts import RemovalReport
-from activities.lifecycle_contracts import (
+from isolator.contracts import search_attributes
+from isolator.contracts.environment import (
     AttachRequest,
     ConversationSignal,
     DestroyEnvironmentInput,
@@ -22,7 +26,7 @@ from activities.lifecycle_contracts import (
     SignalRequest,
     environment_workflow_id,
 )
-from workflows import search_attributes
+from isolator.contracts.worktree import RemovalReport
 
 ENVIRONMENT_WORKFLOW = "EnvironmentWorkflow"
 # A destroyed environment's workflow completed: its ID is never started again. One that failed or

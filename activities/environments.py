@@ -1,4 +1,7 @@
-"""Isolation-environment rows: quick PostgreSQL calls, run as local activities."""
+"""Isolation-environment rows: lookups, records, listings and destruction.
+
+Quick PostgreSQL calls, run as local activities.
+"""
 
 from __future__ import annotations
 
@@ -6,19 +9,29 @@ import asyncpg
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.contracts import (
-    WORKTREE_CONFLICT,
+from activities.database import codebase_from_row, environment_from_row
+from isolator.contracts.cleanup import (
+    EnvironmentListing,
+    OpenConversation,
+    TrackedEnvironment,
+)
+from isolator.contracts.environment import (
     Attached,
     AttachInput,
     Environment,
+    EnvironmentCount,
+    EnvironmentRef,
+    EnvironmentsOfCodebase,
     IdentityQuery,
+    MarkDestroyedInput,
+    NamedEnvironmentQuery,
     RecordedEnvironment,
     RecordEnvironmentInput,
-    RetireInput,
     Retired,
+    RetireInput,
 )
-from activities.database import environment_from_row
-from activities.lifecycle_contracts import LIMIT_REACHED, EnvironmentCount, EnvironmentsOfCodebase
+from isolator.contracts.errors import LIMIT_REACHED, WORKTREE_CONFLICT
+from isolator.settings import Settings
 
 _COUNT_ACTIVE = "SELECT count(*) FROM isolation_environments WHERE codebase_id = $1 AND status = 'active'"
 _BY_IDENTITY = """SELECT * FROM isolation_environments
@@ -29,11 +42,32 @@ _ATTACH = """UPDATE conversations SET environment_id = $2, cwd = $3, attached_by
              WHERE id = $1 AND (environment_id IS DISTINCT FROM $2 OR attached_by = $4)
              RETURNING id"""
 
+# Raw facts for the cleanup rules (isolator/cleanup_rules.py): the open conversations attached to each
+# environment, and how long since any attached conversation, or the environment itself, was active.
+_LIST = """
+SELECT e.*, c.name AS c_name, c.canonical_path AS c_canonical_path, c.default_branch AS c_default_branch,
+       c.host AS c_host, c.repository_url AS c_repository_url, c.id AS c_id,
+       coalesce(array_agg(v.platform ORDER BY v.id) FILTER (WHERE v.id IS NOT NULL AND v.closed_at IS NULL), '{}')
+           AS open_platforms,
+       coalesce(array_agg(floor(extract(epoch FROM now() - v.last_activity_at) / 86400)::int ORDER BY v.id)
+                    FILTER (WHERE v.id IS NOT NULL AND v.closed_at IS NULL), '{}')
+           AS open_days_inactive,
+       floor(extract(epoch FROM now() - coalesce(max(v.last_activity_at), e.created_at)) / 86400)::int
+           AS days_inactive
+FROM isolation_environments e
+JOIN codebases c ON c.id = e.codebase_id
+LEFT JOIN conversations v ON v.environment_id = e.id
+WHERE e.codebase_id = $1 AND e.status = 'active'
+GROUP BY e.id, c.id
+ORDER BY e.created_at, e.id
+"""
+
 
 class EnvironmentActivities:
-    def __init__(self, pool: asyncpg.Pool, limit: int) -> None:
+    def __init__(self, pool: asyncpg.Pool, settings: Settings) -> None:
         self.pool = pool
-        self.limit = limit  # MAX_WORKTREES_PER_CODEBASE
+        self.settings = settings
+        self.limit = settings.max_worktrees_per_codebase
 
     @activity.defn
     async def find_environment_by_identity(self, query: IdentityQuery) -> Environment | None:
@@ -89,6 +123,59 @@ class EnvironmentActivities:
         """Whether a new worktree fits: a count, where a listing would carry every environment."""
         return EnvironmentCount(await self.pool.fetchval(_COUNT_ACTIVE, request.codebase_id), self.limit)
 
+    @activity.defn
+    async def list_environments(self, request: EnvironmentsOfCodebase) -> EnvironmentListing:
+        rows = await self.pool.fetch(_LIST, request.codebase_id)
+        environments = [
+            TrackedEnvironment(
+                ref=EnvironmentRef(
+                    environment_id=str(row["id"]),
+                    codebase=codebase_from_row(row, prefix="c_"),
+                    working_path=row["working_path"],
+                    branch=row["branch_name"],
+                    workflow_type=row["workflow_type"],
+                    workflow_id=row["workflow_id"],
+                    platform=row["created_by_platform"],
+                    provider=row["provider"],
+                ),
+                created_by_platform=row["created_by_platform"],
+                open_conversations=[
+                    OpenConversation(platform, days)
+                    for platform, days in zip(row["open_platforms"], row["open_days_inactive"])
+                ],
+                days_inactive=row["days_inactive"],
+                start_commit=(row["metadata"] or {}).get("start_commit"),
+            )
+            for row in rows
+        ]
+        return EnvironmentListing(environments, self.limit, self.settings.stale_threshold_days)
+
+    @activity.defn
+    async def find_named_environment(self, query: NamedEnvironmentQuery) -> Environment | None:
+        """An active environment by `type-id` (`issue-42`, `task-name`) or by branch (`thread-1a2b3c4d`)."""
+        row = await self.pool.fetchrow(
+            """SELECT * FROM isolation_environments
+               WHERE codebase_id = $1 AND status = 'active'
+                 AND (branch_name = $2 OR workflow_type || '-' || workflow_id = $2)
+               ORDER BY branch_name = $2 DESC LIMIT 1""",
+            query.codebase_id, query.name,
+        )
+        return environment_from_row(row) if row else None
+
+    @activity.defn
+    async def mark_environment_destroyed(self, request: MarkDestroyedInput) -> None:
+        """The worktree is gone: the row says so and no conversation points at it any more."""
+        async with self.pool.acquire() as connection, connection.transaction():
+            await connection.execute(
+                """UPDATE isolation_environments SET status = 'destroyed', destroyed_at = now()
+                   WHERE id = $1 AND status = 'active'""",
+                request.environment_id,
+            )
+            await connection.execute(
+                "UPDATE conversations SET environment_id = NULL, cwd = NULL WHERE environment_id = $1",
+                request.environment_id,
+            )
+
     async def _check_room(self, connection: asyncpg.Connection, codebase_id: str) -> None:
         active = await connection.fetchval(_COUNT_ACTIVE, codebase_id)
         if active >= self.limit:
@@ -99,11 +186,11 @@ class EnvironmentActivities:
             return await connection.fetchrow(
                 """INSERT INTO isolation_environments
                        (codebase_id, workflow_type, workflow_id, working_path, branch_name,
-                        created_by_platform, metadata)
-                   VALUES ($1, $2, $3, $4, $5, $6, $7)
+                        created_by_platform, provider, metadata)
+                   VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
                    RETURNING *""",
                 record.codebase_id, record.workflow_type, record.workflow_id, record.working_path,
-                record.branch_name, record.platform,
+                record.branch_name, record.platform, record.provider,
                 {**record.metadata, **({"recorded_by": record.key} if record.key else {})},
             )
         except asyncpg.UniqueViolationError:

@@ -8,7 +8,7 @@ import asyncpg
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.contracts import ReplyInput
+from isolator.contracts.message import ReplyInput
 
 # Delivers one reply to a platform; raises to be retried.
 Deliver = Callable[[ReplyInput], Awaitable[None]]

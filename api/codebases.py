@@ -11,10 +11,11 @@ from temporalio.client import Client, WorkflowFailureError
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
 
-from activities.contracts import NAME_TAKEN, USER_ERRORS, RepositorySource
 from activities.paths import is_valid_codebase_name
 from activities.repositories import is_clone_url
 from api.deps import get_client, get_pool, get_settings, require_api_token
+from isolator.contracts.codebase import RepositorySource
+from isolator.contracts.errors import NAME_TAKEN, USER_ERRORS
 from isolator.settings import Settings
 from workflows.codebase import RegisterCodebaseWorkflow, register_workflow_id
 

@@ -6,13 +6,17 @@ import dataclasses
 import logging
 
 from temporalio.client import Client, WorkflowHandle
-from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.common import (
+    SearchAttributePair,
+    TypedSearchAttributes,
+    WorkflowIDConflictPolicy,
+    WorkflowIDReusePolicy,
+)
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
-from workflows import search_attributes
-from workflows.contracts import MessageInput, Resolution, message_workflow_id
+from isolator.contracts import search_attributes
+from isolator.contracts.message import MessageInput, Resolution, message_workflow_id
 from workflows.message import MessageWorkflow
-
 
 log = logging.getLogger(__name__)
 

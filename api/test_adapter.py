@@ -12,8 +12,8 @@ from temporalio.client import Client
 
 from api.deps import get_client, get_pool, get_settings
 from api.dispatch import dispatch_message
+from isolator.contracts.message import MessageInput
 from isolator.settings import Settings
-from workflows.contracts import MessageInput
 
 PLATFORM = "test"
 router = APIRouter(prefix="/test", tags=["test adapter"])

@@ -30,9 +30,9 @@ from temporalio.client import Client
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.worker import Worker
 
+from isolator.contracts import search_attributes
 from isolator.payloads import connect
 from workers.worker import WORKFLOW_RUNNER
-from workflows import search_attributes
 
 REUSE_PATH_ACTIVITIES = 2
 

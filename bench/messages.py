@@ -13,7 +13,7 @@ from api.dispatch import dispatch_message
 from bench.baseline import REUSE_PATH_ACTIVITIES, BareWorkflow, CreateShapedBareWorkflow
 from bench.figures import Figure, Latency, timed, verdict
 from bench.stack import Stack
-from workflows.contracts import MessageInput
+from isolator.contracts.message import MessageInput
 
 
 async def say(stack: Stack, conversation: str, text: str = "bench") -> dict[str, Any]:

@@ -25,8 +25,10 @@ from temporalio.client import Client
 
 from isolator.payloads import connect
 from migrations.runner import apply_migrations
-from tests.fakes.github_api import TOKEN as GITHUB_TOKEN, FakeGitHub
-from tests.fakes.slack_api import BOT_TOKEN as SLACK_TOKEN, FakeSlack
+from tests.fakes.github_api import TOKEN as GITHUB_TOKEN
+from tests.fakes.github_api import FakeGitHub
+from tests.fakes.slack_api import BOT_TOKEN as SLACK_TOKEN
+from tests.fakes.slack_api import FakeSlack
 from tests.test_github_webhook import SECRET as GITHUB_SECRET
 from tests.test_slack_webhook import SIGNING_SECRET as SLACK_SECRET
 from workers.postgres import start_embedded_postgres

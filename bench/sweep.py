@@ -15,16 +15,18 @@ from pathlib import Path
 import asyncpg
 
 from activities.database import create_pool
-from activities.worktree_contracts import SurveyInput
-from activities.lifecycle_contracts import EnvironmentsOfCodebase
-from activities.lifecycle_records import LifecycleRecordActivities
-from activities.survey import SurveyActivities
+from activities.environments import EnvironmentActivities
+from activities.isolation import IsolationActivities
+from activities.providers import build_providers
 from bench.figures import Figure, verdict
 from bench.repos import git, make_repository
 from bench.stack import Stack
-from tests.test_survey import CountingGit
+from isolator.cleanup_rules import plan_cleanup, tracked_worktrees
+from isolator.contracts.environment import EnvironmentsOfCodebase
+from isolator.contracts.worktree import SurveyInput
 from isolator.settings import load_settings
-from workflows.cleanup_rules import plan_cleanup, tracked_worktrees
+from tests.test_survey import CountingGit
+
 
 @dataclass
 class Pass:
@@ -84,9 +86,9 @@ async def classify(pool: asyncpg.Pool, stack: Stack, codebase_id: str) -> Pass:
                              worktree_base_setting=stack.trees / "worktrees")
     counting = CountingGit()
     started = time.perf_counter()
-    listing = await LifecycleRecordActivities(pool, settings).list_environments(EnvironmentsOfCodebase(codebase_id))
+    listing = await EnvironmentActivities(pool, settings).list_environments(EnvironmentsOfCodebase(codebase_id))
     codebase = listing.environments[0].ref.codebase
-    survey = await SurveyActivities(settings, counting).survey_worktrees(SurveyInput(codebase, tracked_worktrees(listing)))
+    survey = await IsolationActivities(settings, build_providers(settings, counting)).survey_worktrees(SurveyInput(codebase, tracked_worktrees(listing)))
     plan = plan_cleanup(listing.environments, survey, ["missing", "merged", "stale"], listing.stale_threshold_days)
     seconds = time.perf_counter() - started
     return Pass(len(listing.environments), len(plan.remove) + len(plan.skipped), seconds, counting.calls)

@@ -23,10 +23,12 @@ from typing import Callable, Literal
 from api.webhooks.slack_events import parse_message
 from bench.figures import Figure, Latency, timed, verdict
 from bench.stack import Stack
+from isolator.contracts.message import message_workflow_id
 from tests.fakes.slack_api import BOT_USER_ID
-from tests.test_github_webhook import REPO, comment_event, signed as github_signature
-from tests.test_slack_webhook import app_mention, event_callback, new_ts, signed as slack_signature
-from workflows.contracts import message_workflow_id
+from tests.test_github_webhook import REPO, comment_event
+from tests.test_github_webhook import signed as github_signature
+from tests.test_slack_webhook import app_mention, event_callback, new_ts
+from tests.test_slack_webhook import signed as slack_signature
 
 ISSUE = 1
 Pacing = Literal["one at a time", "back to back"]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from isolator.contracts.message import Resolution
 from tests.conftest import Stack
 from tests.fakes.github_api import Comment, FakeGitHub
 from tests.gitrepos import branches, git, make_repo, worktree_paths
@@ -22,7 +23,6 @@ from tests.test_github_webhook import (  # noqa: F401  (fixtures)
     settings,
 )
 from tests.test_pr_checkout import active_rows, head_of, open_pr, settle
-from workflows.contracts import Resolution
 
 
 async def open_issue(stack: Stack, fake: FakeGitHub, number: int) -> Resolution:

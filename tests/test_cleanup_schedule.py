@@ -20,8 +20,9 @@ from temporalio.client import (
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.git import GitResult, run_git
-from activities.lifecycle_contracts import CleanupReport, CleanupRunReport, Skipped
-from activities.survey import SurveyActivities
+from activities.isolation import IsolationActivities
+from activities.providers import build_providers
+from isolator.contracts.cleanup import CleanupReport, CleanupRunReport, Skipped
 from isolator.settings import Settings
 from tests.conftest import Stack
 from tests.fakes.telegram_api import FakeTelegram
@@ -57,11 +58,11 @@ def survey_git(monkeypatch: pytest.MonkeyPatch) -> GitLog:
     """The workers' survey activity runs git through a GitLog (the workers are built after this)."""
     log = GitLog()
 
-    class LoggedSurvey(SurveyActivities):
+    class LoggedIsolation(IsolationActivities):
         def __init__(self, settings: Settings) -> None:
-            super().__init__(settings, git=log)
+            super().__init__(settings, build_providers(settings, git=log))
 
-    monkeypatch.setattr(worker_module, "SurveyActivities", LoggedSurvey)
+    monkeypatch.setattr(worker_module, "IsolationActivities", LoggedIsolation)
     return log
 
 

@@ -16,14 +16,18 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
-from temporalio.client import Client, ScheduleActionStartWorkflow, ScheduleHandle, ScheduleOverlapPolicy
+from temporalio.client import (
+    Client,
+    ScheduleActionStartWorkflow,
+    ScheduleHandle,
+    ScheduleOverlapPolicy,
+)
 
 from isolator.settings import Settings
 from tests.test_cleanup_schedule import schedule, schedules_named  # noqa: F401  (fixture)
 from workers.postgres import EmbeddedPostgres
 from workers.schedule import SCHEDULE_ID
 from workers.temporal_server import TemporalDevServer
-
 
 WORKER_READY_TIMEOUT = 60.0
 WORKER_STOP_TIMEOUT = 30.0

@@ -2,7 +2,7 @@
 
 No Docker engine is needed: the compose file is parsed as YAML and checked against the code it
 runs: the variables `isolator.settings.Settings` reads, the port `isolator api` listens on, the
-search attributes in `workflows.search_attributes.ALL`.
+search attributes in `isolator.contracts.search_attributes.ALL`.
 """
 
 from __future__ import annotations
@@ -16,37 +16,37 @@ from urllib.parse import urlsplit
 import pytest
 from temporalio.api.enums.v1 import IndexedValueType
 
+from isolator.contracts import search_attributes
 from tests.compose_files import (
+    DOCKERFILE,
+    ISOLATOR_COMMANDS,
+    POSTGRES_PORT,
+    REQUIRED_ENV,
+    ROOT,
+    TEMPORAL_FRONTEND_PORT,
+    TEMPORAL_UI_PORT,
+    VARIABLE,
+    Service,
     api_listen_port,
     command_words,
     depends_on,
-    DOCKERFILE,
     environment,
     interpolate,
     isolator,
-    ISOLATOR_COMMANDS,
     isolator_services,
     load_compose,
     mounts,
     option_values,
     postgres_name,
-    POSTGRES_PORT,
     published_ports,
-    REQUIRED_ENV,
-    ROOT,
     script,
     search_attribute_invocations,
     search_attribute_step,
     secret_variables,
-    Service,
     settings_variables,
-    TEMPORAL_FRONTEND_PORT,
     temporal_name,
-    TEMPORAL_UI_PORT,
     ui_name,
-    VARIABLE,
 )
-from workflows import search_attributes
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +148,7 @@ def test_admin_tools_registers_exactly_the_project_search_attributes(services: d
         names += option_values(words, "--name")
         types += option_values(words, "--type")
     assert len(names) == len(types), "every --name needs its --type"
-    assert sorted(names) == sorted(expected), "the names differ from workflows/search_attributes.ALL"
+    assert sorted(names) == sorted(expected), "the names differ from isolator/contracts/search_attributes.ALL"
     for name, kind in zip(names, types):
         assert kind.lower() == expected[name].lower(), f"{name} is registered as {kind}, not {expected[name]}"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncpg
 
-from activities.contracts import ConversationInput
 from activities.conversations import ConversationActivities
+from isolator.contracts.message import ConversationInput
 
 CONVERSATION = ConversationInput("test", "chat-1")
 

@@ -11,9 +11,14 @@ from typing import Callable
 import pytest
 from temporalio.testing import ActivityEnvironment
 
-from activities.adoption import AdoptionActivities
-from activities.contracts import AdoptionSearch, AdoptQuery, Codebase, WorktreeReady, WorktreeRequest
-from activities.worktrees import WorktreeActivities
+from activities.isolation import IsolationActivities
+from isolator.contracts.codebase import Codebase
+from isolator.contracts.worktree import (
+    AdoptionSearch,
+    AdoptQuery,
+    WorktreeReady,
+    WorktreeRequest,
+)
 from isolator.settings import Settings, load_settings
 from tests.gitrepos import branches, git, make_repo, worktree_paths
 
@@ -36,12 +41,12 @@ def codebase_of(repository: Path, host: str = HOST) -> Codebase:
 
 async def create(settings: Settings, repository: Path, branch: str) -> WorktreeReady:
     request = WorktreeRequest(codebase_of(repository), branch)
-    return await ActivityEnvironment().run(WorktreeActivities(settings).create_worktree, request)
+    return await ActivityEnvironment().run(IsolationActivities(settings).create_worktree, request)
 
 
 async def adopt(settings: Settings, repository: Path, branch: str, host: str = HOST) -> AdoptionSearch:
     query = AdoptQuery(codebase_of(repository, host), branch)
-    return await ActivityEnvironment().run(AdoptionActivities(settings).find_adoptable_worktree, query)
+    return await ActivityEnvironment().run(IsolationActivities(settings).find_adoptable_worktree, query)
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from typing import Callable
 
 import pytest
 
+from isolator.contracts.message import Resolution, message_workflow_id
 from tests.conftest import Stack
 from tests.fakes.github_api import Comment, FakeGitHub
 from tests.gitrepos import branches, git, worktree_paths
@@ -22,7 +23,6 @@ from tests.test_github_webhook import (  # noqa: F401  (fixtures)
     settings,
 )
 from tests.test_pr_checkout import FORK, pr_opened, push_commit, settle, with_upstream
-from workflows.contracts import Resolution, message_workflow_id
 
 
 async def create_attempts(stack: Stack, delivery: str) -> list[int]:

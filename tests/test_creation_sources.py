@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from isolator.contracts.message import Resolution
 from tests.conftest import Stack
 from tests.fakes.github_api import Comment, FakeGitHub
 from tests.gitrepos import branch_with_commit, branches, git, make_repo, worktree_paths
@@ -18,7 +19,6 @@ from tests.test_github_webhook import (  # noqa: F401  (fixtures)
     settings,
 )
 from tests.test_pr_checkout import active_rows, head_of, settle
-from workflows.contracts import Resolution
 
 MENTION = "@isolator please fix"
 

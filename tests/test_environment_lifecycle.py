@@ -9,8 +9,12 @@ from typing import Callable
 
 from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
 
-from activities.worktree_contracts import RemovalReport
-from activities.lifecycle_contracts import ConversationSignal, DestroyRequest, EnvironmentState
+from isolator.contracts.environment import (
+    ConversationSignal,
+    DestroyRequest,
+    EnvironmentState,
+)
+from isolator.contracts.worktree import RemovalReport
 from tests.conftest import Stack
 from tests.fakes.github_api import FakeGitHub
 from tests.gitrepos import branches, git, worktree_paths

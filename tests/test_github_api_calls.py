@@ -6,13 +6,12 @@ from __future__ import annotations
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities.contracts import IsolationHints, ReplyInput
 from activities.platforms.github import complete_hints, make_deliverer
+from isolator.contracts.message import IsolationHints, ReplyInput
 from isolator.settings import Settings
 from tests.conftest import free_port
 from tests.fakes.github_api import TOKEN, Comment, FakeGitHub
 from tests.test_github_webhook import REPO, URL, fake, settings  # noqa: F401  (fixtures)
-
 
 # --- completing a PR's hints through PyGithub ----------------------------------------------------
 

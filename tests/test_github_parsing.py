@@ -11,7 +11,14 @@ from temporalio.exceptions import ApplicationError
 
 from activities.platforms.github import split_conversation_id
 from api.webhooks.github import signature_matches
-from api.webhooks.github_events import GitHubMessage, Ignored, PayloadError, decode_payload, mentions, parse_event
+from api.webhooks.github_events import (
+    GitHubMessage,
+    Ignored,
+    PayloadError,
+    decode_payload,
+    mentions,
+    parse_event,
+)
 
 REPO = "octo-org/hello-world"
 URL = f"https://github.com/{REPO}"

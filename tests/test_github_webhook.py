@@ -17,11 +17,11 @@ import pytest
 from pydantic import SecretStr
 from temporalio.service import RPCError, RPCStatusCode
 
+from isolator.contracts.message import Resolution, message_workflow_id
 from isolator.settings import Settings
 from tests.conftest import Stack
 from tests.fakes.github_api import TOKEN, Comment, FakeGitHub
 from tests.gitrepos import worktree_paths
-from workflows.contracts import Resolution, message_workflow_id
 from workflows.message import MessageWorkflow
 
 SECRET = "It's a Secret to Everybody"  # the example secret of GitHub's webhook validation documentation

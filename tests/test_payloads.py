@@ -7,9 +7,15 @@ from dataclasses import dataclass, field
 import pytest
 from temporalio.converter import DataConverter
 
-from activities.contracts import Codebase, Conversation, Environment, IsolationHints
+from isolator.contracts.codebase import Codebase
+from isolator.contracts.environment import Environment
+from isolator.contracts.message import (
+    Conversation,
+    IsolationHints,
+    MessageInput,
+    Resolution,
+)
 from isolator.payloads import DATA_CONVERTER
-from workflows.contracts import MessageInput, Resolution
 
 CODEBASE = Codebase(id="c1", name="project", canonical_path="/srv/project", default_branch="main", host="h1")
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from isolator.contracts.message import Resolution
 from tests.conftest import Stack
 from tests.fakes.github_api import Comment, FakeGitHub
 from tests.gitrepos import branch_with_commit, branches, git, worktree_paths
@@ -27,7 +28,6 @@ from tests.test_github_webhook import (  # noqa: F401  (fixtures)
     resolution,
     settings,
 )
-from workflows.contracts import Resolution
 
 MENTION = "@isolator please review"
 FORK = "contributor/hello-world"

@@ -8,10 +8,20 @@ from pathlib import Path
 import pytest
 
 from activities.git import is_valid_branch_name
-from activities.paths import UnsafePathError, ensure_inside, is_valid_codebase_name, worktree_path
-from activities.repositories import is_clone_url, looks_like_path, name_from_source, normalize_repository_url
+from activities.paths import (
+    UnsafePathError,
+    ensure_inside,
+    is_valid_codebase_name,
+    worktree_path,
+)
+from activities.repositories import (
+    is_clone_url,
+    looks_like_path,
+    name_from_source,
+    normalize_repository_url,
+)
 from isolator.settings import ConfigurationError, load_settings
-from workflows.commands import parse_command
+from workflows.chat.commands import parse_command
 from workflows.naming import branch_for, thread_branch
 
 

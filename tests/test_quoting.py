@@ -1,6 +1,7 @@
 """Quoting user text back into a chat: what the user typed stays recognisable, and nothing in it acts."""
 
-from workflows.worktree_texts import invalid_task_name, quoted_safely
+from workflows.chat.texts import quoted_safely
+from workflows.chat.worktree_texts import invalid_task_name
 
 
 def test_control_and_direction_characters_are_shown_escaped() -> None:

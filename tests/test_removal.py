@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from temporalio.testing import ActivityEnvironment
 
-from activities.contracts import Codebase
-from activities.worktree_contracts import RemovalReport, RemoveWorktreeInput
-from activities.removal import RemovalActivities, _snapshot
+from activities.isolation import IsolationActivities
+from activities.providers.worktree.removal import _snapshot
+from isolator.contracts.codebase import Codebase
+from isolator.contracts.worktree import RemovalReport, RemoveWorktreeInput
 from isolator.settings import Settings, load_settings
 from tests.gitrepos import branches, git, make_repo, worktree_paths
 
@@ -43,7 +44,7 @@ def commit(checkout: Path, name: str, text: str) -> str:
 
 async def remove(settings: Settings, repository: Path, path: Path, branch: str, force: bool = False) -> RemovalReport:
     request = RemoveWorktreeInput(codebase=codebase_of(repository), working_path=str(path), branch=branch, force=force)
-    return await RemovalActivities(settings).remove_worktree(request)
+    return await IsolationActivities(settings).remove_worktree(request)
 
 
 def ref_exists(repository: Path, ref: str) -> bool:
@@ -67,7 +68,7 @@ async def test_runs_inside_a_temporal_activity_context(settings: Settings, repo:
     path = add_worktree(settings, repo, "fresh")  # no commits of its own: merged by ancestry
     request = RemoveWorktreeInput(codebase=codebase_of(repo), working_path=str(path), branch="fresh")
 
-    report = await ActivityEnvironment().run(RemovalActivities(settings).remove_worktree, request)
+    report = await ActivityEnvironment().run(IsolationActivities(settings).remove_worktree, request)
 
     assert (report.outcome, report.branch_outcome) == ("removed", "deleted")
 

@@ -25,22 +25,22 @@ import pytest
 from temporalio import workflow
 from temporalio.client import Client, ScheduleHandle, WorkflowHistory
 from temporalio.worker import Replayer
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from activities.worktree_contracts import RemovalReport
-from activities.lifecycle_contracts import EnvironmentState
 from api.dispatch import dispatch_message
+from isolator.contracts.environment import EnvironmentState
+from isolator.contracts.message import MessageInput
+from isolator.contracts.worktree import RemovalReport
 from isolator.payloads import DATA_CONVERTER
 from tests.conftest import Stack
 from tests.gitrepos import git, worktree_paths
+from tests.replay_workflows.clock_reading import ClockReadingMessageWorkflow
 from tests.test_cleanup_schedule import commit_in, schedule, trigger_sweep  # noqa: F401  (fixture)
 from workers.schedule import ensure_cleanup_schedule
 from workers.worker import WORKFLOWS
-from workflows import lifecycle_steps
-from workflows.contracts import MessageInput
 from workflows.environment import EnvironmentWorkflow
 from workflows.message import MessageWorkflow
-from tests.replay_workflows.clock_reading import ClockReadingMessageWorkflow
+from workflows.steps import environments, isolation
 
 HISTORIES = Path(__file__).parent / "histories"
 CAPTURE = os.environ.get("ISOLATOR_CAPTURE_HISTORIES") == "1"
@@ -56,18 +56,21 @@ CAPTURED = {
 # Kept from runs of older workflow code, never captured again: they replay through its `patched()` branches.
 KEPT = {
     "message_created_before_create_path_v2": "MessageWorkflow before adoption ran locally and the limit was "
-                                             "counted (steps.CREATE_PATH_V2)",
+                                             "counted (versions.CREATE_PATH_V2)",
     "message_created_before_local_steps": "MessageWorkflow before the worktree was created and the replies sent "
-                                          "as local activities (steps.LOCAL_STEPS)",
+                                          "as local activities (versions.LOCAL_STEPS)",
 }
 # Stands in for the test's temporary folder in the stored histories: no path of the capturing machine.
 PLACEHOLDER_ROOT = "/replay"
 IDENTITY = "replay-capture"
 STICKY_QUEUE = "replay-capture-sticky"
 # Workers run workflows unsandboxed for speed (workers/worker.py); replays run them in the SDK's
-# default sandbox, with nothing passed through, so that a workflow reaching for the clock,
-# randomness or I/O is refused here.
-STRICT_SANDBOX = SandboxedWorkflowRunner()
+# default sandbox, so that a workflow reaching for the clock, randomness or I/O is refused here.
+# Only the shared types are passed through, as the SDK advises for data classes: a result's type
+# must be found by its module's name when the payload is decoded inside the sandbox.
+STRICT_SANDBOX = SandboxedWorkflowRunner(
+    restrictions=SandboxRestrictions.default.with_passthrough_modules("isolator.contracts")
+)
 
 
 # --- capture ---------------------------------------------------------------------------------------
@@ -216,8 +219,8 @@ class SwappedEnvironmentWorkflow(EnvironmentWorkflow):
 
     async def _remove(self) -> RemovalReport:
         environment = self._state.environment
-        await lifecycle_steps.mark_environment_destroyed(environment.environment_id)
-        return await lifecycle_steps.remove_worktree(environment, False)
+        await environments.mark_environment_destroyed(environment.environment_id)
+        return await isolation.remove_worktree(environment, False)
 
 
 async def test_a_change_in_the_order_of_activities_fails_the_replay() -> None:

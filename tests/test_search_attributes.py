@@ -10,9 +10,9 @@ from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
 from temporalio.api.workflowservice.v1 import RegisterNamespaceRequest
 from temporalio.client import Client
 
+from isolator.contracts import search_attributes
 from workers.processes import ensure_search_attributes
 from workers.temporal_server import TemporalDevServer
-from workflows import search_attributes
 
 
 async def test_missing_search_attributes_are_registered_once(temporal_server: TemporalDevServer) -> None:

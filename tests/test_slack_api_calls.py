@@ -6,13 +6,12 @@ from __future__ import annotations
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities.contracts import ReplyInput
 from activities.platforms.slack import make_deliverer
 from api.webhooks.slack_events import parse_message
+from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack
 from tests.test_slack_webhook import CHANNEL, app_mention, fake, message, settings  # noqa: F401  (fixtures)
-
 
 # --- the deliverer -------------------------------------------------------------------------------
 

@@ -19,11 +19,11 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from api.app import create_app
+from isolator.contracts.message import Resolution, message_workflow_id
 from isolator.settings import ConfigurationError, Settings
 from tests.conftest import Stack
 from tests.fakes.slack_api import BOT_ID, BOT_TOKEN, BOT_USER_ID, TEAM_ID, FakeSlack
 from tests.gitrepos import worktree_paths
-from workflows.contracts import Resolution, message_workflow_id
 from workflows.message import MessageWorkflow
 from workflows.naming import thread_branch
 

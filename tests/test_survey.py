@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from activities.worktree_contracts import SurveyInput, TrackedWorktree, WorktreeState
 from activities.git import GitResult, run_git
-from activities.survey import SurveyActivities, list_worktrees
+from activities.isolation import IsolationActivities
+from activities.providers import build_providers
+from activities.providers.worktree.survey import list_worktrees
+from isolator.contracts.worktree import SurveyInput, TrackedWorktree, WorktreeState
 from isolator.settings import Settings, load_settings
 from tests.gitrepos import git, make_repo
 from tests.test_removal import add_worktree, codebase_of, commit
@@ -64,7 +66,7 @@ async def test_states_and_orphans(settings: Settings, repo: Path, tmp_path: Path
         stale=True,
     )
 
-    survey = await SurveyActivities(settings).survey_worktrees(SurveyInput(codebase=codebase_of(repo), tracked=entries))
+    survey = await IsolationActivities(settings).survey_worktrees(SurveyInput(codebase=codebase_of(repo), tracked=entries))
 
     #                           exists  dirty  merged unpushed
     assert by_branch(survey.states) == {
@@ -98,7 +100,7 @@ async def test_remotes_count_for_merged_and_pushed(settings: Settings, tmp_path:
     local = add_worktree(settings, repository, "local", commits=1)
     entries = tracked(("pushed", pushed), ("upstream", upstream), ("local", local), stale=True)
 
-    survey = await SurveyActivities(settings).survey_worktrees(
+    survey = await IsolationActivities(settings).survey_worktrees(
         SurveyInput(codebase=codebase_of(repository), tracked=entries)
     )
 
@@ -118,7 +120,7 @@ async def test_git_processes_grow_by_one_per_worktree_that_needs_a_question(sett
     counts = []
     for size in (0, 10, 20):
         counter = CountingGit()
-        survey = await SurveyActivities(settings, git=counter).survey_worktrees(
+        survey = await IsolationActivities(settings, build_providers(settings, git=counter)).survey_worktrees(
             SurveyInput(codebase=codebase_of(repo), tracked=entries[:size])
         )
         assert len(survey.states) == size
@@ -138,7 +140,7 @@ async def test_fresh_branches_in_live_conversations_cost_no_git_process(settings
         for n in range(5)
     ]
     counter = CountingGit()
-    survey = await SurveyActivities(settings, git=counter).survey_worktrees(
+    survey = await IsolationActivities(settings, build_providers(settings, git=counter)).survey_worktrees(
         SurveyInput(codebase=codebase_of(repo), tracked=entries)
     )
     assert counter.calls == 3  # the listing, the refs, ancestry

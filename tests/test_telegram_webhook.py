@@ -17,14 +17,13 @@ from pydantic import SecretStr
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.contracts import ReplyInput
 from activities.platforms.telegram import make_deliverer
 from api.webhooks.telegram import SECRET_HEADER, parse_update, read_message
+from isolator.contracts.message import ReplyInput, Resolution, message_workflow_id
 from isolator.settings import Settings
 from tests.conftest import Stack
 from tests.fakes.telegram_api import BOT_TOKEN, BOT_USER, FakeTelegram, Sent
 from tests.gitrepos import worktree_paths
-from workflows.contracts import Resolution, message_workflow_id
 from workflows.message import MessageWorkflow
 from workflows.naming import thread_branch
 

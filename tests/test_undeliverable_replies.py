@@ -7,11 +7,18 @@ from pathlib import Path
 
 from temporalio.client import WorkflowExecutionStatus
 
-from activities.lifecycle_contracts import DestroyRequest
+from isolator.contracts.environment import DestroyRequest
 from tests.conftest import Stack
 from tests.fakes.github_api import FakeGitHub
 from tests.gitrepos import worktree_paths
-from tests.test_environment_lifecycle import close, environment, open_issue, settled_state, status_of, until
+from tests.test_environment_lifecycle import (
+    close,
+    environment,
+    open_issue,
+    settled_state,
+    status_of,
+    until,
+)
 from tests.test_github_webhook import (  # noqa: F401  (fixtures)
     REPO,
     URL,

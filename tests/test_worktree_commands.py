@@ -8,11 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.chat_commands import active_rows, archive_refs, command, cwd_of, environment_of, say_one, task_path
+from tests.chat_commands import (
+    active_rows,
+    archive_refs,
+    command,
+    cwd_of,
+    environment_of,
+    say_one,
+    task_path,
+)
 from tests.conftest import Stack
 from tests.gitrepos import branches, git, worktree_paths
-from workflows import texts, worktree_texts
-
+from workflows.chat import texts, worktree_texts
 
 # --- /help, /status, unknown commands -------------------------------------------------------------
 

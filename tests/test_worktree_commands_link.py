@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from activities.lifecycle_contracts import EnvironmentState
+from isolator.contracts.environment import EnvironmentState
 from tests.chat_commands import command, cwd_of, environment_of, say_one
 from tests.conftest import Stack
 from tests.fakes.github_api import FakeGitHub
@@ -22,7 +22,7 @@ from tests.test_github_webhook import (  # noqa: F401  (fixtures)
     resolution,
     settings,
 )
-from workflows import worktree_texts
+from workflows.chat import worktree_texts
 from workflows.environment import EnvironmentWorkflow
 from workflows.naming import thread_branch
 

@@ -12,7 +12,12 @@ from isolator.settings import Settings
 from tests.chat_commands import active_rows, command, environment_of, say_one, task_path
 from tests.conftest import Stack
 from tests.gitrepos import branches, worktree_paths
-from tests.test_worktree_commands_cleanup import backdate, commit_file, merge_into_main, status_of
+from tests.test_worktree_commands_cleanup import (
+    backdate,
+    commit_file,
+    merge_into_main,
+    status_of,
+)
 from workflows.naming import thread_branch
 
 SMALL = 3

@@ -16,9 +16,9 @@ from isolator.payloads import connect
 from isolator.settings import Settings
 from migrations.runner import apply_migrations
 from workers.postgres import EmbeddedPostgres, start_embedded_postgres
+from workers.schedule import ensure_cleanup_schedule
 from workers.serving import ApiServer, serve_until, stop_on_signals
 from workers.temporal_server import TemporalDevServer, start_dev_server
-from workers.schedule import ensure_cleanup_schedule
 from workers.worker import running_workers
 
 

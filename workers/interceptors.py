@@ -8,7 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from temporalio import activity
-from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, Interceptor
+from temporalio.worker import (
+    ActivityInboundInterceptor,
+    ExecuteActivityInput,
+    Interceptor,
+)
 
 HEARTBEAT_EVERY_SECONDS = 1.0  # the SDK sends at most one per 0.8 x heartbeat timeout
 

@@ -6,15 +6,18 @@ import asyncio
 import logging
 
 from temporalio.api.enums.v1 import IndexedValueType
-from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSearchAttributesRequest
+from temporalio.api.operatorservice.v1 import (
+    AddSearchAttributesRequest,
+    ListSearchAttributesRequest,
+)
 from temporalio.client import Client
 
 from activities.database import create_pool
+from isolator.contracts import search_attributes
 from isolator.payloads import connect
 from isolator.settings import Settings
-from workflows import search_attributes
-from workers.serving import serve_until, stop_on_signals
 from workers.schedule import ensure_cleanup_schedule
+from workers.serving import serve_until, stop_on_signals
 from workers.worker import running_workers
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from temporalio.client import Client
 
-from workflows import search_attributes
+from isolator.contracts import search_attributes
 
 # Removes most of the per-activity dispatch step on the dev server (ARCHITECTURE.md, measured costs).
 _FAST_DISPATCH = "history.transferProcessorMaxPollRPS=100000"

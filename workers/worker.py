@@ -10,17 +10,13 @@ import asyncpg
 from temporalio.client import Client
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
-from activities.adoption import AdoptionActivities
 from activities.codebases import CodebaseActivities
 from activities.conversations import ConversationActivities
 from activities.environment_signals import EnvironmentSignalActivities
 from activities.environments import EnvironmentActivities
-from activities.lifecycle_records import LifecycleRecordActivities
+from activities.isolation import IsolationActivities
 from activities.platforms import PlatformActivities, deliverers
-from activities.removal import RemovalActivities
 from activities.replies import ReplyActivities
-from activities.survey import SurveyActivities
-from activities.worktrees import WorktreeActivities
 from isolator.settings import Settings
 from workers.interceptors import worker_interceptors
 from workflows.cleanup import CleanupWorkflow, CodebaseCleanupWorkflow
@@ -44,13 +40,10 @@ def build_workers(client: Client, pool: asyncpg.Pool, settings: Settings) -> lis
 def shared_worker(client: Client, pool: asyncpg.Pool, settings: Settings) -> Worker:
     """The workflows, their local activities, and the activities any host can run."""
     conversations = ConversationActivities(pool)
-    environments = EnvironmentActivities(pool, settings.max_worktrees_per_codebase)
-    records = LifecycleRecordActivities(pool, settings)
+    environments = EnvironmentActivities(pool, settings)
     signals = EnvironmentSignalActivities(client, settings.task_queue)
     codebases = CodebaseActivities(settings, pool)
-    replies = ReplyActivities(pool, deliverers(settings))
-    platforms = PlatformActivities(settings)
-    worktrees = WorktreeActivities(settings)
+    isolation = IsolationActivities(settings)
     return Worker(
         client,
         task_queue=settings.task_queue,
@@ -61,28 +54,28 @@ def shared_worker(client: Client, pool: asyncpg.Pool, settings: Settings) -> Wor
             conversations.record_conversation,
             conversations.link_conversation_codebase,
             conversations.close_conversation,
+            conversations.move_conversation,
             environments.find_environment_by_identity,
             environments.count_environments,
             environments.retire_environment,
             environments.attach_conversation,
             environments.record_environment,
+            environments.list_environments,
+            environments.find_named_environment,
+            environments.mark_environment_destroyed,
             codebases.find_codebase,
             codebases.record_codebase,
+            codebases.list_codebases,
             # the disk and git of the codebases on this host, worked on locally
-            worktrees.validate_environment,
-            worktrees.create_worktree_here,
-            AdoptionActivities(settings).find_adoptable_worktree,
-            records.list_environments,
-            records.list_codebases,
-            records.find_named_environment,
-            records.move_conversation,
-            records.mark_environment_destroyed,
+            isolation.validate_environment,
+            isolation.create_worktree_here,
+            isolation.find_adoptable_worktree,
             signals.attach_environment,
             signals.signal_environment,
             # normal activities on the shared queue
             signals.destroy_environment,
-            replies.send_reply,
-            platforms.complete_hints,
+            ReplyActivities(pool, deliverers(settings)).send_reply,
+            PlatformActivities(settings).complete_hints,
         ],
         max_concurrent_activities=100,
         max_concurrent_local_activities=100,
@@ -92,19 +85,19 @@ def shared_worker(client: Client, pool: asyncpg.Pool, settings: Settings) -> Wor
 
 def host_worker(client: Client, pool: asyncpg.Pool, settings: Settings) -> Worker:
     """The git work of the codebases this host holds, on its own queue `{queue}@{host}`."""
-    worktrees = WorktreeActivities(settings)
+    isolation = IsolationActivities(settings)
     codebases = CodebaseActivities(settings, pool)
     return Worker(
         client,
         task_queue=settings.host_task_queue(),
         activities=[
-            worktrees.validate_environment,
-            worktrees.create_worktree,
-            AdoptionActivities(settings).find_adoptable_worktree,
+            isolation.validate_environment,
+            isolation.create_worktree,
+            isolation.find_adoptable_worktree,
+            isolation.remove_worktree,
+            isolation.survey_worktrees,
             codebases.inspect_repository,
             codebases.clone_repository,
-            RemovalActivities(settings).remove_worktree,
-            SurveyActivities(settings).survey_worktrees,
         ],
         max_concurrent_activities=50,
         interceptors=worker_interceptors(),

@@ -12,26 +12,30 @@ from dataclasses import dataclass
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from activities.contracts import Codebase
-    from activities.worktree_contracts import RemovalReport, SurveyInput, WorktreeSurvey
-    from activities.lifecycle_contracts import (
+    from isolator.cleanup_rules import (
+        Candidate,
+        breakdown,
+        plan_cleanup,
+        tracked_worktrees,
+    )
+    from isolator.contracts.cleanup import (
         Breakdown,
         CleanupReport,
         CleanupRunReport,
         CodebaseCleanupInput,
-        DestroyEnvironmentInput,
-        DestroyRequest,
         EnvironmentListing,
         Skipped,
     )
-    from workflows import lifecycle_steps
-    from workflows.cleanup_rules import Candidate, breakdown, plan_cleanup, tracked_worktrees
+    from isolator.contracts.codebase import Codebase
+    from isolator.contracts.environment import DestroyEnvironmentInput, DestroyRequest
+    from isolator.contracts.worktree import RemovalReport, SurveyInput, WorktreeSurvey
+    from workflows.steps import codebases, environments, isolation, signals
 
 
 async def survey_environments(codebase: Codebase, listing: EnvironmentListing) -> WorktreeSurvey:
     """One survey per codebase: three git processes whatever the count, then a few per candidate
     (activities/survey.py says which)."""
-    return await lifecycle_steps.survey_worktrees(SurveyInput(codebase, tracked_worktrees(listing)))
+    return await isolation.survey_worktrees(SurveyInput(codebase, tracked_worktrees(listing)))
 
 
 @dataclass
@@ -44,7 +48,7 @@ class CodebaseView:
 
 
 async def view_codebase(codebase: Codebase) -> CodebaseView:
-    listing = await lifecycle_steps.list_environments(codebase.id)
+    listing = await environments.list_environments(codebase.id)
     survey = await survey_environments(codebase, listing)
     return CodebaseView(listing, survey, breakdown(listing.environments, survey, listing.limit,
                                                    listing.stale_threshold_days))
@@ -55,7 +59,7 @@ class CodebaseCleanupWorkflow:
     @workflow.run
     async def run(self, request: CodebaseCleanupInput) -> CleanupReport:
         codebase = request.codebase
-        listing = await lifecycle_steps.list_environments(codebase.id)
+        listing = await environments.list_environments(codebase.id)
         survey = await survey_environments(codebase, listing)
         plan = plan_cleanup(listing.environments, survey, request.kinds, listing.stale_threshold_days)
         report = CleanupReport(codebase=codebase.name, skipped=list(plan.skipped), orphans=list(survey.orphans))
@@ -72,7 +76,7 @@ class CodebaseCleanupWorkflow:
     async def _destroy(self, candidate: Candidate, run_key: str) -> RemovalReport:
         request = DestroyRequest(force=False, reason=candidate.why,
                                  key=f"{run_key}:{candidate.environment.environment_id}")
-        return await lifecycle_steps.destroy_environment(DestroyEnvironmentInput(candidate.environment, request))
+        return await signals.destroy_environment(DestroyEnvironmentInput(candidate.environment, request))
 
 
 @workflow.defn
@@ -83,7 +87,7 @@ class CleanupWorkflow:
     async def run(self) -> CleanupRunReport:
         run_id = workflow.info().workflow_id
         reports = []
-        for codebase in await lifecycle_steps.list_codebases():
+        for codebase in await codebases.list_codebases():
             reports.append(await workflow.execute_child_workflow(
                 CodebaseCleanupWorkflow.run,
                 CodebaseCleanupInput(codebase, ["missing", "merged", "stale"], key=run_id),

@@ -9,9 +9,10 @@ from temporalio.exceptions import ActivityError, ApplicationError, TimeoutType
 from temporalio.exceptions import TimeoutError as TemporalTimeout
 
 with workflow.unsafe.imports_passed_through():
-    from activities.contracts import NO_WORKER, RegisteredCodebase, RepositorySource
     from activities.repositories import normalize_repository_url
-    from workflows import steps
+    from isolator.contracts.codebase import RegisteredCodebase, RepositorySource
+    from isolator.contracts.errors import NO_WORKER
+    from workflows.steps import codebases
 
 
 def register_workflow_id(source: RepositorySource) -> str:
@@ -24,15 +25,15 @@ def register_workflow_id(source: RepositorySource) -> str:
 class RegisterCodebaseWorkflow:
     @workflow.run
     async def run(self, source: RepositorySource) -> RegisteredCodebase:
-        existing = await steps.find_codebase(source)
+        existing = await codebases.find_codebase(source)
         if existing is not None:
             return RegisteredCodebase(codebase=existing, created=False)
         try:
             if source.path:
-                info = await steps.inspect_repository(source)
+                info = await codebases.inspect_repository(source)
             else:
-                info = await steps.clone_repository(source)
-            return await steps.record_codebase(info)
+                info = await codebases.clone_repository(source)
+            return await codebases.record_codebase(info)
         except ActivityError as error:
             cause = error.cause
             if isinstance(cause, TemporalTimeout) and cause.type == TimeoutType.SCHEDULE_TO_START:

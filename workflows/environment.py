@@ -13,10 +13,14 @@ from datetime import timedelta
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from activities.contracts import ReplyInput
-    from activities.worktree_contracts import RemovalReport
-    from activities.lifecycle_contracts import ConversationSignal, DestroyRequest, EnvironmentState
-    from workflows import lifecycle_steps, steps
+    from isolator.contracts.environment import (
+        ConversationSignal,
+        DestroyRequest,
+        EnvironmentState,
+    )
+    from isolator.contracts.message import ReplyInput
+    from isolator.contracts.worktree import RemovalReport
+    from workflows.steps import environments, isolation, replies
 
 # A refused removal is tried again this often: a worktree cleaned by hand then goes by itself.
 RETRY_REFUSED_REMOVAL = timedelta(hours=1)
@@ -116,14 +120,14 @@ class EnvironmentWorkflow:
         self._state.pending, self._state.waiting = None, []
         environment = self._state.environment
         self._state.status = "removing"
-        report = await lifecycle_steps.remove_worktree(environment, request.force)
+        report = await isolation.remove_worktree(environment, request.force)
         if report.outcome == "refused":
             self._state.status = "removal_refused"
             self._state.refusal = report.message
             if request.reason == "closed" and request.requested_by:
                 await self._tell(request.requested_by, report.message, request.key)
         else:
-            await lifecycle_steps.mark_environment_destroyed(environment.environment_id)
+            await environments.mark_environment_destroyed(environment.environment_id)
             self._state.status = "destroyed"
             self._state.refusal = None
         reports = {**self._state.reports, **{key: report for key in waiting}}
@@ -132,4 +136,4 @@ class EnvironmentWorkflow:
 
     async def _tell(self, conversation: str, text: str, key: str) -> None:
         platform, conversation_id = conversation.split(":", 1)
-        await steps.send_reply(ReplyInput(platform, conversation_id, text, f"{workflow.info().workflow_id}:{key}"))
+        await replies.send_reply(ReplyInput(platform, conversation_id, text, f"{workflow.info().workflow_id}:{key}"))

@@ -8,7 +8,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.contracts import USER_ERRORS
+    from isolator.contracts.errors import USER_ERRORS
 
 
 # What a failed step raises: activities and child workflows wrap their error; a local activity's
@@ -31,7 +31,7 @@ def user_error(error: Exception) -> str:
 T = TypeVar("T")
 
 
-def answer(result: T | BaseException) -> T:
+def result_or_raise(result: T | BaseException) -> T:
     """A step's result gathered with `return_exceptions`: its failure raised here, where it is needed."""
     if isinstance(result, BaseException):
         raise result

@@ -14,28 +14,30 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.contracts import (
+    from isolator.contracts.cleanup import CodebaseCleanupInput
+    from isolator.contracts.codebase import Codebase
+    from isolator.contracts.environment import (
         AttachInput,
-        Codebase,
-        Conversation,
-        Environment,
-        RecordEnvironmentInput,
-        WorktreeReady,
-        WorktreeRequest,
-    )
-    from activities.lifecycle_contracts import (
-        LIMIT_REACHED,
         AttachRequest,
-        CodebaseCleanupInput,
         ConversationSignal,
+        Environment,
         EnvironmentCount,
         EnvironmentRef,
+        RecordEnvironmentInput,
         conversation_key,
     )
-    from workflows import lifecycle_steps, steps, worktree_texts
+    from isolator.contracts.errors import LIMIT_REACHED
+    from isolator.contracts.message import (
+        Conversation,
+        MessageInput,
+        Outcome,
+        Resolution,
+    )
+    from isolator.contracts.worktree import Adoptable, WorktreeReady, WorktreeRequest
+    from workflows.chat import worktree_texts
     from workflows.cleanup import CodebaseCleanupWorkflow, view_codebase
-    from workflows.contracts import MessageInput, Outcome, Resolution
-    from workflows.errors import STEP_FAILURES, answer, failure_cause
+    from workflows.errors import STEP_FAILURES, failure_cause, result_or_raise
+    from workflows.steps import environments, isolation, signals, versions
 
 Reply = Callable[[str], Awaitable[None]]
 
@@ -70,17 +72,17 @@ class Provisioner:
         self.key = workflow.info().workflow_id  # lets a retry after a crash recognise its own records
 
     async def attach(self, outcome: Outcome, environment: Environment, text: str) -> Resolution:
-        attached = await steps.attach_conversation(
+        attached = await environments.attach_conversation(
             AttachInput(self.conversation.row_id, environment.id, environment.working_path, key=self.key)
         )
         if attached.changed:
             await self._announce(environment, text)
         return resolved(outcome, environment)
 
-    async def adopt(self, workflow_type: str, workflow_id: str, path: str, branch: str, text: str) -> Resolution:
+    async def adopt(self, workflow_type: str, workflow_id: str, adoptable: Adoptable, text: str) -> Resolution:
         """A worktree already on disk is recorded as it is; nothing is created, so no limit applies."""
-        recorded = await steps.record_environment(
-            self._record(workflow_type, workflow_id, path, branch, {"adopted": True}, counts=False)
+        recorded = await environments.record_environment(
+            self._record(workflow_type, workflow_id, adoptable.path, adoptable.branch, {"adopted": True}, counts=False)
         )
         if recorded.attachment_changed:
             await self._announce(recorded.environment, text)
@@ -88,15 +90,12 @@ class Provisioner:
 
     async def create(
         self, workflow_type: str, workflow_id: str, request: WorktreeRequest, announce: Callable[[WorktreeReady], str],
-        count: EnvironmentCount | None = None,
     ) -> Resolution:
-        """`count`: the codebase's environments, when the caller has just counted them."""
-        if not await self._make_room(count):
-            return Resolution(outcome="limit")
-        worktree = await steps.create_worktree(request, locally=steps.uses_local_steps())
+        """Create and record the worktree; `make_room` has said there is room."""
+        worktree = await isolation.create_worktree(request, locally=versions.uses_local_steps())
         metadata = {"start_commit": worktree.fresh_from} if worktree.fresh_from else {}
         try:
-            recorded = await steps.record_environment(
+            recorded = await environments.record_environment(
                 self._record(workflow_type, workflow_id, worktree.path, worktree.branch, metadata, counts=True)
             )
         except STEP_FAILURES as error:
@@ -113,20 +112,20 @@ class Provisioner:
 
     async def _announce(self, environment: Environment, text: str) -> None:
         """Tell the environment's workflow, and the user, that the conversation works there."""
-        if steps.uses_local_steps():
+        if versions.uses_local_steps():
             # Both are local activities: side by side, in the same workflow task. Both are waited
             # for before a failure is raised: a workflow may not end with a local activity running.
             outcomes = await asyncio.gather(self.tell_environment(environment), self.reply(text),
                                             return_exceptions=True)
             for outcome in outcomes:
-                answer(outcome)
+                result_or_raise(outcome)
         else:
             await self.tell_environment(environment)
             await self.reply(text)
 
     async def tell_environment(self, environment: Environment) -> None:
         previous = self.conversation.environment
-        await lifecycle_steps.attach_environment(AttachRequest(
+        await signals.attach_environment(AttachRequest(
             environment=environment_ref(environment, self.codebase, self.message.platform),
             signal=ConversationSignal(
                 conversation_key(self.message.platform, self.message.conversation_id),
@@ -135,14 +134,10 @@ class Provisioner:
             previous_environment_id=previous.id if previous is not None else None,
         ))
 
-    async def _make_room(self, count: EnvironmentCount | None) -> bool:
-        """At the limit, merged environments nobody uses go first; still full, the user is told why."""
-        if steps.create_path_v2_or_later():
-            count = count or await steps.count_environments(self.codebase.id)
-            active, limit = count.active, count.limit
-        else:
-            listing = await lifecycle_steps.list_environments(self.codebase.id)
-            active, limit = len(listing.environments), listing.limit
+    async def make_room(self, count: EnvironmentCount) -> bool:
+        """The limit step. At the limit, merged environments nobody uses go first; still full, the user
+        is told why and nothing is created."""
+        active, limit = count.active, count.limit
         if active < limit:
             return True
         wfid = workflow.info().workflow_id
@@ -164,7 +159,7 @@ class Provisioner:
     async def _undo(self, worktree: WorktreeReady) -> None:
         if worktree.created:
             ref = EnvironmentRef("", self.codebase, worktree.path, worktree.branch, "", "")
-            await lifecycle_steps.remove_worktree(ref, force=False)
+            await isolation.remove_worktree(ref, force=False)
 
     def _record(
         self, workflow_type: str, workflow_id: str, path: str, branch: str, metadata: dict, counts: bool

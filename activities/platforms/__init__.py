@@ -11,9 +11,9 @@ from types import ModuleType
 
 from temporalio import activity
 
-from activities.contracts import CompleteHintsInput, IsolationHints
 from activities.platforms import github, slack, telegram
 from activities.replies import Deliver
+from isolator.contracts.message import CompleteHintsInput, IsolationHints
 from isolator.settings import Settings
 
 PLATFORMS: dict[str, ModuleType] = {"github": github, "slack": slack, "telegram": telegram}

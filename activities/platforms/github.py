@@ -15,8 +15,8 @@ from typing import Any, Callable, TypeVar
 from github import Auth, Github, GithubException, RateLimitExceededException
 from temporalio.exceptions import ApplicationError
 
-from activities.contracts import IsolationHints, ReplyInput
 from activities.replies import Deliver
+from isolator.contracts.message import IsolationHints, ReplyInput
 from isolator.settings import Settings
 
 T = TypeVar("T")

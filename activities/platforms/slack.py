@@ -8,8 +8,8 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from temporalio.exceptions import ApplicationError
 
-from activities.contracts import ReplyInput
 from activities.replies import Deliver
+from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings
 
 # `ok: false` errors that say "try again later"; every other error needs a person to act

@@ -5,11 +5,19 @@ from __future__ import annotations
 from datetime import timedelta
 
 from telegram import Bot
-from telegram.error import BadRequest, ChatMigrated, Forbidden, InvalidToken, NetworkError, RetryAfter, TelegramError
+from telegram.error import (
+    BadRequest,
+    ChatMigrated,
+    Forbidden,
+    InvalidToken,
+    NetworkError,
+    RetryAfter,
+    TelegramError,
+)
 from temporalio.exceptions import ApplicationError
 
-from activities.contracts import ReplyInput
 from activities.replies import Deliver
+from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings
 
 # The Bot API refuses longer texts with a 400 that retrying cannot fix; a cut reply beats none.

@@ -20,9 +20,15 @@ from temporalio.service import RPCError
 
 from api.deps import get_client
 from api.dispatch import UnusableText, dispatch_message
-from api.webhooks.github_events import PLATFORM, Ignored, PayloadError, decode_payload, parse_event
+from api.webhooks.github_events import (
+    PLATFORM,
+    Ignored,
+    PayloadError,
+    decode_payload,
+    parse_event,
+)
+from isolator.contracts.message import MessageInput, message_workflow_id
 from isolator.settings import Settings
-from workflows.contracts import MessageInput, message_workflow_id
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Mapping
 from urllib.parse import parse_qs
 
-from activities.contracts import IsolationHints
+from isolator.contracts.message import IsolationHints
 
 PLATFORM = "github"
 

@@ -27,8 +27,8 @@ from temporalio.service import RPCError
 from api.deps import get_client, get_pool
 from api.dispatch import UnusableText, dispatch_message
 from api.webhooks.slack_events import PLATFORM, SlackMessage, parse_message
+from isolator.contracts.message import MessageInput
 from isolator.settings import ConfigurationError, Settings
-from workflows.contracts import MessageInput
 
 log = logging.getLogger(__name__)
 

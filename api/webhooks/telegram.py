@@ -33,8 +33,8 @@ from temporalio.service import RPCError
 
 from api.deps import get_client
 from api.dispatch import UnusableText, dispatch_message
+from isolator.contracts.message import MessageInput
 from isolator.settings import Settings
-from workflows.contracts import MessageInput
 
 log = logging.getLogger(__name__)
 

@@ -12,6 +12,7 @@ from temporalio.client import Client
 from activities.database import create_pool
 from api.app import create_app
 from api.dispatch import dispatch_message
+from isolator.contracts.message import MessageInput
 from isolator.payloads import connect
 from isolator.settings import Settings
 from migrations.runner import apply_migrations
@@ -20,7 +21,6 @@ from tests.faults.conftest import WorkerProcess, register
 from tests.gitrepos import worktree_paths
 from workers.postgres import start_embedded_postgres
 from workers.temporal_server import start_dev_server
-from workflows.contracts import MessageInput
 from workflows.message import MessageWorkflow
 
 CONVERSATIONS = [f"restart-{number}" for number in range(8)]

@@ -8,12 +8,12 @@ from pathlib import Path
 import asyncpg
 import httpx
 import pytest
-
-from isolator.settings import Settings
 from temporalio.client import Client
+
+from isolator.contracts.message import Resolution
+from isolator.settings import Settings
 from tests.faults.conftest import WorkerProcess, register, wait_for
 from tests.gitrepos import branches, worktree_paths
-from workflows.contracts import Resolution
 from workflows.message import MessageWorkflow
 
 

@@ -11,7 +11,7 @@ import time
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.contracts import MessageInput, Resolution
+    from isolator.contracts.message import MessageInput, Resolution
     from workflows.message import MessageWorkflow
 
 

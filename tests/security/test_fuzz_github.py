@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 import httpx
 from hypothesis import strategies as st
 
+from isolator.contracts.message import message_workflow_id
 from tests.conftest import Stack
 from tests.security.fuzzing import (
     draw_examples,
@@ -31,7 +32,6 @@ from tests.test_github_webhook import (  # noqa: F401  (fixtures)
     signed,
     started,
 )
-from workflows.contracts import message_workflow_id
 
 MENTION = "@isolator please look"
 

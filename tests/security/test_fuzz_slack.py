@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 
+from isolator.contracts.message import message_workflow_id
 from tests.conftest import Stack
 from tests.security.fuzzing import (
     bodies,
@@ -27,7 +28,6 @@ from tests.test_slack_webhook import (  # noqa: F401  (fixtures)
     settings,
     signed,
 )
-from workflows.contracts import message_workflow_id
 
 BASE_TS = "1700000000.000100"
 VALID = [

@@ -7,7 +7,7 @@ import json
 import time
 from pathlib import Path
 
-
+from isolator.contracts.message import message_workflow_id
 from tests.conftest import Stack
 from tests.fakes.telegram_api import BOT_USER
 from tests.security.fuzzing import (
@@ -26,7 +26,6 @@ from tests.test_telegram_webhook import (  # noqa: F401  (fixtures)
     post,
     settings,
 )
-from workflows.contracts import message_workflow_id
 
 BASE_ID = 1
 BOTS_MESSAGE = {"message_id": 7, "from": BOT_USER, "chat": GROUP, "date": int(time.time()), "text": "Working in…"}

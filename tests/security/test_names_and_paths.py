@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 from tests.conftest import Stack
 from tests.gitrepos import branches, worktree_paths
-from workflows import texts, worktree_texts
+from workflows.chat import texts, worktree_texts
 from workflows.naming import thread_branch
 
 BAD_NAMES = [

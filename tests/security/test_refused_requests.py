@@ -12,6 +12,7 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
+from isolator.contracts.message import message_workflow_id
 from isolator.settings import Settings
 from tests.conftest import Stack
 from tests.security.fuzzing import message_workflows, workflow_exists
@@ -20,7 +21,6 @@ from tests.test_github_webhook import signed as github_signed
 from tests.test_slack_webhook import app_mention, event_callback, new_ts
 from tests.test_slack_webhook import signed as slack_signed
 from tests.test_telegram_webhook import SECRET_HEADER, message
-from workflows.contracts import message_workflow_id
 
 GITHUB_SECRET = "gh-whsec-5b1e0c9a7d3f4e21"
 SLACK_SECRET = "slack-signing-8d2f61c0ab7e49d3"

@@ -14,15 +14,20 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
-from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.contracts import WORKTREE_CONFLICT
-from activities.worktree_contracts import Refusal, RemovalReport, RemoveWorktreeInput
 from activities.git import GitError, GitResult, is_valid_branch_name, run_git
 from activities.locks import host_locks
 from activities.paths import UnsafePathError, ensure_inside
-from activities.survey import ListedWorktree, branch_state, is_dirty, list_worktrees, read_refs
+from activities.providers.worktree.survey import (
+    ListedWorktree,
+    branch_state,
+    is_dirty,
+    list_worktrees,
+    read_refs,
+)
+from isolator.contracts.errors import WORKTREE_CONFLICT
+from isolator.contracts.worktree import Refusal, RemovalReport, RemoveWorktreeInput
 from isolator.settings import Settings
 
 ARCHIVE_PREFIX = "refs/isolator/archive/"
@@ -32,12 +37,11 @@ _SNAPSHOT_IDENTITY = ["-c", "user.name=isolator", "-c", "user.email=isolator@loc
 BranchOutcome = Literal["deleted", "kept", "archived", "absent"]
 
 
-class RemovalActivities:
+class WorktreeRemover:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
 
-    @activity.defn
-    async def remove_worktree(self, request: RemoveWorktreeInput) -> RemovalReport:
+    async def remove(self, request: RemoveWorktreeInput) -> RemovalReport:
         """Remove the worktree at `request.working_path`, then delete, keep or archive its branch."""
         try:
             path = ensure_inside(self.settings.worktree_base, Path(request.working_path))

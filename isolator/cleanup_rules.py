@@ -1,21 +1,62 @@
-"""Which environments a cleanup removes, and why the others stay. Pure: workflows call it directly."""
+"""The cleanup's vocabulary, in one place: fresh, merged, stale, live and dirty, and from them which
+environments a cleanup removes and why the others stay.
+
+Pure functions of the facts that the database (a TrackedEnvironment) and git (a WorktreeState) report.
+Workflows call them directly; the survey asks them which worktrees are worth more git processes.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from activities.worktree_contracts import TrackedWorktree, WorktreeState, WorktreeSurvey
-from activities.lifecycle_contracts import (
+from isolator.contracts.cleanup import (
     Breakdown,
     CleanupKind,
     EnvironmentListing,
-    EnvironmentRef,
+    OpenConversation,
     Skipped,
     TrackedEnvironment,
 )
+from isolator.contracts.environment import EnvironmentRef
+from isolator.contracts.worktree import TrackedWorktree, WorktreeState, WorktreeSurvey
 
 # Telegram chats are long-lived workspaces: never stale (the reference plans' rule).
 NEVER_STALE_PLATFORMS = {"telegram"}
+
+
+def is_fresh(start_commit: str | None, tip: str | None) -> bool:
+    """A branch still at the commit we started it from holds no work yet, however far the base moves."""
+    return start_commit is not None and tip == start_commit
+
+
+def is_merged(environment: TrackedEnvironment, state: WorktreeState) -> bool:
+    """All its work is upstream (git says its commits are in the base), and it has work of its own."""
+    return state.merged and not is_fresh(environment.start_commit, state.tip)
+
+
+def is_stale(environment: TrackedEnvironment, threshold_days: int) -> bool:
+    return environment.created_by_platform not in NEVER_STALE_PLATFORMS and environment.days_inactive >= threshold_days
+
+
+def is_live(conversation: OpenConversation, threshold_days: int) -> bool:
+    """An open conversation still holds its environment until it falls silent for the stale threshold;
+    one on a platform that never goes stale holds it until it is closed."""
+    return conversation.platform in NEVER_STALE_PLATFORMS or conversation.days_inactive < threshold_days
+
+
+def live_conversations(environment: TrackedEnvironment, threshold_days: int) -> int:
+    return sum(is_live(conversation, threshold_days) for conversation in environment.open_conversations)
+
+
+def is_dirty(state: WorktreeState) -> bool:
+    """Uncommitted or untracked changes (or a worktree git could not read): never removed without force."""
+    return state.dirty
+
+
+def needs_worktree_facts(tracked: TrackedWorktree, merged: bool, tip: str | None) -> bool:
+    """Whether the survey asks git if the worktree is dirty and its commits unpushed: only for a
+    cleanup candidate, a merged branch with work of its own or a stale one."""
+    return tip is not None and ((merged and not is_fresh(tracked.start_commit, tip)) or tracked.stale)
 
 
 @dataclass
@@ -28,16 +69,6 @@ class Candidate:
 class CleanupPlan:
     remove: list[Candidate] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
-
-
-def is_merged(environment: TrackedEnvironment, state: WorktreeState) -> bool:
-    """All its work is upstream. A branch still at the commit it was started from holds no work yet."""
-    fresh = environment.start_commit is not None and state.tip == environment.start_commit
-    return state.merged and not fresh
-
-
-def is_stale(environment: TrackedEnvironment, threshold_days: int) -> bool:
-    return environment.created_by_platform not in NEVER_STALE_PLATFORMS and environment.days_inactive >= threshold_days
 
 
 def tracked_worktrees(listing: EnvironmentListing) -> list[TrackedWorktree]:
@@ -69,7 +100,7 @@ def plan_cleanup(
             why = f"{environment.days_inactive} days inactive"
         else:
             continue
-        reason = _reason_to_keep(environment, state, why)
+        reason = _reason_to_keep(environment, state, why, threshold_days)
         if reason:
             plan.skipped.append(Skipped(environment.ref.branch, reason))
         else:
@@ -77,11 +108,12 @@ def plan_cleanup(
     return plan
 
 
-def _reason_to_keep(environment: TrackedEnvironment, state: WorktreeState, why: str) -> str | None:
-    if state.dirty:
+def _reason_to_keep(environment: TrackedEnvironment, state: WorktreeState, why: str, threshold_days: int) -> str | None:
+    if is_dirty(state):
         return "has uncommitted changes"
-    if environment.live_conversations:
-        return f"still used by {environment.live_conversations} conversation(s)"
+    live = live_conversations(environment, threshold_days)
+    if live:
+        return f"still used by {live} conversation(s)"
     if why != "merged" and state.unpushed:
         return "has unpushed commits"
     return None

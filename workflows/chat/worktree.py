@@ -7,21 +7,25 @@ import re
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from activities.contracts import Codebase, Conversation, IdentityQuery, WorktreeReady, WorktreeRequest
-    from activities.lifecycle_contracts import (
-        CodebaseCleanupInput,
+    from isolator.cleanup_rules import live_conversations
+    from isolator.contracts.cleanup import CodebaseCleanupInput
+    from isolator.contracts.codebase import Codebase
+    from isolator.contracts.environment import (
         DestroyEnvironmentInput,
         DestroyRequest,
+        IdentityQuery,
         MoveConversationInput,
         NamedEnvironmentQuery,
     )
-    from workflows import lifecycle_steps, steps, worktree_texts
+    from isolator.contracts.message import Conversation, MessageInput
+    from isolator.contracts.worktree import WorktreeReady, WorktreeRequest
+    from workflows.chat import worktree_texts
     from workflows.cleanup import CodebaseCleanupWorkflow, view_codebase
-    from workflows.commands import Command
-    from workflows.contracts import MessageInput
     from workflows.errors import STEP_FAILURES, user_error
+    from workflows.lookups import count_for_limit
     from workflows.naming import task_slug
     from workflows.provisioning import Provisioner, Reply, environment_ref
+    from workflows.steps import conversations, environments, signals
 
 _LINK_TARGET = re.compile(r"^(issue|pr|thread|task)-(.+)$")
 
@@ -34,8 +38,9 @@ class WorktreeCommands:
         self.reply = reply
         self.provision = Provisioner(message, conversation, codebase, reply)
 
-    async def answer(self, command: Command) -> None:
-        subcommand, args = (command.args[0].lower(), command.args[1:]) if command.args else ("", [])
+    async def run(self, words: list[str]) -> None:
+        """`/worktree <subcommand> <args>`: `words` are what follows `/worktree`."""
+        subcommand, args = (words[0].lower(), words[1:]) if words else ("", [])
         handlers = {
             "create": self._create, "list": self._list, "remove": self._remove, "link": self._link,
             "cleanup": self._cleanup, "orphans": self._orphans,
@@ -59,7 +64,7 @@ class WorktreeCommands:
         if slug is None:
             await self.reply(worktree_texts.invalid_task_name(name))
             return
-        existing = await steps.find_environment_by_identity(IdentityQuery(self.codebase.id, "task", slug))
+        existing = await environments.find_environment_by_identity(IdentityQuery(self.codebase.id, "task", slug))
         current = self.conversation.environment
         if existing is not None and current is not None and current.id == existing.id:
             await self.reply(worktree_texts.already_linked(existing.branch_name, existing.working_path))
@@ -73,7 +78,8 @@ class WorktreeCommands:
         def announce(worktree: WorktreeReady) -> str:
             return worktree_texts.task_created(worktree.branch, worktree.path)
 
-        await self.provision.create("task", slug, WorktreeRequest(self.codebase, f"task-{slug}"), announce)
+        if await self.provision.make_room(await count_for_limit(self.codebase.id)):
+            await self.provision.create("task", slug, WorktreeRequest(self.codebase, f"task-{slug}"), announce)
 
     async def _list(self, args: list[str]) -> None:
         view = await view_codebase(self.codebase)
@@ -87,9 +93,9 @@ class WorktreeCommands:
         if len(names) > 1 or any(name.startswith("-") for name in names):
             await self.reply(worktree_texts.USAGE)
             return
-        listing = await lifecycle_steps.list_environments(self.codebase.id)
+        listing = await environments.list_environments(self.codebase.id)
         if names:
-            target = await lifecycle_steps.find_named_environment(NamedEnvironmentQuery(self.codebase.id, names[0]))
+            target = await environments.find_named_environment(NamedEnvironmentQuery(self.codebase.id, names[0]))
             if target is None:
                 await self.reply(worktree_texts.unknown_worktree(names[0], self.codebase.name))
                 return
@@ -100,12 +106,12 @@ class WorktreeCommands:
                 return
         tracked = next((e for e in listing.environments if e.ref.environment_id == target.id), None)
         mine = self.conversation.environment is not None and self.conversation.environment.id == target.id
-        others = (tracked.live_conversations if tracked else 0) - (1 if mine else 0)
+        others = (live_conversations(tracked, listing.stale_threshold_days) if tracked else 0) - (1 if mine else 0)
         if others > 0:
             await self.reply(worktree_texts.still_used(target.branch_name, others))
             return
         request = DestroyRequest(force=force, reason="removed by command", key=workflow.info().workflow_id)
-        report = await lifecycle_steps.destroy_environment(
+        report = await signals.destroy_environment(
             DestroyEnvironmentInput(environment_ref(target, self.codebase), request)
         )
         if report.outcome == "refused":
@@ -117,7 +123,7 @@ class WorktreeCommands:
         if len(args) != 1 or not _LINK_TARGET.match(args[0]):
             await self.reply(worktree_texts.LINK_USAGE)
             return
-        target = await lifecycle_steps.find_named_environment(NamedEnvironmentQuery(self.codebase.id, args[0]))
+        target = await environments.find_named_environment(NamedEnvironmentQuery(self.codebase.id, args[0]))
         if target is None:
             await self.reply(worktree_texts.unknown_worktree(args[0], self.codebase.name) + "\n\n"
                              + worktree_texts.LINK_USAGE)
@@ -126,7 +132,7 @@ class WorktreeCommands:
         if current is not None and current.id == target.id:
             await self.reply(worktree_texts.already_linked(target.branch_name, target.working_path))
             return
-        await lifecycle_steps.move_conversation(
+        await conversations.move_conversation(
             MoveConversationInput(self.conversation.row_id, target.id, target.working_path)
         )
         await self.provision.tell_environment(target)  # attaches here, detaches from the previous one

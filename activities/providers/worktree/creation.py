@@ -1,4 +1,4 @@
-"""Worktree activities: they run on the task queue of the host holding the checkout."""
+"""Creating a worktree: idempotent, and a failure leaves nothing of its own making behind."""
 
 from __future__ import annotations
 
@@ -7,23 +7,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.contracts import (
-    INVALID_BRANCH,
-    UNSAFE_PATH,
-    WORKTREE_CONFLICT,
-    EnvironmentCheck,
-    EnvironmentCheckInput,
-    WorktreeCreation,
-    WorktreeReady,
-    WorktreeRequest,
+from activities.git import (
+    GitError,
+    branch_exists,
+    commits_of,
+    is_valid_branch_name,
+    run_git,
 )
-from activities.git import GitError, branch_exists, commits_of, is_valid_branch_name, run_git
 from activities.locks import host_lock
 from activities.ownership import mark_as_made_here
 from activities.paths import UnsafePathError, ensure_inside, worktree_path
+from isolator.contracts.errors import INVALID_BRANCH, UNSAFE_PATH, WORKTREE_CONFLICT
+from isolator.contracts.worktree import WorktreeReady, WorktreeRequest
 from isolator.settings import Settings
 
 PathState = Literal["missing", "ours", "half_made", "foreign"]
@@ -34,28 +31,11 @@ def is_healthy_worktree(path: Path) -> bool:
     return (path / ".git").is_file()
 
 
-class WorktreeActivities:
+class WorktreeCreator:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
 
-    @activity.defn
-    async def validate_environment(self, check: EnvironmentCheckInput) -> EnvironmentCheck:
-        if check.host != self.settings.host:
-            return EnvironmentCheck(status="elsewhere")
-        # One stat of a local path, microseconds: a hop to a thread pool cost more than the check.
-        healthy = is_healthy_worktree(Path(check.working_path))
-        return EnvironmentCheck(status="healthy" if healthy else "missing")
-
-    @activity.defn
-    async def create_worktree_here(self, request: WorktreeRequest) -> WorktreeCreation:
-        """`create_worktree` as a local activity of the workflow's worker, which spares the round trip
-        through the server while git works; "elsewhere" when the codebase is on another host."""
-        if request.codebase.host != self.settings.host:
-            return WorktreeCreation(outcome="elsewhere")
-        return WorktreeCreation(outcome="ready", worktree=await self.create_worktree(request))
-
-    @activity.defn
-    async def create_worktree(self, request: WorktreeRequest) -> WorktreeReady:
+    async def create(self, request: WorktreeRequest) -> WorktreeReady:
         """Create the worktree for `request.branch`, or return the one already there.
 
         Idempotent: a retry after a crash finds the finished worktree, or clears a half-made one

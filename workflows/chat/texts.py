@@ -38,6 +38,10 @@ UNKNOWN_COMMAND = "Unknown command.\n\n" + HELP
 CLONE_USAGE = "Usage: `/clone <repository-url-or-path>`, for example `/clone https://github.com/owner/repo`."
 
 
+def clone_failed(target: str, reason: str) -> str:
+    return f"Could not register `{quoted_safely(target, limit=200)}`: {reason}\n{CLONE_USAGE}"
+
+
 def codebase_linked(name: str, path: str, created: bool) -> str:
     if created:
         return f"Registered repository `{name}` at `{path}`. This conversation now works in it."
@@ -67,3 +71,12 @@ def sharing_with_issue(issue: str) -> str:
 
 def adopted(path: str, branch: str) -> str:
     return f"Using the existing worktree at `{path}` (branch `{branch}`)"
+
+
+def quoted_safely(text: str, limit: int = 60) -> str:
+    """User text as a reply may quote it: control and direction characters shown escaped (a terminal
+    escape or a right-to-left override would act in the chat), backticks that would end the code span
+    replaced, and a long text cut."""
+    shown = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode() for ch in text)
+    shown = shown.replace("`", "'")
+    return shown if len(shown) <= limit else shown[:limit] + "…"

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from activities.lifecycle_contracts import Breakdown, CleanupReport
+from isolator.contracts.cleanup import Breakdown, CleanupReport
+from workflows.chat.texts import quoted_safely
 
 USAGE = """Usage:
 `/worktree create <name>`: a new worktree for a task
@@ -28,15 +29,6 @@ def invalid_task_name(name: str) -> str:
         f"`{quoted_safely(name)}` cannot be a worktree name. Use up to 50 letters, digits, `.`, `_` or `-`, "
         "starting with a letter or digit and without `..`, for example `/worktree create fix-login`."
     )
-
-
-def quoted_safely(text: str, limit: int = 60) -> str:
-    """User text as a reply may quote it: control and direction characters shown escaped (a terminal
-    escape or a right-to-left override would act in the chat), backticks that would end the code span
-    replaced, and a long text cut."""
-    shown = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode() for ch in text)
-    shown = shown.replace("`", "'")
-    return shown if len(shown) <= limit else shown[:limit] + "…"
 
 
 def failed(subcommand: str, reason: str) -> str:

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.contracts import UNSAFE_PATH, WORKTREE_CONFLICT, Adoptable, AdoptionSearch, AdoptQuery
 from activities.git import run_git
 from activities.locks import host_locks
 from activities.ownership import made_here
 from activities.paths import UnsafePathError, worktree_path
-from activities.survey import list_worktrees
+from activities.providers.worktree.survey import list_worktrees
+from isolator.contracts.errors import UNSAFE_PATH, WORKTREE_CONFLICT
+from isolator.contracts.worktree import Adoptable, AdoptQuery
 from isolator.settings import Settings
 
 
@@ -20,19 +20,12 @@ def slug(branch: str) -> str:
     return branch.replace("/", "-")
 
 
-class AdoptionActivities:
+class AdoptionFinder:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
 
-    @activity.defn
-    async def find_adoptable_worktree(self, query: AdoptQuery) -> AdoptionSearch:
+    async def find(self, query: AdoptQuery) -> Adoptable | None:
         """A worktree at the expected path, or one checked out on the PR's branch (or its slug)."""
-        if query.codebase.host != self.settings.host:
-            return AdoptionSearch("elsewhere")
-        adoptable = await self._find(query)
-        return AdoptionSearch("adoptable", adoptable) if adoptable else AdoptionSearch("none")
-
-    async def _find(self, query: AdoptQuery) -> Adoptable | None:
         repository = Path(query.codebase.canonical_path)
         try:
             expected = worktree_path(self.settings.worktree_base, query.codebase.name, query.branch)

@@ -5,7 +5,9 @@ here once. A survey costs three git processes whatever the number of worktrees: 
 refs, and ancestry for every branch by one `for-each-ref --merged`. Beyond those, a branch with
 work of its own not merged by ancestry gets a patch comparison (`git cherry`, and `merge-tree` for
 a squash of several commits), and only cleanup candidates (merged, or stale) are asked whether
-their worktree is dirty and their commits unpushed.
+their worktree is dirty and their commits unpushed (isolator/cleanup_rules.py names them).
+
+It reports facts, as git sees them; what they mean for the cleanup is decided in cleanup_rules.
 """
 
 from __future__ import annotations
@@ -15,10 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from temporalio import activity
-
-from activities.worktree_contracts import SurveyInput, WorktreeState, WorktreeSurvey
 from activities.git import GitResult, run_git
+from isolator.cleanup_rules import is_fresh, needs_worktree_facts
+from isolator.contracts.worktree import SurveyInput, WorktreeState, WorktreeSurvey
 from isolator.settings import Settings
 
 
@@ -174,13 +175,12 @@ async def _patch_merged(git: GitRunner, repository: Path, base: MergeBase, tip: 
     return merge.returncode == 0 and merge.stdout.split("\n", 1)[0].strip() == base.tree
 
 
-class SurveyActivities:
+class WorktreeSurveyor:
     def __init__(self, settings: Settings, git: GitRunner = run_git) -> None:
         self.settings = settings
         self.git = git
 
-    @activity.defn
-    async def survey_worktrees(self, request: SurveyInput) -> WorktreeSurvey:
+    async def survey(self, request: SurveyInput) -> WorktreeSurvey:
         """The state of every tracked worktree of a codebase, and the untracked ones under WORKTREE_BASE."""
         repository = Path(request.codebase.canonical_path)
         linked = {entry.path for entry in await list_worktrees(self.git, repository) if not entry.main}
@@ -192,13 +192,13 @@ class SurveyActivities:
             exists = path in linked and path.is_dir()
             ref = f"refs/heads/{tracked.branch}"
             tip = refs.tips.get(ref)
-            fresh = tip is not None and tip == tracked.start_commit
             if tip is not None and tracked.branch not in merged:
                 # A fresh branch has nothing to compare: only ancestry, which costs nothing more.
-                merged[tracked.branch] = (tracked.branch in refs.ancestry_merged if fresh
+                merged[tracked.branch] = (tracked.branch in refs.ancestry_merged
+                                          if is_fresh(tracked.start_commit, tip)
                                           else await is_merged(self.git, repository, refs, tracked.branch, tip))
             is_merged_now = merged.get(tracked.branch, False)
-            candidate = exists and tip is not None and ((is_merged_now and not fresh) or tracked.stale)
+            candidate = exists and needs_worktree_facts(tracked, is_merged_now, tip)
             states.append(
                 WorktreeState(
                     environment_id=tracked.environment_id,

@@ -1,0 +1,80 @@
+"""Cleanup: what the rules are told about each environment, and what a cleanup reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from isolator.contracts.codebase import Codebase
+from isolator.contracts.environment import EnvironmentRef
+
+
+@dataclass
+class OpenConversation:
+    """A conversation attached to an environment and not closed by its platform."""
+
+    platform: str
+    days_inactive: int  # since its last message
+
+
+@dataclass
+class TrackedEnvironment:
+    """An active environment with the facts about its conversations that the cleanup rules read
+    (isolator/cleanup_rules.py decides what they mean: live, stale)."""
+
+    ref: EnvironmentRef
+    created_by_platform: str | None
+    # the latest activity of any attached conversation, or the environment's creation
+    days_inactive: int
+    start_commit: str | None = None  # the branch tip when we created it; None when adopted
+    open_conversations: list[OpenConversation] = field(default_factory=list)
+
+
+@dataclass
+class EnvironmentListing:
+    """A codebase's active environments, with the configured limits the rules apply."""
+
+    environments: list[TrackedEnvironment]
+    limit: int  # MAX_WORKTREES_PER_CODEBASE
+    stale_threshold_days: int
+
+
+CleanupKind = Literal["missing", "merged", "stale"]
+
+
+@dataclass
+class CodebaseCleanupInput:
+    codebase: Codebase
+    kinds: list[CleanupKind]
+    key: str  # makes the destroy signals of one run idempotent
+
+
+@dataclass
+class Skipped:
+    branch: str
+    reason: str
+
+
+@dataclass
+class CleanupReport:
+    codebase: str
+    removed: list[str] = field(default_factory=list)  # "branch (why)"
+    skipped: list[Skipped] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # rows marked destroyed: their path was gone
+    orphans: list[str] = field(default_factory=list)  # worktrees on disk that no row tracks
+
+
+@dataclass
+class CleanupRunReport:
+    codebases: list[CleanupReport] = field(default_factory=list)
+
+
+@dataclass
+class Breakdown:
+    """`Worktrees: N/LIMIT` and its merged / stale / active split."""
+
+    total: int
+    limit: int
+    merged: int
+    stale: int
+    active: int

@@ -1,0 +1,204 @@
+"""Isolation environments: their rows, the lookups and records of the message path, and what the
+environment's own workflow is told (attach, detach, close, destroy) and holds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from isolator.contracts.codebase import Codebase
+from isolator.contracts.worktree import WORKTREE_PROVIDER, RemovalReport
+
+
+@dataclass
+class Environment:
+    id: str
+    codebase_id: str
+    workflow_type: str
+    workflow_id: str
+    working_path: str
+    branch_name: str
+    status: str
+    provider: str = WORKTREE_PROVIDER
+
+
+@dataclass
+class EnvironmentCheckInput:
+    working_path: str
+    host: str
+    provider: str = WORKTREE_PROVIDER
+
+
+@dataclass
+class EnvironmentCheck:
+    # "elsewhere": the path lives on another host; ask that host's queue instead
+    status: Literal["healthy", "missing", "elsewhere"]
+
+
+@dataclass
+class IdentityQuery:
+    codebase_id: str
+    workflow_type: str
+    workflow_id: str
+
+
+@dataclass
+class RetireInput:
+    environment_id: str
+    conversation_row_id: str
+
+
+@dataclass
+class Retired:
+    # False when another message had already marked it destroyed
+    marked_now: bool
+
+
+@dataclass
+class AttachInput:
+    conversation_row_id: str
+    environment_id: str
+    cwd: str
+    # the attaching message: its retries count the attachment as theirs
+    key: str | None = None
+
+
+@dataclass
+class Attached:
+    changed: bool
+
+
+@dataclass
+class RecordEnvironmentInput:
+    conversation_row_id: str
+    codebase_id: str
+    workflow_type: str
+    workflow_id: str
+    working_path: str
+    branch_name: str
+    platform: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    # False for an adopted worktree: nothing is created, so MAX_WORKTREES_PER_CODEBASE does not apply
+    counts_against_limit: bool = True
+    # the recording message: its retries count the row and the attachment as theirs
+    key: str | None = None
+    provider: str = WORKTREE_PROVIDER
+
+
+@dataclass
+class RecordedEnvironment:
+    environment: Environment
+    # False when another message recorded the same identity first
+    created: bool
+    attachment_changed: bool
+
+
+@dataclass
+class EnvironmentsOfCodebase:
+    codebase_id: str
+
+
+@dataclass
+class EnvironmentCount:
+    """How many active environments count against a codebase's limit, and the limit."""
+
+    active: int
+    limit: int  # MAX_WORKTREES_PER_CODEBASE
+
+
+@dataclass
+class NamedEnvironmentQuery:
+    codebase_id: str
+    # `issue-42`, `pr-99`, `thread-1a2b3c4d`, `task-name`, or a branch name
+    name: str
+
+
+@dataclass
+class MoveConversationInput:
+    conversation_row_id: str
+    environment_id: str
+    working_path: str
+
+
+@dataclass
+class MarkDestroyedInput:
+    environment_id: str
+
+
+@dataclass
+class EnvironmentRef:
+    """Everything the environment workflow needs to remove its worktree, without a database read."""
+
+    environment_id: str
+    codebase: Codebase
+    working_path: str
+    branch: str
+    workflow_type: str
+    workflow_id: str
+    platform: str | None = None
+    provider: str = WORKTREE_PROVIDER
+
+
+def environment_workflow_id(environment_id: str) -> str:
+    return f"environment:{environment_id}"
+
+
+def conversation_key(platform: str, conversation_id: str) -> str:
+    """How the environment workflow names a conversation."""
+    return f"{platform}:{conversation_id}"
+
+
+@dataclass
+class ConversationSignal:
+    """attach, detach and conversation_closed; `key` makes a repeated signal change nothing."""
+
+    conversation: str  # conversation_key(...)
+    key: str
+
+
+@dataclass
+class DestroyRequest:
+    force: bool
+    reason: str
+    key: str
+    # who asked, told of the outcome when the environment workflow acts on its own later
+    requested_by: str | None = None
+
+
+@dataclass
+class AttachRequest:
+    """Start the environment's workflow if it is not running, and attach the conversation."""
+
+    environment: EnvironmentRef
+    signal: ConversationSignal
+    # the conversation's previous environment, detached in the same step
+    previous_environment_id: str | None = None
+
+
+@dataclass
+class SignalRequest:
+    environment_id: str
+    name: Literal["detach", "conversation_closed"]
+    signal: ConversationSignal
+
+
+@dataclass
+class DestroyEnvironmentInput:
+    environment: EnvironmentRef
+    request: DestroyRequest
+
+
+@dataclass
+class EnvironmentState:
+    """The environment workflow's whole state: its query answer and its continue-as-new input."""
+
+    environment: EnvironmentRef
+    attached: list[str] = field(default_factory=list)
+    closed: list[str] = field(default_factory=list)
+    status: Literal["active", "removing", "removal_refused", "destroyed"] = "active"
+    refusal: str | None = None  # why the last removal was refused, for the user
+    # idempotency keys already applied, newest last (bounded)
+    seen_keys: list[str] = field(default_factory=list)
+    pending: DestroyRequest | None = None  # the next removal to run
+    waiting: list[str] = field(default_factory=list)  # request keys the next removal answers
+    reports: dict[str, RemovalReport] = field(default_factory=dict)  # by request key, for updates

@@ -1,0 +1,16 @@
+"""Error types: the `type` of the ApplicationErrors that activities raise on purpose."""
+
+from __future__ import annotations
+
+# Raised as non-retryable: the input is wrong, retrying cannot help, and the user is told why.
+INVALID_REPOSITORY = "InvalidRepository"
+NAME_TAKEN = "NameTaken"
+WORKTREE_CONFLICT = "WorktreeConflict"
+UNSAFE_PATH = "UnsafePath"
+INVALID_BRANCH = "InvalidBranch"
+NO_WORKER = "NoWorkerForHost"
+USER_ERRORS = [INVALID_REPOSITORY, NAME_TAKEN, WORKTREE_CONFLICT, UNSAFE_PATH, INVALID_BRANCH, NO_WORKER]
+
+# The codebase already has MAX_WORKTREES_PER_CODEBASE active environments: answered with the
+# limit's breakdown, not as a user error.
+LIMIT_REACHED = "LimitReached"

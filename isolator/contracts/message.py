@@ -1,0 +1,119 @@
+"""Messages and conversations: what a platform hands over, what the message workflow decides and
+says back, and the conversation rows it reads and writes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from isolator.contracts.codebase import Codebase
+from isolator.contracts.environment import Environment
+
+Outcome = Literal[
+    "reused",  # the conversation's own environment, still healthy
+    "attached",  # an active environment of the same identity
+    "created",  # a new worktree
+    "no_codebase",  # nothing to isolate yet: the user was told how to register one
+    "command",  # a command was answered; isolation was not touched
+    "shared",  # a linked issue's environment, e.g. the issue a PR fixes
+    "adopted",  # a worktree already on disk, recorded as it is
+    "closed",  # a close event was recorded
+    "limit",  # the codebase is full: nothing was created and the user was told how to free room
+    "failed",  # the user was told what went wrong; nothing was left behind
+]
+
+
+@dataclass
+class MessageInput:
+    platform: str
+    conversation_id: str
+    text: str
+    # the platform's delivery key; the workflow ID is built from it
+    message_key: str
+    # where `/clone` registers new codebases when nothing else says
+    default_host: str
+    hints: IsolationHints | None = None
+    # "closed": the platform closed the conversation (a GitHub issue or PR); no text to answer
+    kind: Literal["message", "closed"] = "message"
+
+
+@dataclass
+class Resolution:
+    outcome: Outcome
+    working_path: str | None = None
+    branch: str | None = None
+    environment_id: str | None = None
+    replies: list[str] = field(default_factory=list)
+
+
+def message_workflow_id(platform: str, message_key: str) -> str:
+    return f"message:{platform}:{message_key}"
+
+
+@dataclass
+class IsolationHints:
+    """What a platform knows about the work; the defaults describe a plain chat thread."""
+
+    workflow_type: str = "thread"  # thread | issue | pr | task
+    workflow_id: str | None = None  # issue or PR number; the conversation id for threads
+    # The repository the event belongs to, matched against registered codebases.
+    repository_url: str | None = None
+    clone_url: str | None = None  # cloned into the workspace when no codebase matches
+    pr_head_branch: str | None = None
+    pr_head_sha: str | None = None
+    pr_is_fork: bool = False
+    linked_issues: list[str] = field(default_factory=list)  # issue numbers a PR closes
+    # True when the platform's `complete_hints` activity must fill in the PR fields and links.
+    needs_completion: bool = False
+
+
+@dataclass
+class CompleteHintsInput:
+    platform: str
+    conversation_id: str
+    hints: IsolationHints
+
+
+@dataclass
+class ConversationInput:
+    platform: str
+    conversation_id: str
+    # an event's repository: a conversation without a codebase gets the one registered for it
+    repository_url: str | None = None
+
+
+@dataclass
+class CloseInput:
+    platform: str
+    conversation_id: str
+
+
+@dataclass
+class Conversation:
+    """A conversation as recorded, with what it resolves to."""
+
+    row_id: str
+    platform: str
+    conversation_id: str
+    cwd: str | None
+    codebase: Codebase | None
+    environment: Environment | None
+    # names of the registered codebases when none could be chosen for this conversation
+    codebase_choices: list[str] = field(default_factory=list)
+    # the message that attached `environment` (see AttachInput.key)
+    attached_by: str | None = None
+
+
+@dataclass
+class LinkCodebaseInput:
+    conversation_row_id: str
+    codebase_id: str
+
+
+@dataclass
+class ReplyInput:
+    platform: str
+    conversation_id: str
+    text: str
+    # a retried activity must not send twice
+    idempotency_key: str

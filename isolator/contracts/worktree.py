@@ -1,0 +1,138 @@
+"""Worktrees on disk: creating, adopting, removing and surveying them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from isolator.contracts.codebase import Codebase
+
+# The isolation provider of every environment so far (activities/providers/): a git worktree.
+WORKTREE_PROVIDER = "worktree"
+
+
+@dataclass
+class WorktreeRequest:
+    codebase: Codebase
+    branch: str
+    # default: a new branch from the default branch (or the existing branch of that name);
+    # pr_branch: fetch the PR's own branch from origin and track it, so pushes go to the PR;
+    # pr_fork: fetch refs/pull/N/head from origin and start `branch` at `head_sha`
+    source: Literal["default", "pr_branch", "pr_fork"] = "default"
+    pr_number: str | None = None
+    head_sha: str | None = None
+    provider: str = WORKTREE_PROVIDER  # which provider serves it (activities/providers/)
+
+
+@dataclass
+class WorktreeReady:
+    path: str
+    branch: str
+    # False when a healthy worktree on this branch was already at the path
+    created: bool
+    # the default branch's commit a new branch was started at; a branch still there holds no work
+    fresh_from: str | None = None
+
+
+@dataclass
+class WorktreeCreation:
+    """What `create_worktree_here` did; "elsewhere" when asked on a host that does not hold the codebase."""
+
+    outcome: Literal["ready", "elsewhere"]
+    worktree: WorktreeReady | None = None
+
+
+@dataclass
+class AdoptQuery:
+    codebase: Codebase
+    # the branch the service would create; its worktree path is the expected path
+    branch: str
+    # the PR's branch; a worktree on it, or on its slugified form, is adopted too
+    pr_branch: str | None = None
+    provider: str = WORKTREE_PROVIDER  # which provider serves it (activities/providers/)
+
+
+@dataclass
+class Adoptable:
+    path: str
+    branch: str
+
+
+@dataclass
+class AdoptionSearch:
+    """What `find_adoptable_worktree` found; "elsewhere" when asked on a host that does not hold the codebase."""
+
+    outcome: Literal["adoptable", "none", "elsewhere"]
+    adoptable: Adoptable | None = None
+
+
+# Why a removal was refused (RemovalReport.refused_because).
+Refusal = Literal["uncommitted_changes", "not_a_worktree", "outside_base"]
+
+
+@dataclass
+class RemoveWorktreeInput:
+    codebase: Codebase
+    working_path: str
+    branch: str
+    force: bool = False
+    provider: str = WORKTREE_PROVIDER  # which provider serves it (activities/providers/)
+
+
+@dataclass
+class RemovalReport:
+    """What one removal did; the environment row is marked destroyed unless it was refused."""
+
+    outcome: Literal["removed", "already_gone", "refused"]
+    refused_because: Refusal | None = None
+    # deleted: all its commits are upstream; kept: commits found nowhere else (no force);
+    # archived: saved under refs/isolator/archive/ first (force); absent: no such branch
+    branch_outcome: Literal["deleted", "kept", "archived", "absent"] = "absent"
+    archive_refs: list[str] = field(default_factory=list)
+    # for the user: what happened and, for archives, how to restore
+    message: str = ""
+
+
+@dataclass
+class TrackedWorktree:
+    environment_id: str
+    working_path: str
+    branch: str
+    # the commit the branch was made at: a branch still there holds no work and needs no comparison
+    start_commit: str | None = None
+    # inactive past the threshold: a cleanup candidate whatever git says
+    stale: bool = False
+
+
+@dataclass
+class SurveyInput:
+    codebase: Codebase
+    # the worktrees the database tracks for this codebase (active environments)
+    tracked: list[TrackedWorktree]
+    provider: str = WORKTREE_PROVIDER  # which provider serves it (activities/providers/)
+
+
+@dataclass
+class WorktreeState:
+    """Raw facts about one tracked worktree, as git reports them; isolator/cleanup_rules.py says what
+    they mean for the cleanup (merged, dirty, removable)."""
+
+    environment_id: str
+    working_path: str
+    branch: str
+    exists: bool  # the path is a worktree of the codebase on disk
+    # Contained in the base: every commit is in the default branch or its upstream, by ancestry or
+    # by patch. (A branch still at its start commit is contained too; the rules tell it apart.)
+    merged: bool
+    # Asked only of the worktrees the rules name as candidates (cleanup_rules.needs_worktree_facts);
+    # False for the others.
+    dirty: bool  # uncommitted or untracked changes, or a worktree git cannot read
+    unpushed: bool  # has commits found on no other branch and no remote
+    tip: str | None = None  # the branch's commit; None when the branch is gone
+
+
+@dataclass
+class WorktreeSurvey:
+    states: list[WorktreeState]
+    # worktrees git knows under WORKTREE_BASE that no tracked environment covers
+    orphans: list[str]

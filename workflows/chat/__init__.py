@@ -1,0 +1,1 @@
+"""Chat: the commands a conversation can send, and everything the bot says."""

@@ -1,0 +1,48 @@
+"""Stubs of activities/codebases.py: codebase rows (local), inspecting and cloning (the host's queue)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+
+from isolator.contracts.codebase import (
+    Codebase,
+    RegisteredCodebase,
+    RepositoryInfo,
+    RepositorySource,
+)
+from workflows.steps.options import (
+    HOST_PICKUP_TIMEOUT,
+    LOCAL_OPTIONS,
+    RETRY_POLICY,
+    host_queue,
+)
+
+
+async def find_codebase(source: RepositorySource) -> Codebase | None:
+    return await workflow.execute_local_activity("find_codebase", source, result_type=Codebase | None, **LOCAL_OPTIONS)
+
+
+async def record_codebase(info: RepositoryInfo) -> RegisteredCodebase:
+    return await workflow.execute_local_activity("record_codebase", info, result_type=RegisteredCodebase, **LOCAL_OPTIONS)
+
+
+async def list_codebases() -> list[Codebase]:
+    return await workflow.execute_local_activity("list_codebases", result_type=list[Codebase], **LOCAL_OPTIONS)
+
+
+async def inspect_repository(source: RepositorySource) -> RepositoryInfo:
+    return await workflow.execute_activity(
+        "inspect_repository", source, result_type=RepositoryInfo, task_queue=host_queue(source.host),
+        start_to_close_timeout=timedelta(minutes=1), schedule_to_start_timeout=HOST_PICKUP_TIMEOUT,
+        retry_policy=RETRY_POLICY,
+    )
+
+
+async def clone_repository(source: RepositorySource) -> RepositoryInfo:
+    return await workflow.execute_activity(
+        "clone_repository", source, result_type=RepositoryInfo, task_queue=host_queue(source.host),
+        start_to_close_timeout=timedelta(hours=2), heartbeat_timeout=timedelta(seconds=30),
+        schedule_to_start_timeout=HOST_PICKUP_TIMEOUT, retry_policy=RETRY_POLICY,
+    )

@@ -1,0 +1,32 @@
+"""Stubs of activities/environment_signals.py: telling environment workflows (start and attach,
+signals, destroy and wait for the report)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+
+from isolator.contracts.environment import (
+    AttachRequest,
+    DestroyEnvironmentInput,
+    SignalRequest,
+)
+from isolator.contracts.worktree import RemovalReport
+from workflows.steps.options import LOCAL_OPTIONS, RETRY_POLICY
+
+
+async def attach_environment(request: AttachRequest) -> None:
+    await workflow.execute_local_activity("attach_environment", request, **LOCAL_OPTIONS)
+
+
+async def signal_environment(request: SignalRequest) -> None:
+    await workflow.execute_local_activity("signal_environment", request, **LOCAL_OPTIONS)
+
+
+async def destroy_environment(request: DestroyEnvironmentInput) -> RemovalReport:
+    """Ask the environment's workflow to remove it, and wait for what it did."""
+    return await workflow.execute_activity(
+        "destroy_environment", request, result_type=RemovalReport,
+        start_to_close_timeout=timedelta(minutes=10), retry_policy=RETRY_POLICY,
+    )

@@ -1,0 +1,21 @@
+"""Which version of the message path a run follows: runs started before a change replay the
+activities they called (Temporal's `workflow.patched`); drop an old branch once no run of it is left."""
+
+from __future__ import annotations
+
+from temporalio import workflow
+
+# V2: the create path's lookups are asked together, adoption can be local, the limit is counted.
+CREATE_PATH_V2 = "lookups-together-adopt-locally-count"
+# V3, which includes V2: worktrees are created, and a message's replies sent, as local activities.
+LOCAL_STEPS = "create-and-reply-locally"
+
+
+def uses_local_steps() -> bool:
+    """Asked where a step first differs; the answer holds for the whole run (the SDK memoises it)."""
+    return workflow.patched(LOCAL_STEPS)
+
+
+def create_path_v2_or_later() -> bool:
+    # A new run records the one V3 marker; a V2 run replays as V2.
+    return uses_local_steps() or workflow.patched(CREATE_PATH_V2)
