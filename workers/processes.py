@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Sequence
 
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import (
@@ -11,6 +12,7 @@ from temporalio.api.operatorservice.v1 import (
     ListSearchAttributesRequest,
 )
 from temporalio.client import Client
+from temporalio.worker import Interceptor
 
 from activities.database import create_pool
 from isolator.contracts import search_attributes
@@ -23,7 +25,8 @@ from workers.worker import running_workers
 log = logging.getLogger(__name__)
 
 
-async def run_worker(settings: Settings) -> None:
+async def run_worker(settings: Settings, interceptors: Sequence[Interceptor] = ()) -> None:
+    """`interceptors`: added to the production ones (the fault tests add their pause)."""
     assert settings.database_url
     stop = asyncio.Event()
     stop_on_signals(stop)
@@ -31,7 +34,7 @@ async def run_worker(settings: Settings) -> None:
     await ensure_search_attributes(client, settings.temporal_namespace)
     pool = await create_pool(settings.database_url)
     try:
-        async with running_workers(client, pool, settings):
+        async with running_workers(client, pool, settings, interceptors):
             await ensure_cleanup_schedule(client, settings)
             log.info("worker on %s and %s", settings.task_queue, settings.host_task_queue())
             await serve_until(stop, None)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 from contextlib import asynccontextmanager
-from typing import AsyncIterator
+from typing import AsyncIterator, Sequence
 
 import asyncpg
 from temporalio.client import Client
-from temporalio.worker import UnsandboxedWorkflowRunner, Worker
+from temporalio.worker import Interceptor, UnsandboxedWorkflowRunner, Worker
 
 from activities.codebases import CodebaseActivities
 from activities.conversations import ConversationActivities
@@ -33,11 +33,16 @@ WORKFLOWS = [MessageWorkflow, RegisterCodebaseWorkflow, EnvironmentWorkflow, Cod
 WORKFLOW_RUNNER = UnsandboxedWorkflowRunner()
 
 
-def build_workers(client: Client, pool: asyncpg.Pool, settings: Settings) -> list[Worker]:
-    return [shared_worker(client, pool, settings), host_worker(client, pool, settings)]
+def build_workers(
+    client: Client, pool: asyncpg.Pool, settings: Settings, interceptors: Sequence[Interceptor] = ()
+) -> list[Worker]:
+    """`interceptors`: added to the production ones (the fault tests add their pause)."""
+    return [shared_worker(client, pool, settings, interceptors), host_worker(client, pool, settings, interceptors)]
 
 
-def shared_worker(client: Client, pool: asyncpg.Pool, settings: Settings) -> Worker:
+def shared_worker(
+    client: Client, pool: asyncpg.Pool, settings: Settings, interceptors: Sequence[Interceptor] = ()
+) -> Worker:
     """The workflows, their local activities, and the activities any host can run."""
     conversations = ConversationActivities(pool)
     environments = EnvironmentActivities(pool, settings)
@@ -79,11 +84,13 @@ def shared_worker(client: Client, pool: asyncpg.Pool, settings: Settings) -> Wor
         ],
         max_concurrent_activities=100,
         max_concurrent_local_activities=100,
-        interceptors=worker_interceptors(),
+        interceptors=worker_interceptors(interceptors),
     )
 
 
-def host_worker(client: Client, pool: asyncpg.Pool, settings: Settings) -> Worker:
+def host_worker(
+    client: Client, pool: asyncpg.Pool, settings: Settings, interceptors: Sequence[Interceptor] = ()
+) -> Worker:
     """The git work of the codebases this host holds, on its own queue `{queue}@{host}`."""
     isolation = IsolationActivities(settings)
     codebases = CodebaseActivities(settings, pool)
@@ -100,14 +107,16 @@ def host_worker(client: Client, pool: asyncpg.Pool, settings: Settings) -> Worke
             codebases.clone_repository,
         ],
         max_concurrent_activities=50,
-        interceptors=worker_interceptors(),
+        interceptors=worker_interceptors(interceptors),
     )
 
 
 @asynccontextmanager
-async def running_workers(client: Client, pool: asyncpg.Pool, settings: Settings) -> AsyncIterator[list[Worker]]:
+async def running_workers(
+    client: Client, pool: asyncpg.Pool, settings: Settings, interceptors: Sequence[Interceptor] = ()
+) -> AsyncIterator[list[Worker]]:
     """Run the workers until the block exits, then shut them down gracefully."""
-    workers = build_workers(client, pool, settings)
+    workers = build_workers(client, pool, settings, interceptors)
     tasks = [asyncio.create_task(worker.run()) for worker in workers]
     try:
         yield workers

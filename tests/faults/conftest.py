@@ -1,4 +1,6 @@
-"""Fault injection on real processes: `isolator worker` runs as a child process the tests can kill."""
+"""Fault injection on real processes: the worker runs as a child process the tests can kill.
+
+It is `isolator worker` with the tests' fault pause installed (tests/faults/paused_worker.py)."""
 
 from __future__ import annotations
 
@@ -19,12 +21,14 @@ from temporalio.client import Client
 from api.app import create_app
 from isolator.settings import Settings
 
-ISOLATOR = Path(sys.executable).parent / "isolator"
+# The worker with the fault pause of the tests; run from the repository's root, as `tests` is a package.
+PAUSED_WORKER = [sys.executable, "-m", "tests.faults.paused_worker"]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass
 class WorkerProcess:
-    """`isolator worker` for one test's settings; started, killed and restarted at will."""
+    """The worker process for one test's settings; started, killed and restarted at will."""
 
     settings: Settings
     logs: Path
@@ -52,8 +56,8 @@ class WorkerProcess:
         self.starts += 1
         log = (self.logs / f"worker-{self.starts}.log").open("wb")
         self.process = subprocess.Popen(
-            [str(ISOLATOR), "worker"], env=self.environment(**extra), stdout=log, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, start_new_session=True,
+            PAUSED_WORKER, env=self.environment(**extra), stdout=log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, start_new_session=True, cwd=ROOT,
         )
 
     def kill(self) -> None:

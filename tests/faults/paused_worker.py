@@ -1,0 +1,77 @@
+"""The worker process of the fault tests: `isolator worker`, plus a pause at a chosen activity.
+
+Run as `python -m tests.faults.paused_worker`. `ISOLATOR_FAULT_PAUSE=<activity>:<before|after>` makes
+that activity stop there for good, after touching the file ISOLATOR_FAULT_MARKER, so that a test can
+kill the worker at a known point. Without the variable it is `isolator worker` as it ships: the pause
+lives here, never in the production path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from temporalio import activity
+from temporalio.worker import (
+    ActivityInboundInterceptor,
+    ExecuteActivityInput,
+    Interceptor,
+)
+
+from isolator.settings import load_settings
+from workers.processes import run_worker
+
+
+class FaultPause(Interceptor):
+    """`ISOLATOR_FAULT_PAUSE=<activity>:<before|after>` makes that activity stop there for
+    good, after touching the file ISOLATOR_FAULT_MARKER, so that a test can kill the worker at a
+    known point."""
+
+    def __init__(self, activity_type: str, phase: str, marker: Path) -> None:
+        self.activity_type, self.phase, self.marker = activity_type, phase, marker
+
+    @classmethod
+    def from_environment(cls) -> "FaultPause | None":
+        setting = os.environ.get("ISOLATOR_FAULT_PAUSE")
+        if not setting:
+            return None
+        activity_type, _, phase = setting.partition(":")
+        if phase not in ("before", "after") or "ISOLATOR_FAULT_MARKER" not in os.environ:
+            raise ValueError("ISOLATOR_FAULT_PAUSE is <activity>:<before|after>, with ISOLATOR_FAULT_MARKER set")
+        return cls(activity_type, phase, Path(os.environ["ISOLATOR_FAULT_MARKER"]))
+
+    def intercept_activity(self, next: ActivityInboundInterceptor) -> ActivityInboundInterceptor:
+        return _Pausing(next, self)
+
+
+class _Pausing(ActivityInboundInterceptor):
+    def __init__(self, next: ActivityInboundInterceptor, fault: FaultPause) -> None:
+        super().__init__(next)
+        self.fault = fault
+
+    async def execute_activity(self, input: ExecuteActivityInput) -> Any:
+        chosen = activity.info().activity_type == self.fault.activity_type
+        if chosen and self.fault.phase == "before":
+            await self._stop_here()
+        result = await self.next.execute_activity(input)
+        if chosen and self.fault.phase == "after":
+            await self._stop_here()
+        return result
+
+    async def _stop_here(self) -> None:
+        self.fault.marker.write_text(f"{self.fault.activity_type}:{self.fault.phase}\n")
+        await asyncio.Event().wait()  # until the test kills this process
+
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    fault = FaultPause.from_environment()
+    asyncio.run(run_worker(load_settings(), interceptors=[fault] if fault else []))
+
+
+if __name__ == "__main__":
+    main()
