@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from contextlib import asynccontextmanager
-from typing import AsyncIterator, Sequence
+from typing import Any, AsyncIterator, Callable, Sequence
 
 import asyncpg
 from temporalio.client import Client
@@ -40,48 +40,68 @@ def build_workers(
     return [shared_worker(client, pool, settings, interceptors), host_worker(client, pool, settings, interceptors)]
 
 
-def shared_worker(
-    client: Client, pool: asyncpg.Pool, settings: Settings, interceptors: Sequence[Interceptor] = ()
-) -> Worker:
-    """The workflows, their local activities, and the activities any host can run."""
+def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) -> list[Callable[..., Any]]:
+    """What the shared queue serves: the workflows' local activities, and the activities any host can run."""
     conversations = ConversationActivities(pool)
     environments = EnvironmentActivities(pool, settings)
     signals = EnvironmentSignalActivities(client, settings.task_queue)
     codebases = CodebaseActivities(settings, pool)
     isolation = IsolationActivities(settings)
+    return [
+        # local activities run on the workflow's worker
+        conversations.record_conversation,
+        conversations.link_conversation_codebase,
+        conversations.close_conversation,
+        conversations.move_conversation,
+        environments.find_environment_by_identity,
+        environments.count_environments,
+        environments.retire_environment,
+        environments.attach_conversation,
+        environments.record_environment,
+        environments.list_environments,
+        environments.find_named_environment,
+        environments.mark_environment_destroyed,
+        codebases.find_codebase,
+        codebases.record_codebase,
+        codebases.list_codebases,
+        # the disk and git of the codebases on this host, worked on locally
+        isolation.validate_environment,
+        isolation.create_worktree_here,
+        isolation.find_adoptable_worktree,
+        signals.attach_environment,
+        signals.signal_environment,
+        # normal activities on the shared queue
+        signals.destroy_environment,
+        ReplyActivities(pool, deliverers(settings)).send_reply,
+        PlatformActivities(settings).complete_hints,
+    ]
+
+
+def host_activities(pool: asyncpg.Pool, settings: Settings) -> list[Callable[..., Any]]:
+    """What the host's queue serves: the git work of the codebases this host holds."""
+    isolation = IsolationActivities(settings)
+    codebases = CodebaseActivities(settings, pool)
+    return [
+        isolation.validate_environment,
+        isolation.create_worktree,
+        isolation.find_adoptable_worktree,
+        isolation.remove_worktree,
+        isolation.survey_worktrees,
+        codebases.inspect_repository,
+        codebases.clone_repository,
+    ]
+
+
+def shared_worker(
+    client: Client, pool: asyncpg.Pool, settings: Settings, interceptors: Sequence[Interceptor] = ()
+) -> Worker:
+    """The workflows and the shared queue's activities."""
     return Worker(
         client,
         task_queue=settings.task_queue,
         workflows=WORKFLOWS,
         workflow_runner=WORKFLOW_RUNNER,
-        activities=[
-            # local activities run on the workflow's worker
-            conversations.record_conversation,
-            conversations.link_conversation_codebase,
-            conversations.close_conversation,
-            conversations.move_conversation,
-            environments.find_environment_by_identity,
-            environments.count_environments,
-            environments.retire_environment,
-            environments.attach_conversation,
-            environments.record_environment,
-            environments.list_environments,
-            environments.find_named_environment,
-            environments.mark_environment_destroyed,
-            codebases.find_codebase,
-            codebases.record_codebase,
-            codebases.list_codebases,
-            # the disk and git of the codebases on this host, worked on locally
-            isolation.validate_environment,
-            isolation.create_worktree_here,
-            isolation.find_adoptable_worktree,
-            signals.attach_environment,
-            signals.signal_environment,
-            # normal activities on the shared queue
-            signals.destroy_environment,
-            ReplyActivities(pool, deliverers(settings)).send_reply,
-            PlatformActivities(settings).complete_hints,
-        ],
+        activities=shared_activities(client, pool, settings),
         max_concurrent_activities=100,
         max_concurrent_local_activities=100,
         interceptors=worker_interceptors(interceptors),
@@ -91,21 +111,11 @@ def shared_worker(
 def host_worker(
     client: Client, pool: asyncpg.Pool, settings: Settings, interceptors: Sequence[Interceptor] = ()
 ) -> Worker:
-    """The git work of the codebases this host holds, on its own queue `{queue}@{host}`."""
-    isolation = IsolationActivities(settings)
-    codebases = CodebaseActivities(settings, pool)
+    """This host's queue, `{queue}@{host}`."""
     return Worker(
         client,
         task_queue=settings.host_task_queue(),
-        activities=[
-            isolation.validate_environment,
-            isolation.create_worktree,
-            isolation.find_adoptable_worktree,
-            isolation.remove_worktree,
-            isolation.survey_worktrees,
-            codebases.inspect_repository,
-            codebases.clone_repository,
-        ],
+        activities=host_activities(pool, settings),
         max_concurrent_activities=50,
         interceptors=worker_interceptors(interceptors),
     )

@@ -13,6 +13,7 @@ from datetime import timedelta
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
+    from isolator.contracts import search_attributes
     from isolator.contracts.environment import (
         ConversationSignal,
         DestroyRequest,
@@ -27,6 +28,8 @@ RETRY_REFUSED_REMOVAL = timedelta(hours=1)
 # Enough to recognise any redelivery; older keys are forgotten so the state stays small.
 KEYS_KEPT = 200
 REPORTS_KEPT = 100
+# The version from which IsolatorStatus follows the environment (refused, destroyed).
+STATUS_SEARCH_ATTRIBUTE = "status-search-attribute"
 
 
 @workflow.defn
@@ -124,15 +127,23 @@ class EnvironmentWorkflow:
         if report.outcome == "refused":
             self._state.status = "removal_refused"
             self._state.refusal = report.message
+            self._show_status()
             if request.reason == "closed" and request.requested_by:
                 await self._tell(request.requested_by, report.message, request.key)
         else:
             await environments.mark_environment_destroyed(environment.environment_id)
             self._state.status = "destroyed"
             self._state.refusal = None
+            self._show_status()
         reports = {**self._state.reports, **{key: report for key in waiting}}
         self._state.reports = dict(list(reports.items())[-REPORTS_KEPT:])
         return report
+
+    def _show_status(self) -> None:
+        """`IsolatorStatus` says what the environment is now (started as `active`). Runs started before
+        it was kept up to date replay without it."""
+        if workflow.patched(STATUS_SEARCH_ATTRIBUTE):
+            workflow.upsert_search_attributes([search_attributes.STATUS.value_set(self._state.status)])
 
     async def _tell(self, conversation: str, text: str, key: str) -> None:
         platform, conversation_id = conversation.split(":", 1)

@@ -1,0 +1,91 @@
+"""Wiring: every activity a workflow calls is served by a worker on the queue the call is routed to.
+
+The calls are read from the source of workflows/steps/ (the only place that calls activities), the
+served activities from the lists the workers are built from. A new step whose activity nobody
+registers, or one routed to the host's queue while only the shared queue serves it, fails here
+instead of waiting forever in production.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import asyncpg
+from temporalio.client import Client
+
+from isolator.settings import Settings
+from workers.worker import host_activities, shared_activities
+
+ROOT = Path(__file__).resolve().parents[2]
+STEPS = ROOT / "workflows" / "steps"
+CALLS = {"execute_activity", "execute_local_activity"}
+
+
+def _routes_to_host(call: ast.Call, dict_options: dict[str, set[str]]) -> bool:
+    """`task_queue=host_queue(...)`, given directly or in a dict of options spread into the call."""
+    for keyword in call.keywords:
+        if keyword.arg == "task_queue":
+            return True
+        if keyword.arg is None and isinstance(keyword.value, ast.Name):
+            if "task_queue" in dict_options.get(keyword.value.id, set()):
+                return True
+    return False
+
+
+def _dict_options(function: ast.AST) -> dict[str, set[str]]:
+    """`name = dict(key=...)` assignments in a function: the keys each spread dict carries."""
+    options: dict[str, set[str]] = {}
+    for node in ast.walk(function):
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Call) and getattr(node.value.func, "id", None) == "dict"):
+            options[node.targets[0].id] = {keyword.arg for keyword in node.value.keywords if keyword.arg}
+    return options
+
+
+def routed_calls() -> set[tuple[str, str]]:
+    """(activity name, "shared" or "host") for every activity call in workflows/steps/."""
+    calls: set[tuple[str, str]] = set()
+    for module in sorted(STEPS.glob("*.py")):
+        tree = ast.parse(module.read_text())
+        for function in [node for node in ast.walk(tree) if isinstance(node, ast.AsyncFunctionDef)]:
+            options = _dict_options(function)
+            for call in [node for node in ast.walk(function) if isinstance(node, ast.Call)]:
+                name = getattr(call.func, "attr", None)
+                if name not in CALLS:
+                    continue
+                activity = call.args[0]
+                assert isinstance(activity, ast.Constant), f"{module.name}: activities are called by their name"
+                # A local activity runs on the workflow's own worker, which listens on the shared queue.
+                host = name == "execute_activity" and _routes_to_host(call, options)
+                calls.add((activity.value, "host" if host else "shared"))
+    return calls
+
+
+def served(activities: list) -> set[str]:
+    return {getattr(function, "__temporal_activity_definition").name for function in activities}
+
+
+def test_only_the_steps_call_activities() -> None:
+    """The scan below sees every call: no workflow module outside workflows/steps/ calls an activity."""
+    outside = [
+        path.relative_to(ROOT) for path in (ROOT / "workflows").rglob("*.py")
+        if STEPS not in path.parents and any(f".{call}(" in path.read_text() for call in CALLS)
+    ]
+    assert outside == []
+
+
+def unserved(calls: set[tuple[str, str]], queues: dict[str, set[str]]) -> list[str]:
+    return sorted(f"{activity} on the {queue} queue" for activity, queue in calls if activity not in queues[queue])
+
+
+async def test_every_activity_a_workflow_calls_is_served_on_its_queue(
+    temporal: Client, db: asyncpg.Pool, settings: Settings
+) -> None:
+    calls = routed_calls()
+    assert len(calls) > 20, "the scan found the steps' calls"
+    assert ("remove_worktree", "host") in calls and ("record_conversation", "shared") in calls
+    queues = {"shared": served(shared_activities(temporal, db, settings)), "host": served(host_activities(db, settings))}
+    assert unserved(calls, queues) == []
+    # The check can fail: a reply routed to the host's queue, where no worker serves it.
+    assert unserved({("send_reply", "host")}, queues) == ["send_reply on the host queue"]
