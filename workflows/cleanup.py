@@ -29,7 +29,7 @@ with workflow.unsafe.imports_passed_through():
     from isolator.contracts.codebase import Codebase
     from isolator.contracts.environment import DestroyEnvironmentInput, DestroyRequest
     from isolator.contracts.worktree import RemovalReport, SurveyInput, WorktreeSurvey
-    from workflows.steps import codebases, environments, isolation, signals
+    from workflows.steps import codebases, environment_signals, environments, isolation
 
 
 async def survey_environments(codebase: Codebase, listing: EnvironmentListing) -> WorktreeSurvey:
@@ -76,7 +76,7 @@ class CodebaseCleanupWorkflow:
     async def _destroy(self, candidate: Candidate, run_key: str) -> RemovalReport:
         request = DestroyRequest(force=False, reason=candidate.why,
                                  key=f"{run_key}:{candidate.environment.environment_id}")
-        return await signals.destroy_environment(DestroyEnvironmentInput(candidate.environment, request))
+        return await environment_signals.destroy_environment(DestroyEnvironmentInput(candidate.environment, request))
 
 
 @workflow.defn

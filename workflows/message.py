@@ -38,11 +38,11 @@ with workflow.unsafe.imports_passed_through():
     from workflows.provisioning import Provisioner, environment_ref, resolved
     from workflows.steps import (
         conversations,
+        environment_signals,
         environments,
         isolation,
         platforms,
         replies,
-        signals,
         versions,
     )
 
@@ -101,7 +101,7 @@ class MessageWorkflow:
         """Record the close and tell the environment: it goes when its last conversation is closed."""
         environment_id = await conversations.close_conversation(CloseInput(message.platform, message.conversation_id))
         if environment_id is not None:
-            await signals.signal_environment(SignalRequest(
+            await environment_signals.signal_environment(SignalRequest(
                 environment_id, "conversation_closed",
                 ConversationSignal(conversation_key(message.platform, message.conversation_id),
                                    key=workflow.info().workflow_id),
@@ -160,7 +160,7 @@ class MessageWorkflow:
         assert self._codebase is not None
         retired = await environments.retire_environment(RetireInput(environment.id, conversation.row_id))
         if retired.marked_now:
-            await signals.destroy_environment(DestroyEnvironmentInput(
+            await environment_signals.destroy_environment(DestroyEnvironmentInput(
                 environment_ref(environment, self._codebase),
                 DestroyRequest(force=False, reason="path gone", key=f"{workflow.info().workflow_id}:retire"),
             ))

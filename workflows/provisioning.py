@@ -37,7 +37,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.chat import worktree_texts
     from workflows.cleanup import CodebaseCleanupWorkflow, view_codebase
     from workflows.errors import STEP_FAILURES, failure_cause, result_or_raise
-    from workflows.steps import environments, isolation, signals, versions
+    from workflows.steps import environment_signals, environments, isolation, versions
 
 Reply = Callable[[str], Awaitable[None]]
 
@@ -125,7 +125,7 @@ class Provisioner:
 
     async def tell_environment(self, environment: Environment) -> None:
         previous = self.conversation.environment
-        await signals.attach_environment(AttachRequest(
+        await environment_signals.attach_environment(AttachRequest(
             environment=environment_ref(environment, self.codebase, self.message.platform),
             signal=ConversationSignal(
                 conversation_key(self.message.platform, self.message.conversation_id),

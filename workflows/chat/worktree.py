@@ -25,7 +25,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.lookups import count_for_limit
     from workflows.naming import task_slug
     from workflows.provisioning import Provisioner, Reply, environment_ref
-    from workflows.steps import conversations, environments, signals
+    from workflows.steps import conversations, environment_signals, environments
 
 _LINK_TARGET = re.compile(r"^(issue|pr|thread|task)-(.+)$")
 
@@ -111,7 +111,7 @@ class WorktreeCommands:
             await self.reply(worktree_texts.still_used(target.branch_name, others))
             return
         request = DestroyRequest(force=force, reason="removed by command", key=workflow.info().workflow_id)
-        report = await signals.destroy_environment(
+        report = await environment_signals.destroy_environment(
             DestroyEnvironmentInput(environment_ref(target, self.codebase), request)
         )
         if report.outcome == "refused":
