@@ -40,6 +40,12 @@ class Settings(BaseSettings):
     telegram_bot_token: SecretStr | None = Field(None, validation_alias=_env("TELEGRAM_BOT_TOKEN"))
     telegram_webhook_secret: SecretStr | None = Field(None, validation_alias=_env("TELEGRAM_WEBHOOK_SECRET"))
     telegram_api_url: str = Field("https://api.telegram.org/bot", validation_alias=_env("TELEGRAM_API_URL"))
+    discord_bot_token: SecretStr | None = Field(None, validation_alias=_env("DISCORD_BOT_TOKEN"))
+    # The application's Ed25519 public key (64 hex digits): interactions are verified with it.
+    discord_public_key: str | None = Field(None, pattern=r"^[0-9a-fA-F]{64}$", validation_alias=_env("DISCORD_PUBLIC_KEY"))
+    discord_application_id: str | None = Field(None, pattern=r"^[0-9]{1,20}$",
+                                               validation_alias=_env("DISCORD_APPLICATION_ID"))
+    discord_api_url: str = Field("https://discord.com/api/v10", validation_alias=_env("DISCORD_API_URL"))
     bot_mention: str = Field("@isolator", min_length=2, validation_alias=_env("BOT_MENTION"))
     api_token: SecretStr | None = Field(None, validation_alias=_env("API_TOKEN"))
     # The host this process runs on; git work for a codebase goes to `isolation@{host}`.
