@@ -27,19 +27,32 @@ class GitResult:
     stderr: str
 
 
-def _environment() -> dict[str, str]:
+def _environment(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The process environment, then `extra`, then the safety variables: `extra` can never override those."""
     env = dict(os.environ)
-    env.update(
-        GIT_TERMINAL_PROMPT="0",
-        GIT_ALLOW_PROTOCOL=_ALLOWED_PROTOCOLS,
-        GIT_SSH_COMMAND=env.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes"),
-        LC_ALL="C",
-    )
+    safety = {
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_ALLOW_PROTOCOL": _ALLOWED_PROTOCOLS,
+        "GIT_SSH_COMMAND": env.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes"),
+        "LC_ALL": "C",
+    }
+    env.update(extra or {})
+    env.update(safety)
     return env
 
 
-async def run_git(*args: str, cwd: Path | str | None = None, check: bool = True, input: str | None = None) -> GitResult:
-    """Run `git -C cwd args...`, with `input` on its standard input; raise GitError on failure when check is set."""
+async def run_git(
+    *args: str,
+    cwd: Path | str | None = None,
+    check: bool = True,
+    input: str | None = None,
+    env: dict[str, str] | None = None,
+) -> GitResult:
+    """Run `git -C cwd args...`, with `input` on its standard input; raise GitError on failure when check is set.
+
+    `env` adds variables (GIT_INDEX_FILE, say) on top of the process environment; the safety variables
+    (GIT_TERMINAL_PROMPT, GIT_ALLOW_PROTOCOL, GIT_SSH_COMMAND, LC_ALL) are applied after it and always win.
+    """
     argv = ["git"]
     if cwd is not None:
         argv += ["-C", str(cwd)]
@@ -49,7 +62,7 @@ async def run_git(*args: str, cwd: Path | str | None = None, check: bool = True,
         stdin=asyncio.subprocess.DEVNULL if input is None else asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env=_environment(),
+        env=_environment(env),
     )
     try:
         stdout, stderr = await process.communicate(None if input is None else input.encode())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from typing import Literal
 
 from temporalio.client import Client, WorkflowHandle
 from temporalio.common import (
@@ -15,7 +16,13 @@ from temporalio.common import (
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from isolator.contracts import search_attributes
-from isolator.contracts.message import MessageInput, Resolution, message_workflow_id
+from isolator.contracts.message import (
+    IsolationHints,
+    MessageInput,
+    Resolution,
+    message_workflow_id,
+)
+from isolator.settings import Settings
 from workflows.message import MessageWorkflow
 
 log = logging.getLogger(__name__)
@@ -77,3 +84,31 @@ async def dispatch_message(
         log.info("duplicate delivery %s: already processed", workflow_id)
         return client.get_workflow_handle_for(MessageWorkflow.run, workflow_id, run_id=already.run_id)
     return handle
+
+
+async def start_message(
+    settings: Settings,
+    client: Client,
+    *,
+    platform: str,
+    conversation_id: str,
+    text: str,
+    message_key: str,
+    hints: IsolationHints | None = None,
+    kind: Literal["message", "closed"] = "message",
+) -> WorkflowHandle[MessageWorkflow, Resolution]:
+    """What every adapter calls: build the message (`/clone` defaulting to this host) and start its workflow.
+
+    Raises UnusableText, and Temporal's RPCError when it cannot be reached: each adapter answers those
+    in its platform's own shape.
+    """
+    message = MessageInput(
+        platform=platform,
+        conversation_id=conversation_id,
+        text=text,
+        message_key=message_key,
+        default_host=settings.host,
+        hints=hints,
+        kind=kind,
+    )
+    return await dispatch_message(client, settings.task_queue, message)

@@ -11,8 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from temporalio.client import Client
 
 from api.deps import get_client, get_pool, get_settings
-from api.dispatch import dispatch_message
-from isolator.contracts.message import MessageInput
+from api.dispatch import start_message
 from isolator.settings import Settings
 
 PLATFORM = "test"
@@ -51,14 +50,14 @@ async def post_message(
     settings: Annotated[Settings, Depends(get_settings)],
     wait: bool = False,
 ) -> dict[str, Any]:
-    message = MessageInput(
+    handle = await start_message(
+        settings,
+        client,
         platform=PLATFORM,
         conversation_id=body.conversation_id,
         text=body.message,
         message_key=body.message_id or uuid.uuid4().hex,
-        default_host=settings.host,
     )
-    handle = await dispatch_message(client, settings.task_queue, message)
     answer: dict[str, Any] = {
         "success": True,
         "conversationId": body.conversation_id,

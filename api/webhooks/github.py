@@ -19,7 +19,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 
 from api.deps import get_client
-from api.dispatch import UnusableText, dispatch_message
+from api.dispatch import UnusableText, start_message
 from api.webhooks.github_events import (
     PLATFORM,
     Ignored,
@@ -27,7 +27,7 @@ from api.webhooks.github_events import (
     decode_payload,
     parse_event,
 )
-from isolator.contracts.message import MessageInput, message_workflow_id
+from isolator.contracts.message import message_workflow_id
 from isolator.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -66,17 +66,17 @@ def build_router(settings: Settings) -> APIRouter:
         if isinstance(parsed, Ignored):
             log.debug("github delivery %s (%s) ignored: %s", delivery, event, parsed.reason)
             return _answer(status.HTTP_200_OK, status="ignored", reason=parsed.reason)
-        message = MessageInput(
-            platform=PLATFORM,
-            conversation_id=parsed.conversation_id,
-            text=parsed.text,
-            message_key=delivery,
-            default_host=settings.host,
-            hints=parsed.hints,
-            kind=parsed.kind,
-        )
         try:
-            await dispatch_message(client, settings.task_queue, message)
+            await start_message(
+                settings,
+                client,
+                platform=PLATFORM,
+                conversation_id=parsed.conversation_id,
+                text=parsed.text,
+                message_key=delivery,
+                hints=parsed.hints,
+                kind=parsed.kind,
+            )
         except UnusableText as error:
             return _answer(status.HTTP_400_BAD_REQUEST, detail=f"cannot read the {event} payload: {error}")
         except RPCError as error:

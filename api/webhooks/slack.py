@@ -25,9 +25,8 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 
 from api.deps import get_client, get_pool
-from api.dispatch import UnusableText, dispatch_message
+from api.dispatch import UnusableText, start_message
 from api.webhooks.slack_events import PLATFORM, SlackMessage, parse_message
-from isolator.contracts.message import MessageInput
 from isolator.settings import ConfigurationError, Settings
 
 log = logging.getLogger(__name__)
@@ -141,16 +140,13 @@ async def _take(settings: Settings, context: AsyncBoltContext, message: SlackMes
     if message is None:
         return None
     try:
-        await dispatch_message(
+        await start_message(
+            settings,
             context["temporal"],
-            settings.task_queue,
-            MessageInput(
-                platform=PLATFORM,
-                conversation_id=message.conversation_id,
-                text=message.text,
-                message_key=message.message_key,
-                default_host=settings.host,
-            ),
+            platform=PLATFORM,
+            conversation_id=message.conversation_id,
+            text=message.text,
+            message_key=message.message_key,
         )
     except UnusableText as error:
         return BoltResponse(status=400, body={"detail": f"cannot read the event: {error}"})

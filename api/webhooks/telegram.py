@@ -32,8 +32,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 
 from api.deps import get_client
-from api.dispatch import UnusableText, dispatch_message
-from isolator.contracts.message import MessageInput
+from api.dispatch import UnusableText, start_message
 from isolator.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -85,16 +84,13 @@ def build_router(settings: Settings) -> APIRouter:
         if isinstance(message, str):
             return _answer(status.HTTP_200_OK, ignored=message)
         try:
-            handle = await dispatch_message(
+            handle = await start_message(
+                settings,
                 client,
-                settings.task_queue,
-                MessageInput(
-                    platform=PLATFORM,
-                    conversation_id=message.conversation_id,
-                    text=message.text,
-                    message_key=message.message_key,
-                    default_host=settings.host,
-                ),
+                platform=PLATFORM,
+                conversation_id=message.conversation_id,
+                text=message.text,
+                message_key=message.message_key,
             )
         except UnusableText as error:
             return _answer(status.HTTP_400_BAD_REQUEST, detail=f"not a Telegram Update: {error}")

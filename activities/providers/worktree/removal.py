@@ -7,8 +7,6 @@ Retries are safe: each step checks what is already done.
 
 from __future__ import annotations
 
-import asyncio
-import os
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
@@ -16,7 +14,7 @@ from typing import Literal
 
 from temporalio.exceptions import ApplicationError
 
-from activities.git import GitError, GitResult, is_valid_branch_name, run_git
+from activities.git import is_valid_branch_name, run_git
 from activities.locks import host_locks
 from activities.paths import UnsafePathError, ensure_inside
 from activities.providers.worktree.survey import (
@@ -183,10 +181,10 @@ async def _snapshot(path: Path, label: str) -> str:
     """
     head = (await run_git("rev-parse", "--verify", "HEAD", cwd=path)).stdout.strip()
     with tempfile.TemporaryDirectory(prefix="isolator-snapshot-") as scratch:
-        index = Path(scratch) / "index"
-        await _git_with_index(index, "read-tree", "HEAD", cwd=path)
-        await _git_with_index(index, "add", "--all", cwd=path)
-        tree = (await _git_with_index(index, "write-tree", cwd=path)).stdout.strip()
+        scratch_index = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
+        await run_git("read-tree", "HEAD", cwd=path, env=scratch_index)
+        await run_git("add", "--all", cwd=path, env=scratch_index)
+        tree = (await run_git("write-tree", cwd=path, env=scratch_index)).stdout.strip()
     # A retry after the snapshot was saved but before the worktree was removed reuses it.
     existing = await run_git(
         "for-each-ref", "--format=%(refname)%00%(tree)%00%(parent)", f"{ARCHIVE_PREFIX}{label}-*-wip", cwd=path
@@ -205,25 +203,3 @@ async def _snapshot(path: Path, label: str) -> str:
 
 def _timestamp() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-
-
-async def _git_with_index(index: Path, *args: str, cwd: Path) -> GitResult:
-    """`run_git` with GIT_INDEX_FILE set: run_git takes no environment override (yet)."""
-    process = await asyncio.create_subprocess_exec(
-        "git", "-C", str(cwd), *args,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "GIT_INDEX_FILE": str(index), "LC_ALL": "C"},
-    )
-    try:
-        stdout, stderr = await process.communicate()
-    except asyncio.CancelledError:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-        raise
-    result = GitResult(process.returncode or 0, stdout.decode(errors="replace"), stderr.decode(errors="replace"))
-    if result.returncode != 0:
-        raise GitError(list(args), result.returncode, result.stderr)
-    return result
