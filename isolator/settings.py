@@ -31,6 +31,10 @@ class Settings(BaseSettings):
     max_worktrees_per_codebase: int = Field(25, ge=1, validation_alias=_env("MAX_WORKTREES_PER_CODEBASE"))
     stale_threshold_days: int = Field(14, ge=1, validation_alias=_env("STALE_THRESHOLD_DAYS"))
     cleanup_interval_hours: int = Field(6, ge=1, validation_alias=_env("CLEANUP_INTERVAL_HOURS"))
+    # A new worktree starts from origin's default branch, fetched at most once per this many seconds.
+    fetch_interval_seconds: int = Field(60, ge=0, validation_alias=_env("FETCH_INTERVAL_SECONDS"))
+    # Each active environment holds a block of ports from this range (`first-last`).
+    port_range: str = Field("20000-29999", pattern=r"^\d{1,5}-\d{1,5}$", validation_alias=_env("PORT_RANGE"))
     github_webhook_secret: SecretStr | None = Field(None, validation_alias=_env("GITHUB_WEBHOOK_SECRET"))
     github_token: SecretStr | None = Field(None, validation_alias=_env("GITHUB_TOKEN"))
     github_api_url: str = Field("https://api.github.com", validation_alias=_env("GITHUB_API_URL"))
@@ -58,6 +62,14 @@ class Settings(BaseSettings):
     def _expand_user(cls, value: Path | None) -> Path | None:
         return value.expanduser().absolute() if value is not None else None
 
+    @field_validator("port_range")
+    @classmethod
+    def _ordered_ports(cls, value: str) -> str:
+        first, last = (int(part) for part in value.split("-"))
+        if not 1024 <= first <= last <= 65535:
+            raise ValueError("must be `first-last` with 1024 <= first <= last <= 65535")
+        return value
+
     @field_validator("host")
     @classmethod
     def _plain_host(cls, value: str) -> str:
@@ -74,6 +86,11 @@ class Settings(BaseSettings):
     def worktree_base(self) -> Path:
         """The only tree the service creates worktrees in (default: `<data dir>/worktrees`)."""
         return self.worktree_base_setting or self.data_dir / "worktrees"
+
+    @property
+    def ports(self) -> tuple[int, int]:
+        first, last = self.port_range.split("-")
+        return int(first), int(last)
 
     def host_task_queue(self, host: str | None = None) -> str:
         return f"{self.task_queue}@{host or self.host}"

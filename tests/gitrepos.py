@@ -43,3 +43,20 @@ def branch_with_commit(repository: Path, branch: str, file: str, text: str, mess
     commit = git("rev-parse", "HEAD", cwd=repository).strip()
     git("checkout", "-q", current, cwd=repository)
     return commit
+
+
+def created_reply(branch: str, repository: Path, default_branch: str = "main") -> str:
+    """What the user is told when a new branch is made: where it started."""
+    return f"Working in isolated branch `{branch}`{started_from(repository, default_branch)}"
+
+
+def started_from(repository: Path, default_branch: str = "main") -> str:
+    """Where new branches of the repository start, as replies say it. A repository without an origin
+    starts from its local default branch, and the reply says why."""
+    has_origin = subprocess.run(["git", "-C", str(repository), "remote", "get-url", "origin"],
+                                capture_output=True).returncode == 0
+    if has_origin:
+        start = git("rev-parse", "--short=7", f"origin/{default_branch}", cwd=repository).strip()
+        return f", from `{default_branch}` at `{start}`"
+    start = git("rev-parse", "--short=7", default_branch, cwd=repository).strip()
+    return f", from the local `{default_branch}` at `{start}` (the checkout has no `origin`, so nothing was fetched)"

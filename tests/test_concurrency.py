@@ -10,7 +10,7 @@ from temporalio.client import WorkflowExecutionStatus
 
 from isolator.settings import Settings
 from tests.conftest import Stack
-from tests.gitrepos import worktree_paths
+from tests.gitrepos import created_reply, worktree_paths
 from workflows.naming import thread_branch
 
 BURST = 50
@@ -33,7 +33,7 @@ async def test_a_burst_into_one_new_conversation_makes_one_worktree_row_and_repl
     assert set(outcomes) <= {"created", "attached", "reused"}
     rows = await stack.db.fetch("SELECT id FROM isolation_environments")
     assert len(rows) == 1
-    assert await stack.replies("burst") == [f"Working in isolated branch `{thread_branch('burst')}`"]
+    assert await stack.replies("burst") == [created_reply(thread_branch('burst'), repo)]
     assert await stack.db.fetchval("SELECT count(*) FROM conversations") == 1
 
 
@@ -48,7 +48,7 @@ async def test_a_burst_of_different_conversations_makes_one_worktree_each(stack:
     assert all(answer["result"]["outcome"] == "created" for answer in answers)
     for conversation, answer in zip(conversations, answers):
         assert answer["result"]["branch"] == thread_branch(conversation)
-        assert await stack.replies(conversation) == [f"Working in isolated branch `{thread_branch(conversation)}`"]
+        assert await stack.replies(conversation) == [created_reply(thread_branch(conversation), repo)]
     assert await stack.db.fetchval("SELECT count(*) FROM isolation_environments WHERE status = 'active'") == BURST
 
 

@@ -71,16 +71,23 @@ def git_processes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[
     return subcommands
 
 
-async def test_a_new_branch_costs_three_git_processes_and_records_where_it_started(
+async def test_a_new_branch_costs_four_git_processes_and_records_where_it_started(
     settings: Settings, repo: Path, git_processes: Callable[[], list[str]]
 ) -> None:
+    """The branch name's check, the committed `.isolator.toml`, the commits, the add; and once per
+    FETCH_INTERVAL_SECONDS a look for origin (this repository has none)."""
     main = git("rev-parse", "main", cwd=repo).strip()
 
     ready = await create(settings, repo, "thread-1")
+    again = await create(settings, repo, "thread-1b")
 
     assert (ready.created, ready.fresh_from) == (True, main)
     assert git("rev-parse", "HEAD", cwd=Path(ready.path)).strip() == main
-    assert git_processes() == ["check-ref-format", "cat-file", "worktree"]
+    assert ready.base is not None and (ready.base.branch, ready.base.commit) == ("main", main)
+    assert ready.base.fallback_reason == "the checkout has no `origin`"
+    assert again.base == ready.base
+    assert git_processes() == ["check-ref-format", "remote", "show", "cat-file", "worktree",
+                               "check-ref-format", "show", "cat-file", "worktree"]
 
 
 async def test_an_existing_branch_is_checked_out_as_it_is(settings: Settings, repo: Path) -> None:

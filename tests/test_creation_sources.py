@@ -9,7 +9,14 @@ from pathlib import Path
 from isolator.contracts.message import Resolution
 from tests.conftest import Stack
 from tests.fakes.github_api import Comment, FakeGitHub
-from tests.gitrepos import branch_with_commit, branches, git, make_repo, worktree_paths
+from tests.gitrepos import (
+    branch_with_commit,
+    branches,
+    created_reply,
+    git,
+    make_repo,
+    worktree_paths,
+)
 from tests.test_github_webhook import (  # noqa: F401  (fixtures)
     REPO,
     URL,
@@ -78,7 +85,7 @@ async def test_an_event_from_an_unregistered_repository_clones_it_and_works_in_i
     assert worktree_paths(clone) == [str(path)]
     assert head_of(path) == ("issue-3", head)
     assert await active_rows(stack) == [("issue", "3", "issue-3", str(path), False)]
-    assert fake.comments == [Comment(REPO, 3, "Working in isolated branch `issue-3`")]
+    assert fake.comments == [Comment(REPO, 3, created_reply("issue-3", clone))]
 
     # Another issue of the same repository works in the same codebase: no second clone.
     other = await open_issue(stack, fake, 4, clone_url=bare.as_uri())

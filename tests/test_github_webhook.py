@@ -21,7 +21,7 @@ from isolator.contracts.message import Resolution, message_workflow_id
 from isolator.settings import Settings
 from tests.conftest import Stack
 from tests.fakes.github_api import TOKEN, Comment, FakeGitHub
-from tests.gitrepos import worktree_paths
+from tests.gitrepos import created_reply, worktree_paths
 from workflows.message import MessageWorkflow
 
 SECRET = "It's a Secret to Everybody"  # the example secret of GitHub's webhook validation documentation
@@ -136,7 +136,7 @@ async def test_an_issue_mentioning_the_bot_gets_a_worktree_and_a_comment_then_re
         "SELECT workflow_type, workflow_id, branch_name FROM isolation_environments WHERE status = 'active'"
     )
     assert [tuple(row) for row in rows] == [("issue", "42", "issue-42")]
-    assert fake.comments == [Comment(REPO, 42, "Working in isolated branch `issue-42`")]
+    assert fake.comments == [Comment(REPO, 42, created_reply("issue-42", repo))]
 
     response, again = await deliver(stack, "issue_comment", comment_event(42, "@isolator and the logout too"))
     assert response.status_code == 202, response.text
@@ -155,7 +155,7 @@ async def test_a_redelivery_is_answered_once(stack: Stack, fake: FakeGitHub, rep
     response, _ = await deliver(stack, "issues", payload, delivery=delivery)  # "Redeliver" in GitHub's UI
     assert response.status_code == 202
     assert (await resolution(stack, delivery)).outcome == "created"
-    assert fake.comments == [Comment(REPO, 7, "Working in isolated branch `issue-7`")]
+    assert fake.comments == [Comment(REPO, 7, created_reply("issue-7", repo))]
 
 
 async def test_closing_an_issue_or_a_pull_request_starts_a_close(stack: Stack, fake: FakeGitHub, repo: Path) -> None:

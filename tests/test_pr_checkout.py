@@ -16,7 +16,13 @@ import pytest
 from isolator.contracts.message import Resolution
 from tests.conftest import Stack
 from tests.fakes.github_api import Comment, FakeGitHub
-from tests.gitrepos import branch_with_commit, branches, git, worktree_paths
+from tests.gitrepos import (
+    branch_with_commit,
+    branches,
+    created_reply,
+    git,
+    worktree_paths,
+)
 from tests.test_github_webhook import (  # noqa: F401  (fixtures)
     REPO,
     URL,
@@ -228,6 +234,6 @@ async def test_a_pr_that_fixes_an_issue_with_a_worktree_shares_it(stack: Stack, 
         (f"{REPO}#42", issue.environment_id), (f"{REPO}#43", issue.environment_id)
     ]
     assert fake.comments == [
-        Comment(REPO, 42, "Working in isolated branch `issue-42`"),
+        Comment(REPO, 42, created_reply("issue-42", repo)),
         Comment(REPO, 43, "Reusing worktree from issue #42"),
     ]

@@ -25,7 +25,10 @@ import pytest
 from temporalio import workflow
 from temporalio.client import Client, ScheduleHandle, WorkflowHistory
 from temporalio.worker import Replayer
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+from temporalio.worker.workflow_sandbox import (
+    SandboxedWorkflowRunner,
+    SandboxRestrictions,
+)
 
 from api.dispatch import dispatch_message
 from isolator.contracts.environment import EnvironmentState

@@ -23,7 +23,7 @@ from isolator.contracts.message import Resolution, message_workflow_id
 from isolator.settings import ConfigurationError, Settings
 from tests.conftest import Stack
 from tests.fakes.slack_api import BOT_ID, BOT_TOKEN, BOT_USER_ID, TEAM_ID, FakeSlack
-from tests.gitrepos import worktree_paths
+from tests.gitrepos import created_reply, worktree_paths
 from workflows.message import MessageWorkflow
 from workflows.naming import thread_branch
 
@@ -147,7 +147,7 @@ async def test_a_mention_creates_a_worktree_replies_in_the_thread_and_the_thread
     )
     assert [tuple(row) for row in rows] == [("thread", conversation, branch)]
     assert [(post.channel, post.thread_ts, post.text) for post in fake.posts] == [
-        (CHANNEL, ts, f"Working in isolated branch `{branch}`")
+        (CHANNEL, ts, created_reply(branch, repo))
     ]
     assert fake.calls("auth.test") == 1
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from temporalio.api.enums.v1 import EventType
 
 from tests.conftest import Stack
-from tests.gitrepos import worktree_paths
+from tests.gitrepos import created_reply, worktree_paths
 from workflows.naming import thread_branch
 
 WORKFLOW_TASK_TIMEOUT_SECONDS = 10  # the server's default, which the service keeps
@@ -27,7 +27,7 @@ async def test_a_checkout_slower_than_the_workflow_task_timeout_completes_once(s
     branch = thread_branch("slow")
     assert answer["result"]["outcome"] == "created", answer
     assert worktree_paths(repo) == [answer["result"]["workingPath"]]
-    assert await stack.replies("slow") == [f"Working in isolated branch `{branch}`"]
+    assert await stack.replies("slow") == [created_reply(branch, repo)]
     history = await stack.temporal.get_workflow_handle(answer["workflowId"]).fetch_history()
     kinds = [event.event_type for event in history.events]
     assert kinds.count(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) > 1, "the SDK heartbeat the workflow task"

@@ -23,7 +23,7 @@ from isolator.contracts.message import ReplyInput, Resolution, message_workflow_
 from isolator.settings import Settings
 from tests.conftest import Stack
 from tests.fakes.telegram_api import BOT_TOKEN, BOT_USER, FakeTelegram, Sent
-from tests.gitrepos import worktree_paths
+from tests.gitrepos import created_reply, worktree_paths
 from workflows.message import MessageWorkflow
 from workflows.naming import thread_branch
 
@@ -136,7 +136,7 @@ async def test_a_private_message_creates_a_worktree_replies_and_the_next_reuses_
     assert worktree_paths(repo) == [str(expected_path)]
     rows = await stack.db.fetch("SELECT workflow_id, branch_name FROM isolation_environments WHERE status = 'active'")
     assert [(row["workflow_id"], row["branch_name"]) for row in rows] == [(f"{PRIVATE['id']}:0", branch)]
-    assert fake.sent == [Sent(PRIVATE["id"], None, f"Working in isolated branch `{branch}`")]
+    assert fake.sent == [Sent(PRIVATE["id"], None, created_reply(branch, repo))]
 
     reused = await resolution(stack, await send(stack, message=message("and the logout bug")))
     assert (reused.outcome, reused.environment_id) == ("reused", created.environment_id)
@@ -154,8 +154,8 @@ async def test_a_forum_topic_gets_its_own_worktree_and_replies_go_to_the_topic(
     assert (general.outcome, general.branch) == ("created", thread_branch(f"{FORUM['id']}:0"))
     assert sorted(worktree_paths(repo)) == sorted([topic.working_path, general.working_path])
     assert fake.sent == [
-        Sent(FORUM["id"], 42, f"Working in isolated branch `{topic.branch}`"),
-        Sent(FORUM["id"], None, f"Working in isolated branch `{general.branch}`"),
+        Sent(FORUM["id"], 42, created_reply(topic.branch, repo)),
+        Sent(FORUM["id"], None, created_reply(general.branch, repo)),
     ]
 
 

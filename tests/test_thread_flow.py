@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 from tests.conftest import Stack
-from tests.gitrepos import branches, worktree_paths
+from tests.gitrepos import branches, created_reply, worktree_paths
 from workflows.naming import thread_branch
 
 
@@ -27,7 +27,7 @@ async def test_first_message_creates_a_worktree_and_the_next_reuses_it(stack: St
     assert (expected_path / "file0.txt").is_file()
     assert worktree_paths(repo) == [str(expected_path)]
     assert branch in branches(repo)
-    assert await stack.replies("conv-1") == [f"Working in isolated branch `{branch}`"]
+    assert await stack.replies("conv-1") == [created_reply(branch, repo)]
 
     rows = await active_rows(stack)
     assert len(rows) == 1
@@ -40,7 +40,7 @@ async def test_first_message_creates_a_worktree_and_the_next_reuses_it(stack: St
     assert second["result"]["outcome"] == "reused"
     assert second["result"]["workingPath"] == str(expected_path)
     assert second["result"]["environmentId"] == first["result"]["environmentId"]
-    assert await stack.replies("conv-1") == [f"Working in isolated branch `{branch}`"], "reuse must be silent"
+    assert await stack.replies("conv-1") == [created_reply(branch, repo)], "reuse must be silent"
     assert len(await active_rows(stack)) == 1
 
 

@@ -10,7 +10,7 @@ from temporalio.client import WorkflowExecutionStatus
 from isolator.contracts.environment import DestroyRequest
 from tests.conftest import Stack
 from tests.fakes.github_api import FakeGitHub
-from tests.gitrepos import worktree_paths
+from tests.gitrepos import created_reply, worktree_paths
 from tests.test_environment_lifecycle import (
     close,
     environment,
@@ -46,7 +46,7 @@ async def test_a_refused_first_reply_leaves_the_worktree_created(stack: Stack, f
 
     result = await resolution(stack, delivery)
     assert (result.outcome, result.branch) == ("created", "issue-12")
-    assert result.replies == ["Working in isolated branch `issue-12`"], "no 'failed' reply about the reply"
+    assert result.replies == [created_reply("issue-12", repo)], "no 'failed' reply about the reply"
     assert len(worktree_paths(repo)) == 1
     assert await stack.db.fetchval("SELECT count(*) FROM isolation_environments WHERE status = 'active'") == 1
     assert await outbound_status(stack, "Working in") == "failed"

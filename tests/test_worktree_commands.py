@@ -18,7 +18,7 @@ from tests.chat_commands import (
     task_path,
 )
 from tests.conftest import Stack
-from tests.gitrepos import branches, git, worktree_paths
+from tests.gitrepos import branches, git, started_from, worktree_paths
 from workflows.chat import texts, worktree_texts
 
 # --- /help, /status, unknown commands -------------------------------------------------------------
@@ -99,7 +99,8 @@ async def test_create_makes_a_task_worktree_and_moves_the_conversation_into_it(s
     await stack.register(repo)
     reply = await say_one(stack, "create-1", "/worktree create Fix-Login")
     path = task_path(stack, "fix-login")
-    assert reply == f"Created worktree `{path}` on branch `task-fix-login`. This conversation now works in it."
+    assert reply == (f"Created worktree `{path}` on branch `task-fix-login`{started_from(repo)}. "
+                     "This conversation now works in it.")
     assert (path / "file0.txt").is_file()
     assert worktree_paths(repo) == [str(path)]
     assert "task-fix-login" in branches(repo)

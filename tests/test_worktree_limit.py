@@ -11,7 +11,7 @@ import pytest
 from isolator.settings import Settings
 from tests.chat_commands import active_rows, command, environment_of, say_one, task_path
 from tests.conftest import Stack
-from tests.gitrepos import branches, worktree_paths
+from tests.gitrepos import branches, started_from, worktree_paths
 from tests.test_worktree_commands_cleanup import (
     backdate,
     commit_file,
@@ -44,7 +44,8 @@ def limit_text(total: int, merged: int, stale: int, active: int, cleanup_stale: 
 
 
 def created_text(stack: Stack, name: str) -> str:
-    return f"Created worktree `{task_path(stack, name)}` on branch `task-{name}`. This conversation now works in it."
+    start = started_from(stack.tmp_path / "repos" / "project")
+    return f"Created worktree `{task_path(stack, name)}` on branch `task-{name}`{start}. This conversation now works in it."
 
 
 async def worktree_dirs(stack: Stack) -> list[str]:

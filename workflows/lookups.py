@@ -54,8 +54,8 @@ class Work:
     def announcement(self, worktree: WorktreeReady) -> str:
         if self.workflow_type == "pr" and self.hints.pr_head_sha:
             # The branch the work happens on: the PR's own, or `pr-N-review` for a fork.
-            return texts.reviewing_pr(self.hints.pr_head_sha, worktree.branch)
-        return texts.working_in(worktree.branch)
+            return texts.reviewing_pr(self.hints.pr_head_sha, worktree.branch) + texts.config_note(worktree.config_problem)
+        return texts.created(worktree)
 
 
 def work_of(conversation: Conversation, codebase: Codebase, hints: IsolationHints) -> Work:

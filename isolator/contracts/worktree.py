@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from isolator.contracts.codebase import Codebase
+from isolator.contracts.repository import ConfigProblem, WorktreeBase
 
 # The isolation provider of every environment so far (activities/providers/): a git worktree.
 WORKTREE_PROVIDER = "worktree"
@@ -32,6 +33,10 @@ class WorktreeReady:
     created: bool
     # the default branch's commit a new branch was started at; a branch still there holds no work
     fresh_from: str | None = None
+    # where a new branch of the default source started: origin's default branch, or the local one and why
+    base: WorktreeBase | None = None
+    # `.isolator.toml` could not be read: said in the reply; the worktree is made without set-up
+    config_problem: ConfigProblem | None = None
 
 
 @dataclass

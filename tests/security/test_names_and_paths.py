@@ -8,8 +8,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from tests.conftest import Stack
-from tests.gitrepos import branches, worktree_paths
-from workflows.chat import texts, worktree_texts
+from tests.gitrepos import branches, created_reply, worktree_paths
+from workflows.chat import worktree_texts
 from workflows.naming import thread_branch
 
 BAD_NAMES = [
@@ -108,7 +108,7 @@ async def test_hostile_conversation_ids_are_refused_or_kept_inside_the_base(stac
             assert listed.status_code == 404, listed.text
         else:
             assert listed.status_code == 200, listed.text
-            assert [m["message"] for m in listed.json()["messages"]] == [texts.working_in(branch)]
+            assert [m["message"] for m in listed.json()["messages"]] == [created_reply(branch, repo)]
 
     after = disk(stack.tmp_path)
     assert outside(after - before, stack, repo) == set(), "nothing made outside the worktree base"

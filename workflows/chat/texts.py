@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from isolator.contracts.repository import ConfigProblem, WorktreeBase
+from isolator.contracts.worktree import WorktreeReady
+
 HELP = """Commands:
 `/clone <repository-url-or-path>`: register a repository and use it in this conversation
 `/status`: show this conversation's repository and worktree, and the repository's worktree count
@@ -13,6 +16,23 @@ Any other message gets its own isolated git worktree, created on first use and r
 
 def working_in(branch: str) -> str:
     return f"Working in isolated branch `{branch}`"
+
+
+def created(worktree: WorktreeReady) -> str:
+    """A new worktree: where its branch started, and what of the repository's set-up cannot be used."""
+    return working_in(worktree.branch) + started_from(worktree.base) + config_note(worktree.config_problem)
+
+
+def started_from(base: WorktreeBase | None) -> str:
+    if base is None:  # an existing branch, or a PR's: it is what it is
+        return ""
+    if base.fallback_reason:
+        return f", from the local `{base.branch}` at `{base.commit[:7]}` ({base.fallback_reason}, so nothing was fetched)"
+    return f", from `{base.branch}` at `{base.commit[:7]}`"
+
+
+def config_note(problem: ConfigProblem | None) -> str:
+    return f"\n{problem.describe()}. The worktree was made without its set-up." if problem else ""
 
 
 def worktree_gone(path: str, branch: str) -> str:

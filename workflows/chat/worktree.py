@@ -76,7 +76,7 @@ class WorktreeCommands:
             return
 
         def announce(worktree: WorktreeReady) -> str:
-            return worktree_texts.task_created(worktree.branch, worktree.path)
+            return worktree_texts.task_created(worktree)
 
         if await self.provision.make_room(await count_for_limit(self.codebase.id)):
             await self.provision.create("task", slug, WorktreeRequest(self.codebase, f"task-{slug}"), announce)

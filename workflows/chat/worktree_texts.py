@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from isolator.contracts.cleanup import Breakdown, CleanupReport
-from workflows.chat.texts import quoted_safely
+from isolator.contracts.worktree import WorktreeReady
+from workflows.chat.texts import config_note, quoted_safely, started_from
 
 USAGE = """Usage:
 `/worktree create <name>`: a new worktree for a task
@@ -35,8 +36,9 @@ def failed(subcommand: str, reason: str) -> str:
     return f"`/worktree {subcommand}` failed: {reason}"
 
 
-def task_created(branch: str, path: str) -> str:
-    return f"Created worktree `{path}` on branch `{branch}`. This conversation now works in it."
+def task_created(worktree: WorktreeReady) -> str:
+    return (f"Created worktree `{worktree.path}` on branch `{worktree.branch}`{started_from(worktree.base)}. "
+            "This conversation now works in it." + config_note(worktree.config_problem))
 
 
 def task_exists(branch: str, path: str) -> str:

@@ -19,8 +19,12 @@ from activities.git import (
 from activities.locks import host_lock
 from activities.ownership import mark_as_made_here
 from activities.paths import UnsafePathError, ensure_inside, worktree_path
+from activities.providers.worktree.base import Base, committed_config, fresh_base
+from activities.providers.worktree.include import copy_included
 from isolator.contracts.errors import INVALID_BRANCH, UNSAFE_PATH, WORKTREE_CONFLICT
+from isolator.contracts.repository import WorktreeBase
 from isolator.contracts.worktree import WorktreeReady, WorktreeRequest
+from isolator.repository_config import read_setup
 from isolator.settings import Settings
 
 PathState = Literal["missing", "ours", "half_made", "foreign"]
@@ -54,6 +58,7 @@ class WorktreeCreator:
             state = await _path_state(repository, path, branch)
             if state == "ours":
                 mark_as_made_here(path)  # a crash may have come between the add and its mark
+                await copy_included(repository, path, [])  # and the copy: what is there already stays
                 return WorktreeReady(path=str(path), branch=branch, created=False)
             if state == "foreign":
                 raise ApplicationError(
@@ -67,13 +72,21 @@ class WorktreeCreator:
                     await run_git("worktree", "remove", "--force", "--force", "--", str(path), cwd=repository,
                                   check=False)
                 _remove_empty_dir(self.settings.worktree_base, path)
-            start_point = await _start_point(repository, request)
+            base = await fresh_base(self.settings.worktree_base, repository, request.codebase.default_branch,
+                                    self.settings.fetch_interval_seconds)
+            config = read_setup(await committed_config(repository, base))
+            start_point = await _start_point(repository, request, base)
             added = await self._add(repository, path, branch, start_point, track=request.source == "pr_branch")
             # Before the lock is let go: a message waiting to adopt a worktree here must see it is ours.
             mark_as_made_here(path)
             # A branch still at this commit later holds no work, however far the default branch moves.
-            fresh_from = added.start_commit if added.new_branch and request.source == "default" else None
-            return WorktreeReady(path=str(path), branch=branch, created=True, fresh_from=fresh_from)
+            fresh = added.new_branch and request.source == "default"
+            await copy_included(repository, path, config.config.include)
+            return WorktreeReady(path=str(path), branch=branch, created=True,
+                                 fresh_from=added.start_commit if fresh else None,
+                                 base=WorktreeBase(request.codebase.default_branch, added.start_commit,
+                                                   base.fallback_reason) if fresh and added.start_commit else None,
+                                 config_problem=config.problem)
 
     async def _add(self, repository: Path, path: Path, branch: str, start_point: str, track: bool) -> _Added:
         """Add the worktree. Concurrent `git worktree add`s in one repository can trip over each
@@ -154,10 +167,10 @@ async def _path_state(repository: Path, path: Path, branch: str) -> PathState:
     return "ours" if head == branch else "foreign"
 
 
-async def _start_point(repository: Path, request: WorktreeRequest) -> str:
+async def _start_point(repository: Path, request: WorktreeRequest, base: Base) -> str:
     """Where a new branch starts; for PRs, fetch what the PR points at first."""
     if request.source == "default":
-        return request.codebase.default_branch
+        return base.revision
     if request.source == "pr_branch":
         remote_ref = f"refs/remotes/origin/{request.branch}"
         await _fetch(repository, f"+refs/heads/{request.branch}:{remote_ref}", request)

@@ -1,0 +1,78 @@
+"""A fresh base: new branches start from origin's default branch, fetched at most once per interval.
+
+A burst of new conversations fetches once: the first takes the codebase's fetch lock and fetches,
+the others wait for it and find the stamp fresh. A checkout without `origin`, or an origin that
+cannot be reached, gives the local default branch, and says why; the failure is remembered for the
+same interval, so a burst does not wait on an unreachable host fifty times.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from activities.git import run_git
+from activities.locks import host_lock
+from isolator.contracts.repository import CONFIG_FILE
+
+FETCH_TIMEOUT_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class Base:
+    """What a new branch starts from: the revision to hand to git, and why it is the local one."""
+
+    revision: str  # `refs/remotes/origin/<default>`, or `refs/heads/<default>`
+    fallback_reason: str | None = None
+
+
+async def fresh_base(worktree_base: Path, repository: Path, default_branch: str, interval_seconds: int) -> Base:
+    stamp = worktree_base / ".fetched" / hashlib.sha256(str(repository.resolve()).encode()).hexdigest()[:32]
+    async with host_lock(worktree_base, repository / ".git" / "isolator-fetch"):
+        fallback = _recent(stamp, interval_seconds)
+        if fallback is None:
+            fallback = await _fetch(repository, default_branch)
+            stamp.parent.mkdir(parents=True, exist_ok=True)
+            stamp.write_text(json.dumps({"at": time.time(), "fallback": fallback}))
+    if fallback:
+        return Base(f"refs/heads/{default_branch}", fallback)
+    return Base(f"refs/remotes/origin/{default_branch}")
+
+
+def _recent(stamp: Path, interval_seconds: int) -> str | None:
+    """The last fetch's fallback reason ("" when it worked) if it is younger than the interval."""
+    try:
+        recorded = json.loads(stamp.read_text())
+    except (OSError, ValueError):
+        return None
+    if time.time() - recorded.get("at", 0) >= interval_seconds:
+        return None
+    return recorded.get("fallback", "")
+
+
+async def _fetch(repository: Path, default_branch: str) -> str:
+    """"" when origin's default branch was fetched; otherwise why it was not."""
+    origin = await run_git("remote", "get-url", "origin", cwd=repository, check=False)
+    if origin.returncode != 0:
+        return "the checkout has no `origin`"
+    fetch = run_git("fetch", "--quiet", "--no-tags", "origin", f"+refs/heads/{default_branch}:refs/remotes/origin/{default_branch}",
+                    cwd=repository, check=False)
+    try:
+        result = await asyncio.wait_for(fetch, FETCH_TIMEOUT_SECONDS)
+    except asyncio.TimeoutError:
+        return f"`origin` did not answer within {FETCH_TIMEOUT_SECONDS} s"
+    if result.returncode != 0:
+        first_line = (result.stderr.strip().splitlines() or ["git fetch failed"])[0]
+        return f"`origin` could not be reached ({first_line[:200]})"
+    return ""
+
+
+async def committed_config(repository: Path, base: Base) -> str | None:
+    """`.isolator.toml` as committed at the base (origin's default branch when it was fetched), never
+    a worktree's own copy: what a PR changes in it does not run."""
+    shown = await run_git("show", f"{base.revision}:{CONFIG_FILE}", cwd=repository, check=False)
+    return shown.stdout if shown.returncode == 0 else None

@@ -1,0 +1,134 @@
+"""A new worktree starts from origin's current default branch, fetched at most once per interval, and
+gets the checkout's untracked files that `.worktreeinclude` names; on real repositories."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from temporalio.testing import ActivityEnvironment
+
+from activities.isolation import IsolationActivities
+from isolator.contracts.codebase import Codebase
+from isolator.contracts.worktree import WorktreeReady, WorktreeRequest
+from isolator.settings import Settings, load_settings
+from tests.gitrepos import git, make_repo
+
+HOST = "test-host"
+
+
+def settings_for(tmp_path: Path, interval: int = 60) -> Settings:
+    return load_settings(data_dir=tmp_path / "data", worktree_base_setting=tmp_path / "worktrees", host=HOST,
+                         fetch_interval_seconds=interval)
+
+
+def upstream_and_clone(tmp_path: Path) -> tuple[Path, Path]:
+    """A bare origin, and the service's checkout cloned from it."""
+    source = make_repo(tmp_path / "source")
+    origin = tmp_path / "origin.git"
+    git("clone", "-q", "--bare", str(source), str(origin), cwd=tmp_path)
+    checkout = tmp_path / "project"
+    git("clone", "-q", str(origin), str(checkout), cwd=tmp_path)
+    return origin, checkout
+
+
+def push_commit(tmp_path: Path, origin: Path, name: str) -> str:
+    """Someone else pushes to origin's main: the service's checkout does not have it."""
+    elsewhere = tmp_path / f"elsewhere-{name}"
+    git("clone", "-q", str(origin), str(elsewhere), cwd=tmp_path)
+    (elsewhere / f"{name}.txt").write_text(f"{name}\n")
+    git("add", ".", cwd=elsewhere)
+    git("commit", "-q", "-m", name, cwd=elsewhere)
+    git("push", "-q", "origin", "main", cwd=elsewhere)
+    return git("rev-parse", "HEAD", cwd=elsewhere).strip()
+
+
+async def create(settings: Settings, checkout: Path, branch: str) -> WorktreeReady:
+    codebase = Codebase(id="1", name="project", canonical_path=str(checkout), default_branch="main", host=HOST)
+    return await ActivityEnvironment().run(IsolationActivities(settings).create_worktree,
+                                           WorktreeRequest(codebase, branch))
+
+
+@pytest.fixture
+def fetches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A `git` first on PATH that notes each fetch and runs the real git."""
+    real, shim, log = shutil.which("git"), tmp_path / "shim", tmp_path / "fetches"
+    shim.mkdir()
+    log.touch()
+    (shim / "git").write_text(f'#!/bin/sh\ncase " $* " in *" fetch "*) echo fetch >> "{log}";; esac\nexec "{real}" "$@"\n')
+    (shim / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
+    return log
+
+
+async def test_a_new_worktree_starts_from_the_commit_just_pushed_to_origin(tmp_path: Path) -> None:
+    origin, checkout = upstream_and_clone(tmp_path)
+    settings = settings_for(tmp_path, interval=0)
+    first = await create(settings, checkout, "issue-1")
+    pushed = push_commit(tmp_path, origin, "moved-on")
+
+    ready = await create(settings, checkout, "issue-2")
+
+    assert git("rev-parse", "HEAD", cwd=Path(ready.path)).strip() == pushed
+    assert ready.base is not None and (ready.base.commit, ready.base.fallback_reason) == (pushed, None)
+    assert ready.fresh_from == pushed
+    assert first.base is not None and first.base.commit != pushed
+    assert git("rev-parse", "main", cwd=checkout).strip() != pushed, "the checkout's own branch is left alone"
+
+
+async def test_twenty_creations_at_once_fetch_once(tmp_path: Path, fetches: Path) -> None:
+    origin, checkout = upstream_and_clone(tmp_path)
+    pushed = push_commit(tmp_path, origin, "news")
+    settings = settings_for(tmp_path)
+
+    made = await asyncio.gather(*(create(settings, checkout, f"thread-{number}") for number in range(20)))
+
+    assert fetches.read_text().splitlines() == ["fetch"]
+    assert {git("rev-parse", "HEAD", cwd=Path(ready.path)).strip() for ready in made} == {pushed}
+
+
+async def test_an_unreachable_origin_gives_the_local_branch_and_says_why(tmp_path: Path) -> None:
+    _, checkout = upstream_and_clone(tmp_path)
+    git("remote", "set-url", "origin", str(tmp_path / "gone.git"), cwd=checkout)
+    local = git("rev-parse", "main", cwd=checkout).strip()
+
+    ready = await create(settings_for(tmp_path), checkout, "issue-3")
+
+    assert git("rev-parse", "HEAD", cwd=Path(ready.path)).strip() == local
+    assert ready.base is not None and ready.base.commit == local
+    assert ready.base.fallback_reason is not None and "could not be reached" in ready.base.fallback_reason
+
+
+async def test_worktreeinclude_copies_untracked_files_and_folders_and_links_stay_links(tmp_path: Path) -> None:
+    checkout = make_repo(tmp_path / "project")
+    outside = tmp_path / "outside-secret.txt"
+    outside.write_text("never read\n")
+    (checkout / ".gitignore").write_text(".env\nnode_modules/\nconfig/local.json\nlinked-out\n")
+    git("add", ".gitignore", cwd=checkout)
+    git("commit", "-q", "-m", "ignore", cwd=checkout)
+    (checkout / ".worktreeinclude").write_text("# copied into every new worktree\n.env\nnode_modules\n"
+                                               "config/local.json\nlinked-out\n")
+    (checkout / ".env").write_text("TOKEN=local\n")
+    (checkout / "node_modules" / "pkg" / "lib").mkdir(parents=True)
+    (checkout / "node_modules" / "pkg" / "lib" / "index.js").write_text("module.exports = 1\n")
+    (checkout / "node_modules" / "pkg" / "lib" / "index.js").chmod(0o640)
+    os.symlink("lib/index.js", checkout / "node_modules" / "pkg" / "main.js")
+    (checkout / "config").mkdir()
+    (checkout / "config" / "local.json").write_text("{}\n")
+    os.symlink(outside, checkout / "linked-out")  # a link that points out of the checkout
+
+    ready = await create(settings_for(tmp_path), checkout, "issue-4")
+    worktree = Path(ready.path)
+
+    assert (worktree / ".env").read_text() == "TOKEN=local\n"
+    assert (worktree / "config" / "local.json").read_text() == "{}\n"
+    copied = worktree / "node_modules" / "pkg" / "lib" / "index.js"
+    assert copied.read_text() == "module.exports = 1\n" and (copied.stat().st_mode & 0o777) == 0o640
+    assert os.readlink(worktree / "node_modules" / "pkg" / "main.js") == "lib/index.js"
+    assert (worktree / "linked-out").is_symlink(), "copied as a link"
+    assert os.readlink(worktree / "linked-out") == str(outside), "never followed: the link itself"
+    assert not (worktree / ".worktreeinclude").exists(), "the list itself is not listed"
+    assert git("status", "--porcelain", cwd=worktree) == "", "what was copied is what git ignores"
