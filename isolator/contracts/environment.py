@@ -202,3 +202,17 @@ class EnvironmentState:
     pending: DestroyRequest | None = None  # the next removal to run
     waiting: list[str] = field(default_factory=list)  # request keys the next removal answers
     reports: dict[str, RemovalReport] = field(default_factory=dict)  # by request key, for updates
+
+
+@dataclass
+class PortBlock:
+    """Consecutive ports an environment holds: `ISOLATOR_PORT` is the first, `ISOLATOR_PORTS` `first-last`."""
+
+    first: int
+    last: int
+
+
+@dataclass
+class PortRequest:
+    environment_id: str
+    count: int

@@ -76,7 +76,9 @@ class WorktreeCreator:
                                     self.settings.fetch_interval_seconds)
             config = read_setup(await committed_config(repository, base))
             start_point = await _start_point(repository, request, base)
-            added = await self._add(repository, path, branch, start_point, track=request.source == "pr_branch")
+            # `lfs = "skip"`: a huge LFS repository's files stay pointers until asked for.
+            checkout_env = {"GIT_LFS_SKIP_SMUDGE": "1"} if config.config.lfs == "skip" else {}
+            added = await self._add(repository, path, branch, start_point, request.source == "pr_branch", checkout_env)
             # Before the lock is let go: a message waiting to adopt a worktree here must see it is ours.
             mark_as_made_here(path)
             # A branch still at this commit later holds no work, however far the default branch moves.
@@ -88,13 +90,17 @@ class WorktreeCreator:
                                                    base.fallback_reason) if fresh and added.start_commit else None,
                                  config_problem=config.problem)
 
-    async def _add(self, repository: Path, path: Path, branch: str, start_point: str, track: bool) -> _Added:
+    async def _add(
+        self, repository: Path, path: Path, branch: str, start_point: str, track: bool, env: dict[str, str]
+    ) -> _Added:
         """Add the worktree. Concurrent `git worktree add`s in one repository can trip over each
         other's `.git/worktrees` entries, so they take turns."""
         async with host_lock(self.settings.worktree_base, repository):
-            return await self._add_locked(repository, path, branch, start_point, track)
+            return await self._add_locked(repository, path, branch, start_point, track, env)
 
-    async def _add_locked(self, repository: Path, path: Path, branch: str, start_point: str, track: bool) -> _Added:
+    async def _add_locked(
+        self, repository: Path, path: Path, branch: str, start_point: str, track: bool, env: dict[str, str]
+    ) -> _Added:
         existing, start_commit = await commits_of(repository, f"refs/heads/{branch}", start_point)
         new_branch = existing is None
         if new_branch:
@@ -105,11 +111,11 @@ class WorktreeCreator:
         else:
             args = ["worktree", "add", "--", str(path), branch]
         path.parent.mkdir(parents=True, exist_ok=True)
-        error = await _attempt(repository, args)
+        error = await _attempt(repository, args, env)
         # A worktree deleted behind git's back still holds its path and branch until it is pruned.
         if error is not None and await _pruned_stale_worktrees(repository):
             await self._undo_add(repository, path, branch, new_branch)
-            error = await _attempt(repository, args)
+            error = await _attempt(repository, args, env)
         if error is not None:
             await self._undo_add(repository, path, branch, new_branch)
             raise ApplicationError(_explain(error, branch), type=WORKTREE_CONFLICT, non_retryable=True)
@@ -123,9 +129,9 @@ class WorktreeCreator:
             await run_git("branch", "-D", "--", branch, cwd=repository, check=False)
 
 
-async def _attempt(repository: Path, args: list[str]) -> GitError | None:
+async def _attempt(repository: Path, args: list[str], env: dict[str, str]) -> GitError | None:
     try:
-        await run_git(*args, cwd=repository)
+        await run_git(*args, cwd=repository, env=env)
         return None
     except GitError as error:
         return error
