@@ -50,4 +50,5 @@ def environment_from_row(row: asyncpg.Record, prefix: str = "") -> Environment:
         branch_name=row[f"{prefix}branch_name"],
         status=row[f"{prefix}status"],
         provider=row[f"{prefix}provider"],
+        from_fork=bool((row[f"{prefix}metadata"] or {}).get("from_fork", False)),
     )

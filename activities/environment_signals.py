@@ -66,6 +66,12 @@ class EnvironmentSignalActivities:
                 return RemovalReport(outcome="already_gone", message=f"`{branch}` was already removed.")
         return await handle.execute_update("destroy_and_report", request.request, result_type=RemovalReport)
 
+    @activity.defn
+    async def set_up_again(self, environment: EnvironmentRef) -> str:
+        """`/worktree setup`: the environment's workflow runs its set-up again; its state afterwards."""
+        handle = self.client.get_workflow_handle(environment_workflow_id(environment.environment_id))
+        return await handle.execute_update("set_up_again", result_type=str)
+
     async def _start(self, environment: EnvironmentRef, **signal: object) -> None:
         attributes = TypedSearchAttributes([
             SearchAttributePair(search_attributes.CODEBASE, environment.codebase.name),

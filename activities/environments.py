@@ -25,12 +25,14 @@ from isolator.contracts.environment import (
     IdentityQuery,
     MarkDestroyedInput,
     NamedEnvironmentQuery,
+    PortBlock,
     RecordedEnvironment,
     RecordEnvironmentInput,
     Retired,
     RetireInput,
 )
 from isolator.contracts.errors import LIMIT_REACHED, WORKTREE_CONFLICT
+from isolator.contracts.setup import EnvironmentDetails, SetupStateInput
 from isolator.settings import Settings
 
 _COUNT_ACTIVE = "SELECT count(*) FROM isolation_environments WHERE codebase_id = $1 AND status = 'active'"
@@ -87,6 +89,8 @@ class EnvironmentActivities:
                 "UPDATE conversations SET environment_id = NULL, cwd = NULL WHERE id = $1 AND environment_id = $2",
                 retire.conversation_row_id, retire.environment_id,
             )
+            if marked is not None:
+                await connection.execute("DELETE FROM port_allocations WHERE environment_id = $1", retire.environment_id)
         return Retired(marked_now=marked is not None)
 
     @activity.defn
@@ -137,6 +141,7 @@ class EnvironmentActivities:
                     workflow_id=row["workflow_id"],
                     platform=row["created_by_platform"],
                     provider=row["provider"],
+                    from_fork=bool((row["metadata"] or {}).get("from_fork", False)),
                 ),
                 created_by_platform=row["created_by_platform"],
                 open_conversations=[
@@ -175,6 +180,25 @@ class EnvironmentActivities:
                 "UPDATE conversations SET environment_id = NULL, cwd = NULL WHERE environment_id = $1",
                 request.environment_id,
             )
+            await connection.execute("DELETE FROM port_allocations WHERE environment_id = $1", request.environment_id)
+
+    @activity.defn
+    async def record_setup_state(self, request: SetupStateInput) -> None:
+        await self.pool.execute("UPDATE isolation_environments SET setup_state = $2 WHERE id = $1",
+                                request.environment_id, request.state)
+
+    @activity.defn
+    async def environment_details(self, environment_id: str) -> EnvironmentDetails:
+        row = await self.pool.fetchrow(
+            """SELECT e.setup_state, min(p.port) AS first, max(p.port) AS last
+               FROM isolation_environments e LEFT JOIN port_allocations p ON p.environment_id = e.id
+               WHERE e.id = $1 GROUP BY e.id""",
+            environment_id,
+        )
+        if row is None:
+            return EnvironmentDetails("none")
+        ports = PortBlock(row["first"], row["last"]) if row["first"] is not None else None
+        return EnvironmentDetails(row["setup_state"], ports)
 
     async def _check_room(self, connection: asyncpg.Connection, codebase_id: str) -> None:
         active = await connection.fetchval(_COUNT_ACTIVE, codebase_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Awaitable, Callable
 
 import asyncpg
@@ -10,12 +11,14 @@ from temporalio.exceptions import ApplicationError
 
 from isolator.contracts.message import ReplyInput
 
-# Delivers one reply to a platform; raises to be retried.
-Deliver = Callable[[ReplyInput], Awaitable[None]]
+# Delivers one reply to a platform, or with the platform's id of an earlier message, updates that
+# message in place; returns the platform's id of the message (None where it has none). Raises to be retried.
+Deliver = Callable[..., Awaitable[str | None]]
 
 
-async def _deliver_to_test_adapter(reply: ReplyInput) -> None:
-    """The test adapter reads its replies from the outbound log itself: nothing to send."""
+async def _deliver_to_test_adapter(reply: ReplyInput, replacing: str | None = None) -> str | None:
+    """The test adapter reads its replies, latest text included, from the outbound log itself."""
+    return None
 
 
 class ReplyActivities:
@@ -25,6 +28,13 @@ class ReplyActivities:
 
     @activity.defn
     async def send_reply(self, reply: ReplyInput) -> None:
+        await self.deliver_once(reply)
+
+    async def deliver_once(self, reply: ReplyInput) -> None:
+        """Log, then deliver once; a reply that `updates` an earlier one edits that message."""
+        if reply.updates is not None:
+            await self._update(reply, reply.updates)
+            return
         deliver = self.deliverers.get(reply.platform)
         if deliver is None:
             raise ApplicationError(f"no reply channel for platform {reply.platform!r}", non_retryable=True)
@@ -42,7 +52,7 @@ class ReplyActivities:
         if status == "sent":
             return
         try:
-            await deliver(reply)
+            message_id = await deliver(reply)
         except ApplicationError as error:
             if error.non_retryable:  # the platform's final word: the log shows the reply never went out
                 await self.pool.execute(
@@ -50,6 +60,20 @@ class ReplyActivities:
                 )
             raise
         await self.pool.execute(
-            "UPDATE outbound_messages SET status = 'sent', sent_at = now() WHERE idempotency_key = $1",
-            reply.idempotency_key,
+            """UPDATE outbound_messages SET status = 'sent', sent_at = now(), platform_message_id = $2
+               WHERE idempotency_key = $1""",
+            reply.idempotency_key, message_id,
         )
+
+    async def _update(self, reply: ReplyInput, original: str) -> None:
+        row = await self.pool.fetchrow(
+            "SELECT status, platform_message_id FROM outbound_messages WHERE idempotency_key = $1", original
+        )
+        if row is None or row["status"] != "sent":  # the original never went out: this text goes instead
+            await self.deliver_once(dataclasses.replace(reply, idempotency_key=original, updates=None))
+            return
+        deliver = self.deliverers[reply.platform]
+        if row["platform_message_id"] is not None or reply.platform == "test":
+            await deliver(reply, row["platform_message_id"])
+        await self.pool.execute("UPDATE outbound_messages SET body = $2 WHERE idempotency_key = $1", original,
+                                reply.text)

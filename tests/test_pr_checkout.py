@@ -237,3 +237,27 @@ async def test_a_pr_that_fixes_an_issue_with_a_worktree_shares_it(stack: Stack, 
         Comment(REPO, 42, created_reply("issue-42", repo)),
         Comment(REPO, 43, "Reusing worktree from issue #42"),
     ]
+
+
+async def test_a_fork_prs_setup_is_skipped_unless_the_repository_trusts_forks(
+    stack: Stack, fake: FakeGitHub, repo: Path
+) -> None:
+    (repo / ".isolator.toml").write_text('[setup]\ncommands = ["echo ran > ran.txt"]\n')
+    git("add", ".isolator.toml", cwd=repo)
+    git("commit", "-q", "-m", "set-up", cwd=repo)
+    upstream = with_upstream(repo)
+    sha = push_commit(upstream, "refs/pull/78/head", repo.parent / "fork", message="A contribution")
+    await stack.register(repo, url=URL)
+
+    result = await open_pr(stack, fake, 78, "patch-2", sha, head_repo=FORK)
+
+    skipped = ("The set-up of `pr-78-review` was skipped: the PR comes from a fork, and the repository's "
+               "`.isolator.toml` runs set-up for forks only with `trust_forks = true`.")
+    for _ in range(600):
+        if len(fake.comments) == 2:
+            break
+        await asyncio.sleep(0.05)
+    assert [comment.body for comment in fake.comments][1] == skipped
+    assert await stack.db.fetchval("SELECT setup_state FROM isolation_environments WHERE branch_name = $1",
+                                   "pr-78-review") == "skipped"
+    assert not (Path(result.working_path or "") / "ran.txt").exists()

@@ -4,6 +4,8 @@ and the words the user gets."""
 
 from __future__ import annotations
 
+import asyncio
+import uuid
 from pathlib import Path
 
 import pytest
@@ -41,6 +43,20 @@ async def test_status_without_a_repository_says_how_to_register_one(stack: Stack
     assert "Worktrees:" not in reply
 
 
+async def ready_ports(stack: Stack, environment_id: str) -> tuple[int, int]:
+    """The environment's ports, once its set-up (none here) is done."""
+    for _ in range(200):
+        row = await stack.db.fetchrow(
+            """SELECT e.setup_state, min(p.port) AS first, max(p.port) AS last FROM isolation_environments e
+               LEFT JOIN port_allocations p ON p.environment_id = e.id WHERE e.id = $1 GROUP BY e.id""",
+            uuid.UUID(environment_id),
+        )
+        if row["setup_state"] == "ready":
+            return row["first"], row["last"]
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"set-up of {environment_id} did not finish: {row['setup_state']}")
+
+
 async def test_status_shows_the_codebase_the_worktree_and_the_counts(stack: Stack, repo: Path) -> None:
     await stack.register(repo)
     before = await say_one(stack, "status-1", "/status")
@@ -57,11 +73,14 @@ async def test_status_shows_the_codebase_the_worktree_and_the_counts(stack: Stac
     created = await stack.say("status-1", "fix the login bug")
     path, branch = created["result"]["workingPath"], created["result"]["branch"]
     await command(stack, "status-2", "/worktree create other")
+    first, last = await ready_ports(stack, created["result"]["environmentId"])
     after = await say_one(stack, "status-1", "/status")
     assert after.splitlines() == [
         "Codebase: project",
         f"Current working directory: {path}",
         f"Worktree: `{path}` (branch `{branch}`)",
+        "Set-up: ready",
+        f"Ports: {first}-{last} (ISOLATOR_PORT={first})",
         "Worktrees: 2/25",
         "  • 0 merged (can auto-remove)",
         "  • 0 stale (14+ days inactive)",

@@ -16,7 +16,9 @@ from activities.environment_signals import EnvironmentSignalActivities
 from activities.environments import EnvironmentActivities
 from activities.isolation import IsolationActivities
 from activities.platforms import PlatformActivities, deliverers
+from activities.ports import PortActivities
 from activities.replies import ReplyActivities
+from activities.setup import SetupActivities
 from isolator.settings import Settings
 from workers.interceptors import worker_interceptors
 from workflows.cleanup import CleanupWorkflow, CodebaseCleanupWorkflow
@@ -61,6 +63,8 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         environments.list_environments,
         environments.find_named_environment,
         environments.mark_environment_destroyed,
+        environments.record_setup_state,
+        environments.environment_details,
         codebases.find_codebase,
         codebases.record_codebase,
         codebases.list_codebases,
@@ -72,16 +76,21 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         signals.signal_environment,
         # normal activities on the shared queue
         signals.destroy_environment,
+        signals.set_up_again,
         ReplyActivities(pool, deliverers(settings)).send_reply,
         PlatformActivities(settings).complete_hints,
     ]
 
 
 def host_activities(pool: asyncpg.Pool, settings: Settings) -> list[Callable[..., Any]]:
-    """What the host's queue serves: the git work of the codebases this host holds."""
+    """What the host's queue serves: the git work of the codebases this host holds, and their set-up."""
     isolation = IsolationActivities(settings)
     codebases = CodebaseActivities(settings, pool)
+    setup = SetupActivities(settings, ReplyActivities(pool, deliverers(settings)))
     return [
+        setup.read_repository_setup,
+        setup.run_commands,
+        PortActivities(pool, settings).allocate_ports,
         isolation.validate_environment,
         isolation.create_worktree,
         isolation.find_adoptable_worktree,

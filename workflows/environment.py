@@ -21,6 +21,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from isolator.contracts.message import ReplyInput
     from isolator.contracts.worktree import RemovalReport
+    from workflows.environment_setup import READY_TO_WORK, set_up, tear_down
     from workflows.steps import environments, isolation, replies
 
 # A refused removal is tried again this often: a worktree cleaned by hand then goes by itself.
@@ -40,11 +41,14 @@ class EnvironmentWorkflow:
 
     @workflow.run
     async def run(self, state: EnvironmentState) -> RemovalReport:
+        if self._state.setup_state == "none" and workflow.patched(READY_TO_WORK):
+            await set_up(self._state)
         while True:
             refused = self._state.status == "removal_refused"
             try:
                 await workflow.wait_condition(
-                    lambda: self._removal_due() or workflow.info().is_continue_as_new_suggested(),
+                    lambda: self._removal_due() or self._state.setup_requested
+                    or workflow.info().is_continue_as_new_suggested(),
                     timeout=RETRY_REFUSED_REMOVAL if refused else None,
                 )
             except TimeoutError:
@@ -53,6 +57,8 @@ class EnvironmentWorkflow:
                 report = await self._remove()
                 if report.outcome != "refused":
                     return report
+            elif self._state.setup_requested:
+                await set_up(self._state)
             elif workflow.info().is_continue_as_new_suggested():
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 workflow.continue_as_new(self._state)
@@ -94,6 +100,14 @@ class EnvironmentWorkflow:
             await workflow.wait_condition(lambda: request.key in self._state.reports)
         return self._state.reports[request.key]
 
+    @workflow.update
+    async def set_up_again(self) -> str:
+        """`/worktree setup`: run the set-up again, after what is running now; the set-up state after it."""
+        runs = self._state.setup_runs + (1 if self._state.setup_state == "running" else 0)
+        self._state.setup_requested = True
+        await workflow.wait_condition(lambda: self._state.setup_runs > runs or self._removal_due())
+        return self._state.setup_state
+
     @workflow.query
     def state(self) -> EnvironmentState:
         return self._state
@@ -123,6 +137,7 @@ class EnvironmentWorkflow:
         self._state.pending, self._state.waiting = None, []
         environment = self._state.environment
         self._state.status = "removing"
+        await tear_down(self._state, request.requested_by, key=f"{workflow.info().workflow_id}:teardown:{request.key}")
         report = await isolation.remove_worktree(environment, request.force)
         if report.outcome == "refused":
             self._state.status = "removal_refused"

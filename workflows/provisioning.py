@@ -51,6 +51,8 @@ def environment_ref(environment: Environment, codebase: Codebase, platform: str 
         workflow_type=environment.workflow_type,
         workflow_id=environment.workflow_id,
         platform=platform,
+        provider=environment.provider,
+        from_fork=environment.from_fork,
     )
 
 
@@ -94,6 +96,8 @@ class Provisioner:
         """Create and record the worktree; `make_room` has said there is room."""
         worktree = await isolation.create_worktree(request, locally=versions.uses_local_steps())
         metadata = {"start_commit": worktree.fresh_from} if worktree.fresh_from else {}
+        if request.source == "pr_fork":
+            metadata["from_fork"] = True  # its set-up runs only when the repository trusts forks
         try:
             recorded = await environments.record_environment(
                 self._record(workflow_type, workflow_id, worktree.path, worktree.branch, metadata, counts=True)

@@ -40,7 +40,7 @@ query($owner: String!, $name: String!, $number: Int!) {
 
 
 def make_deliverer(settings: Settings) -> Deliver:
-    async def deliver(reply: ReplyInput) -> None:
+    async def deliver(reply: ReplyInput, replacing: str | None = None) -> str | None:
         if settings.github_token is None:
             raise ApplicationError(
                 "GITHUB_TOKEN is not set: cannot post replies to GitHub",
@@ -49,11 +49,15 @@ def make_deliverer(settings: Settings) -> Deliver:
             )
         full_name, number = split_conversation_id(reply.conversation_id)
 
-        def post(github: Github) -> None:
+        def post(github: Github) -> str:
             # The issues API comments on pull requests too; lazy objects make this one POST.
-            github.get_repo(full_name).get_issue(number).create_comment(reply.text)
+            issue = github.get_repo(full_name).get_issue(number)
+            if replacing is not None:  # a message updated in place: the comment, edited
+                issue.get_comment(int(replacing)).edit(reply.text)
+                return replacing
+            return str(issue.create_comment(reply.text).id)
 
-        await _call(settings, post, f"posting a comment on {reply.conversation_id}")
+        return await _call(settings, post, f"posting a comment on {reply.conversation_id}")
 
     return deliver
 

@@ -31,7 +31,7 @@ def make_deliverer(settings: Settings) -> Deliver:
     token = settings.slack_bot_token
     client = AsyncWebClient(token=token.get_secret_value(), base_url=settings.slack_api_url) if token else None
 
-    async def deliver(reply: ReplyInput) -> None:
+    async def deliver(reply: ReplyInput, replacing: str | None = None) -> str | None:
         if client is None:
             raise ApplicationError(
                 "SLACK_BOT_TOKEN is not set: cannot post replies to Slack",
@@ -40,7 +40,11 @@ def make_deliverer(settings: Settings) -> Deliver:
             )
         channel, thread_ts = _split_conversation_id(reply.conversation_id)
         try:
-            await client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=reply.text)
+            if replacing is not None:  # a message updated in place: its `ts`
+                await client.chat_update(channel=channel, ts=replacing, text=reply.text)
+                return replacing
+            posted = await client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=reply.text)
+            return posted.get("ts")
         except SlackApiError as error:
             raise _classify(error, channel) from error
 

@@ -28,7 +28,7 @@ _CUT = "\n… (cut: longer than Telegram allows)"
 def make_deliverer(settings: Settings) -> Deliver:
     token = settings.telegram_bot_token.get_secret_value() if settings.telegram_bot_token else None
 
-    async def deliver(reply: ReplyInput) -> None:
+    async def deliver(reply: ReplyInput, replacing: str | None = None) -> str | None:
         if token is None:
             raise ApplicationError(
                 "TELEGRAM_BOT_TOKEN is not set: cannot send replies to Telegram",
@@ -39,7 +39,11 @@ def make_deliverer(settings: Settings) -> Deliver:
             # A Bot per reply: the worker gives deliverers no shutdown hook, and `async with`
             # opens and closes its HTTP client (and checks the token with getMe) around the send.
             async with Bot(token, base_url=settings.telegram_api_url) as bot:
-                await bot.send_message(chat_id, _fit(reply.text), message_thread_id=topic_id or None)
+                if replacing is not None:  # a message updated in place: editMessageText
+                    await bot.edit_message_text(_fit(reply.text), chat_id=chat_id, message_id=int(replacing))
+                    return replacing
+                sent = await bot.send_message(chat_id, _fit(reply.text), message_thread_id=topic_id or None)
+                return str(sent.message_id)
         except TelegramError as error:
             # `from None`: the chained SDK error can carry the token (InvalidToken's message does),
             # and Temporal records causes in the workflow history.

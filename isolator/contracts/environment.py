@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from isolator.contracts.codebase import Codebase
+from isolator.contracts.repository import RepositorySetup, SetupState
 from isolator.contracts.worktree import WORKTREE_PROVIDER, RemovalReport
 
 
@@ -20,6 +21,7 @@ class Environment:
     branch_name: str
     status: str
     provider: str = WORKTREE_PROVIDER
+    from_fork: bool = False  # a PR from a fork (recorded in its metadata)
 
 
 @dataclass
@@ -137,6 +139,8 @@ class EnvironmentRef:
     workflow_id: str
     platform: str | None = None
     provider: str = WORKTREE_PROVIDER
+    # a PR from a fork: its set-up runs only when `.isolator.toml` trusts forks
+    from_fork: bool = False
 
 
 def environment_workflow_id(environment_id: str) -> str:
@@ -189,6 +193,20 @@ class DestroyEnvironmentInput:
 
 
 @dataclass
+class PortBlock:
+    """Consecutive ports an environment holds: `ISOLATOR_PORT` is the first, `ISOLATOR_PORTS` `first-last`."""
+
+    first: int
+    last: int
+
+
+@dataclass
+class PortRequest:
+    environment_id: str
+    count: int
+
+
+@dataclass
 class EnvironmentState:
     """The environment workflow's whole state: its query answer and its continue-as-new input."""
 
@@ -202,17 +220,9 @@ class EnvironmentState:
     pending: DestroyRequest | None = None  # the next removal to run
     waiting: list[str] = field(default_factory=list)  # request keys the next removal answers
     reports: dict[str, RemovalReport] = field(default_factory=dict)  # by request key, for updates
-
-
-@dataclass
-class PortBlock:
-    """Consecutive ports an environment holds: `ISOLATOR_PORT` is the first, `ISOLATOR_PORTS` `first-last`."""
-
-    first: int
-    last: int
-
-
-@dataclass
-class PortRequest:
-    environment_id: str
-    count: int
+    # ready to work: the repository's set-up, run by this workflow (workflows/environment_setup.py)
+    setup_state: SetupState = "none"
+    setup: RepositorySetup | None = None
+    ports: PortBlock | None = None
+    setup_requested: bool = False  # `/worktree setup` asked for it again
+    setup_runs: int = 0

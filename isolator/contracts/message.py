@@ -117,3 +117,5 @@ class ReplyInput:
     text: str
     # a retried activity must not send twice
     idempotency_key: str
+    # the key of an earlier reply this one replaces: that message is updated in place (progress)
+    updates: str | None = None

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 CONFIG_FILE = ".isolator.toml"
+# none: not run (yet, or the environment predates set-up); skipped: a malformed file, or a fork not trusted
+SetupState = Literal["none", "running", "ready", "failed", "skipped"]
 INCLUDE_FILE = ".worktreeinclude"
 
 

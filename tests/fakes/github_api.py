@@ -37,6 +37,8 @@ class FakeGitHub:
         self.token = token
         self.server = RecordingServer()
         self.comments: list[Comment] = []  # the comments posted successfully, in order
+        self.edits: list[tuple[int, str]] = []  # comments edited: (comment id, new body), in order
+        self._comment_bodies: dict[int, dict[str, Any]] = {}
         self._repositories: dict[str, dict[str, Any]] = {}  # by lower-cased full name
         self._issues: dict[tuple[str, int], dict[str, Any]] = {}
         self._pulls: dict[tuple[str, int], dict[str, Any]] = {}
@@ -47,6 +49,8 @@ class FakeGitHub:
         self.server.route("GET", _REPO + r"/issues/(?P<number>\d+)", self._get_issue)
         self.server.route("GET", _REPO + r"/pulls/(?P<number>\d+)", self._get_pull)
         self.server.route("POST", _REPO + r"/issues/(?P<number>\d+)/comments", self._post_comment)
+        self.server.route("GET", _REPO + r"/issues/comments/(?P<comment>\d+)", self._get_comment)
+        self.server.route("PATCH", _REPO + r"/issues/comments/(?P<comment>\d+)", self._edit_comment)
         self.server.route("POST", r"/graphql", self._graphql)
 
     async def start(self) -> str:
@@ -217,7 +221,7 @@ class FakeGitHub:
         full_name = f"{request.params['owner']}/{request.params['name']}"
         self.comments.append(Comment(full_name, issue["number"], body))
         issue["comments"] += 1
-        return 201, {
+        self._comment_bodies[comment_id] = comment = {
             "id": comment_id,
             "node_id": f"IC_{comment_id}",
             "url": f"{issue['repository_url']}/issues/comments/{comment_id}",
@@ -229,6 +233,22 @@ class FakeGitHub:
             "updated_at": "2024-01-01T00:00:00Z",
             "author_association": "NONE",
         }
+        return 201, comment
+
+    def _get_comment(self, request: Recorded) -> tuple[int, Any]:
+        comment = self._comment_bodies.get(int(request.params["comment"]))
+        return (200, comment) if comment else _not_found()
+
+    def _edit_comment(self, request: Recorded) -> tuple[int, Any]:
+        refused = self._refusal(request, "comment", anonymous="Requires authentication")
+        if refused:
+            return refused
+        comment = self._comment_bodies.get(int(request.params["comment"]))
+        if comment is None:
+            return _not_found()
+        comment["body"] = request.json()["body"]
+        self.edits.append((comment["id"], comment["body"]))
+        return 200, comment
 
     def _graphql(self, request: Recorded) -> tuple[int, Any]:
         # GitHub's GraphQL API has no anonymous access.

@@ -31,9 +31,11 @@ class FakeSlack:
         self.server = RecordingServer()
         self._failures: dict[str, list[tuple[int, str]]] = {}
         self.posts: list[Post] = []  # the messages posted successfully, in order
+        self.updates: list[tuple[str, str, str]] = []  # chat.update calls: (channel, ts, text), in order
         self._ts = itertools.count(1)
         self.server.route("POST", r"/api/auth\.test", self._auth_test)
         self.server.route("POST", r"/api/chat\.postMessage", self._post_message)
+        self.server.route("POST", r"/api/chat\.update", self._update_message)
 
     async def start(self) -> str:
         """Start serving; returns the base URL to use as SLACK_API_URL."""
@@ -78,6 +80,14 @@ class FakeSlack:
             "bot_id": BOT_ID,
             "is_enterprise_install": False,
         }
+
+    def _update_message(self, request: Recorded) -> tuple[int, Any]:
+        refusal = self._refusal("chat.update", request)
+        if refusal is not None:
+            return refusal
+        payload = request.payload()
+        self.updates.append((payload["channel"], payload["ts"], payload["text"]))
+        return 200, {"ok": True, "channel": payload["channel"], "ts": payload["ts"], "text": payload["text"]}
 
     def _post_message(self, request: Recorded) -> tuple[int, Any]:
         refusal = self._refusal("chat.postMessage", request)

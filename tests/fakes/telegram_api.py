@@ -39,10 +39,12 @@ class FakeTelegram:
         self.token = token
         self.server = RecordingServer()
         self.sent: list[Sent] = []  # the messages sent successfully, in order
+        self.edits: list[tuple[int, int, str]] = []  # editMessageText calls: (chat_id, message_id, text)
         self._failures: list[tuple[int, str, int | None]] = []
         self._message_ids = itertools.count(1)
         self.server.route("POST", r"/bot(?P<token>[^/]+)/getMe", self._get_me)
         self.server.route("POST", r"/bot(?P<token>[^/]+)/sendMessage", self._send_message)
+        self.server.route("POST", r"/bot(?P<token>[^/]+)/editMessageText", self._edit_message)
 
     async def start(self) -> str:
         """Start serving; returns the URL to use as TELEGRAM_API_URL (the token is appended to it)."""
@@ -71,6 +73,17 @@ class FakeTelegram:
 
     def _get_me(self, request: Recorded) -> tuple[int, Any]:
         return self._unauthorized(request) or (200, {"ok": True, "result": BOT_USER})
+
+    def _edit_message(self, request: Recorded) -> tuple[int, Any]:
+        refusal = self._unauthorized(request)
+        if refusal is not None:
+            return refusal
+        payload = request.payload()
+        chat_id, message_id, text = int(payload["chat_id"]), int(payload["message_id"]), str(payload["text"])
+        self.edits.append((chat_id, message_id, text))
+        message = {"message_id": message_id, "from": BOT_USER, "date": int(time.time()), "edit_date": int(time.time()),
+                   "chat": {"id": chat_id, "type": "private" if chat_id > 0 else "supergroup"}, "text": text}
+        return 200, {"ok": True, "result": message}
 
     def _send_message(self, request: Recorded) -> tuple[int, Any]:
         refusal = self._unauthorized(request)

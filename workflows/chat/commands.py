@@ -21,7 +21,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.codebase import RegisterCodebaseWorkflow
     from workflows.errors import user_error
     from workflows.provisioning import Reply
-    from workflows.steps import conversations
+    from workflows.steps import conversations, environments
 
 
 @dataclass
@@ -58,11 +58,13 @@ async def _status(command: Command, conversation: Conversation, message: Message
     environment = conversation.environment
     if environment is not None and environment.status != "active":
         environment = None
+    details = await environments.environment_details(environment.id) if environment else None
     text = texts.status(
         conversation.codebase.name if conversation.codebase else None,
         conversation.cwd,
         environment.working_path if environment else None,
         environment.branch_name if environment else None,
+        details,
     )
     counts = await status_counts(conversation.codebase) if conversation.codebase else None
     await reply(text + (f"\n{counts}" if counts else ""))

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from isolator.contracts.repository import ConfigProblem, WorktreeBase
+from isolator.contracts.setup import EnvironmentDetails
 from isolator.contracts.worktree import WorktreeReady
 
 HELP = """Commands:
 `/clone <repository-url-or-path>`: register a repository and use it in this conversation
 `/status`: show this conversation's repository and worktree, and the repository's worktree count
-`/worktree create|list|remove|link|cleanup|orphans`: manage worktrees (`/worktree` alone explains each)
+`/worktree create|list|remove|link|cleanup|orphans|setup`: manage worktrees (`/worktree` alone explains each)
 `/help`: show this help
 
 Any other message gets its own isolated git worktree, created on first use and reused after."""
@@ -33,6 +34,11 @@ def started_from(base: WorktreeBase | None) -> str:
 
 def config_note(problem: ConfigProblem | None) -> str:
     return f"\n{problem.describe()}. The worktree was made without its set-up." if problem else ""
+
+
+def setup_skipped_for_fork(branch: str) -> str:
+    return (f"The set-up of `{branch}` was skipped: the PR comes from a fork, and the repository's "
+            "`.isolator.toml` runs set-up for forks only with `trust_forks = true`.")
 
 
 def worktree_gone(path: str, branch: str) -> str:
@@ -72,13 +78,26 @@ def failed(reason: str) -> str:
     return f"Could not set up a worktree: {reason}"
 
 
-def status(codebase: str | None, cwd: str | None, worktree: str | None, branch: str | None) -> str:
+def status(codebase: str | None, cwd: str | None, worktree: str | None, branch: str | None,
+           details: EnvironmentDetails | None = None) -> str:
     lines = [
         f"Codebase: {codebase or 'none (use `/clone`)'}",
         f"Current working directory: {cwd or 'not set'}",
         f"Worktree: `{worktree}` (branch `{branch}`)" if worktree else "Worktree: none yet",
     ]
+    if details is not None and details.setup_state in SETUP_STATES:
+        lines.append(f"Set-up: {SETUP_STATES[details.setup_state]}")
+    if details is not None and details.ports is not None:
+        lines.append(f"Ports: {details.ports.first}-{details.ports.last} (ISOLATOR_PORT={details.ports.first})")
     return "\n".join(lines)
+
+
+SETUP_STATES = {
+    "running": "running",
+    "ready": "ready",
+    "failed": "failed (`/worktree setup` runs it again)",
+    "skipped": "skipped",
+}
 
 
 def reviewing_pr(head_sha: str, branch: str) -> str:

@@ -43,7 +43,7 @@ class WorktreeCommands:
         subcommand, args = (words[0].lower(), words[1:]) if words else ("", [])
         handlers = {
             "create": self._create, "list": self._list, "remove": self._remove, "link": self._link,
-            "cleanup": self._cleanup, "orphans": self._orphans,
+            "cleanup": self._cleanup, "orphans": self._orphans, "setup": self._setup,
         }
         handler = handlers.get(subcommand)
         if handler is None:
@@ -154,6 +154,15 @@ class WorktreeCommands:
         survey = (await view_codebase(self.codebase)).survey
         missing = [state.working_path for state in survey.states if not state.exists]
         await self.reply(worktree_texts.orphans(survey.orphans, missing))
+
+
+    async def _setup(self, args: list[str]) -> None:
+        target = self.conversation.environment
+        if args or target is None or target.status != "active":
+            await self.reply(worktree_texts.USAGE if args else worktree_texts.NOTHING_TO_SET_UP)
+            return
+        state = await environment_signals.set_up_again(environment_ref(target, self.codebase))
+        await self.reply(worktree_texts.setup_ran(target.branch_name, state))
 
 
 async def status_counts(codebase: Codebase) -> str:

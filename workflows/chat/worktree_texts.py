@@ -12,7 +12,8 @@ USAGE = """Usage:
 `/worktree remove [--force] [name]`: remove this conversation's worktree, or the named one
 `/worktree link <issue-42|pr-99|thread-xxxx|task-name>`: work in an existing worktree
 `/worktree cleanup merged|stale`: remove merged or stale worktrees
-`/worktree orphans`: worktrees git knows that nothing tracks"""
+`/worktree orphans`: worktrees git knows that nothing tracks
+`/worktree setup`: run this worktree's set-up (`.isolator.toml`) again"""
 
 LINK_USAGE = """Usage: `/worktree link <workflow>`
 
@@ -111,6 +112,19 @@ def orphans(worktrees: list[str], missing: list[str]) -> str:
     if missing:
         parts.append("Tracked worktrees whose path is gone:\n" + "\n".join(f"• `{p}`" for p in missing))
     return "\n\n".join(parts)
+
+
+NOTHING_TO_SET_UP = "This conversation has no worktree yet: send a message to get one, then `/worktree setup`."
+
+
+def setup_ran(branch: str, state: str) -> str:
+    if state == "ready":
+        return f"The set-up of `{branch}` ran again: it is ready."
+    if state == "failed":
+        return f"The set-up of `{branch}` failed again (see the message above). Fix it and run `/worktree setup` again."
+    if state == "skipped":
+        return f"The set-up of `{branch}` was skipped: see `.isolator.toml` on the default branch."
+    return f"The set-up of `{branch}` did not run: the worktree is being removed."
 
 
 def made_room(count: int) -> str:

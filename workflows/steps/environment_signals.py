@@ -10,6 +10,7 @@ from temporalio import workflow
 from isolator.contracts.environment import (
     AttachRequest,
     DestroyEnvironmentInput,
+    EnvironmentRef,
     SignalRequest,
 )
 from isolator.contracts.worktree import RemovalReport
@@ -29,4 +30,12 @@ async def destroy_environment(request: DestroyEnvironmentInput) -> RemovalReport
     return await workflow.execute_activity(
         "destroy_environment", request, result_type=RemovalReport,
         start_to_close_timeout=timedelta(minutes=10), retry_policy=RETRY_POLICY,
+    )
+
+
+async def set_up_again(environment: EnvironmentRef) -> str:
+    """Have the environment's workflow run its set-up again; its set-up state afterwards."""
+    return await workflow.execute_activity(
+        "set_up_again", environment, result_type=str, start_to_close_timeout=timedelta(hours=2),
+        heartbeat_timeout=timedelta(seconds=30), retry_policy=RETRY_POLICY,
     )

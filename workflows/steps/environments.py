@@ -19,6 +19,7 @@ from isolator.contracts.environment import (
     Retired,
     RetireInput,
 )
+from isolator.contracts.setup import EnvironmentDetails, SetupStateInput
 from workflows.steps.options import LOCAL_OPTIONS
 
 
@@ -62,3 +63,13 @@ async def find_named_environment(query: NamedEnvironmentQuery) -> Environment | 
 
 async def mark_environment_destroyed(environment_id: str) -> None:
     await workflow.execute_local_activity("mark_environment_destroyed", MarkDestroyedInput(environment_id), **LOCAL_OPTIONS)
+
+
+async def record_setup_state(request: SetupStateInput) -> None:
+    await workflow.execute_local_activity("record_setup_state", request, **LOCAL_OPTIONS)
+
+
+async def environment_details(environment_id: str) -> EnvironmentDetails:
+    return await workflow.execute_local_activity(
+        "environment_details", environment_id, result_type=EnvironmentDetails, **LOCAL_OPTIONS
+    )

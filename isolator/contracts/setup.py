@@ -1,0 +1,51 @@
+"""Set-up and teardown: the repository's commands, run in an environment's worktree."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from isolator.contracts.codebase import Codebase
+from isolator.contracts.environment import EnvironmentRef, PortBlock
+from isolator.contracts.repository import RepositorySetup, SetupState
+
+
+@dataclass
+class ReadSetupInput:
+    codebase: Codebase
+
+
+@dataclass
+class CommandsRequest:
+    """Set-up (or teardown) commands to run in the environment's worktree, in order."""
+
+    environment: EnvironmentRef
+    setup: RepositorySetup
+    ports: PortBlock | None
+    # conversations (`platform:id`) told of progress and of the outcome
+    tell: list[str] = field(default_factory=list)
+    key: str = ""  # makes its messages idempotent
+    teardown: bool = False
+
+
+@dataclass
+class CommandsReport:
+    outcome: Literal["done", "failed", "skipped"]
+    seconds: float = 0.0
+    failed_command: str | None = None
+    exit_code: int | None = None  # None: it was stopped at its time limit
+    tail: list[str] = field(default_factory=list)  # the failed command's last lines of output
+
+
+@dataclass
+class SetupStateInput:
+    environment_id: str
+    state: SetupState
+
+
+@dataclass
+class EnvironmentDetails:
+    """What `/status` adds about an environment: its set-up and its ports."""
+
+    setup_state: SetupState
+    ports: PortBlock | None = None

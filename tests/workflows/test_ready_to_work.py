@@ -1,0 +1,187 @@
+"""Ready to work: the repository's set-up (`.isolator.toml` on the default branch) runs in each new
+worktree, with ports of its own and none of the service's secrets; teardown runs before removal.
+Real git, PostgreSQL and Temporal, through the test adapter."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+
+import pytest
+
+from isolator.settings import Settings
+from tests.conftest import Stack
+from tests.gitrepos import git
+
+SECRETS = {"DATABASE_URL": "postgresql://secret", "GITHUB_TOKEN": "ghp_secret", "SLACK_BOT_TOKEN": "xoxb-secret",
+           "API_TOKEN": "api-secret", "TELEGRAM_BOT_TOKEN": "123:secret"}
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """Room for the thirty environments of the ports test."""
+    return settings.model_copy(update={"max_worktrees_per_codebase": 40})
+
+
+def commit_config(repo: Path, text: str, branch: str = "main") -> None:
+    git("checkout", "-q", branch, cwd=repo)
+    (repo / ".isolator.toml").write_text(text)
+    git("add", ".isolator.toml", cwd=repo)
+    git("commit", "-q", "-m", "set-up", cwd=repo)
+    git("checkout", "-q", "main", cwd=repo)
+
+
+async def settled(stack: Stack, environment_id: str, seconds: float = 60) -> str:
+    """The environment's set-up state once it has run."""
+    for _ in range(int(seconds * 20)):
+        state = await stack.db.fetchval("SELECT setup_state FROM isolation_environments WHERE id = $1",
+                                        uuid.UUID(environment_id))
+        if state not in ("none", "running"):
+            return state
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"the set-up of {environment_id} did not end")
+
+
+async def ports_of(stack: Stack, environment_id: str) -> list[int]:
+    rows = await stack.db.fetch("SELECT port FROM port_allocations WHERE environment_id = $1 ORDER BY port",
+                                uuid.UUID(environment_id))
+    return [row["port"] for row in rows]
+
+
+async def test_setup_runs_in_the_new_worktree_with_its_ports_and_no_secrets(
+    stack: Stack, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    commit_config(repo, '[setup]\ncommands = ["echo built > built.txt", "env > setup-env.txt"]\n'
+                        '[worktree]\nports = 3\n')
+    await stack.register(repo)
+
+    created = (await stack.say("setup-1", "build it"))["result"]
+    assert await settled(stack, created["environmentId"]) == "ready"
+
+    worktree = Path(created["workingPath"])
+    assert (worktree / "built.txt").read_text() == "built\n"
+    environment = dict(line.split("=", 1) for line in (worktree / "setup-env.txt").read_text().splitlines()
+                       if "=" in line)
+    ports = await ports_of(stack, created["environmentId"])
+    assert len(ports) == 3 and ports == list(range(ports[0], ports[0] + 3))
+    assert environment["ISOLATOR_PORT"] == str(ports[0])
+    assert environment["ISOLATOR_PORTS"] == f"{ports[0]}-{ports[-1]}"
+    assert environment["ISOLATOR_BRANCH"] == created["branch"]
+    assert environment["ISOLATOR_WORKTREE"] == str(worktree)
+    assert environment["COMPOSE_PROJECT_NAME"].startswith(f"project-{created['branch']}-")
+    assert not set(SECRETS) & set(environment), "none of the service's secrets reaches a set-up command"
+    assert not any(value in (worktree / "setup-env.txt").read_text() for value in SECRETS.values())
+    # Quick and fine: the creation reply is all that is said.
+    assert len(await stack.replies("setup-1")) == 1
+
+
+async def test_a_failing_setup_is_reported_with_its_output_and_runs_again_on_command(stack: Stack, repo: Path) -> None:
+    commit_config(repo, '[setup]\ncommands = ["echo preparing", '
+                        '"test -f ready.flag || { echo missing ready.flag; exit 3; }"]\n')
+    await stack.register(repo)
+
+    created = (await stack.say("setup-2", "go"))["result"]
+    assert await settled(stack, created["environmentId"]) == "failed"
+    for _ in range(100):
+        replies = await stack.replies("setup-2")
+        if len(replies) == 2:
+            break
+        await asyncio.sleep(0.05)
+    failure = replies[1]
+    assert failure.startswith(f"Set-up of `{created['branch']}` failed: "
+                              "`test -f ready.flag || { echo missing ready.flag; exit 3; }` exited with code 3.")
+    assert "missing ready.flag" in failure and "/worktree setup" in failure
+    status = (await stack.say("setup-2", "/status"))["result"]["replies"][0]
+    assert "Set-up: failed (`/worktree setup` runs it again)" in status
+
+    (Path(created["workingPath"]) / "ready.flag").write_text("")
+    again = (await stack.say("setup-2", "/worktree setup"))["result"]["replies"]
+    assert again == [f"The set-up of `{created['branch']}` ran again: it is ready."]
+    assert await settled(stack, created["environmentId"]) == "ready"
+
+
+async def test_a_slow_setup_shows_its_progress_in_one_message_updated_in_place(stack: Stack, repo: Path) -> None:
+    commit_config(repo, '[setup]\ncommands = ["sleep 6.5"]\n')
+    await stack.register(repo)
+
+    created = (await stack.say("setup-3", "go"))["result"]
+    for _ in range(200):  # progress is shown after 5 s
+        replies = await stack.replies("setup-3")
+        if len(replies) == 2:
+            break
+        await asyncio.sleep(0.05)
+    assert replies[1].startswith(f"Setting up `{created['branch']}`: `sleep 6.5` (1/1), ")
+    assert await settled(stack, created["environmentId"]) == "ready"
+    replies = await stack.replies("setup-3")
+    assert len(replies) == 2, "the same message, updated"
+    assert replies[1] == f"Ready in 6 s: `{created['branch']}` is set up."
+
+
+async def test_setup_comes_from_the_default_branch_never_from_the_worktrees_own_branch(
+    stack: Stack, repo: Path
+) -> None:
+    commit_config(repo, '[setup]\ncommands = ["echo from-main > ran.txt"]\n')
+    git("branch", "task-edited", cwd=repo)
+    commit_config(repo, '[setup]\ncommands = ["echo from-the-branch > ran.txt"]\n', branch="task-edited")
+    await stack.register(repo)
+
+    created = (await stack.say("setup-4", "/worktree create edited"))["result"]
+    row = await stack.db.fetchrow("SELECT id, working_path FROM isolation_environments WHERE branch_name = 'task-edited'")
+    assert created["outcome"] == "command"
+    assert await settled(stack, str(row["id"])) == "ready"
+    assert (Path(row["working_path"]) / "ran.txt").read_text() == "from-main\n"
+
+
+async def test_a_malformed_file_is_named_with_its_line_and_the_worktree_is_still_made(stack: Stack, repo: Path) -> None:
+    commit_config(repo, '[setup]\ncommands = "npm ci"\n')
+    await stack.register(repo)
+
+    created = (await stack.say("setup-5", "go"))["result"]
+
+    assert Path(created["workingPath"]).is_dir()
+    (reply,) = created["replies"]
+    assert reply.endswith("\n`.isolator.toml`, line 2: `setup.commands` must be a list. "
+                          "The worktree was made without its set-up.")
+    assert await settled(stack, created["environmentId"]) == "skipped"
+
+
+async def test_ports_are_unique_across_thirty_creations_at_once_and_released_after_removal(
+    stack: Stack, repo: Path
+) -> None:
+    await stack.register(repo)
+    conversations = [f"ports-{number}" for number in range(30)]
+    made = await asyncio.gather(*(stack.say(conversation, "go") for conversation in conversations))
+    environments = [answer["result"]["environmentId"] for answer in made]
+    assert {await settled(stack, environment) for environment in environments} == {"ready"}
+
+    blocks = [await ports_of(stack, environment) for environment in environments]
+    assert all(block == list(range(block[0], block[0] + 10)) for block in blocks)
+    every = [port for block in blocks for port in block]
+    assert len(every) == len(set(every)) == 300
+
+    for conversation in conversations:
+        await stack.say(conversation, "/worktree remove")
+    remaining = await stack.db.fetchval(
+        "SELECT count(*) FROM port_allocations WHERE environment_id = ANY($1::uuid[])",
+        [uuid.UUID(environment) for environment in environments],
+    )
+    assert remaining == 0
+
+
+async def test_teardown_runs_before_the_worktree_is_removed(stack: Stack, repo: Path, tmp_path: Path) -> None:
+    log = tmp_path / "teardown.log"
+    commit_config(repo, '[teardown]\ncommands = ["test -d \\"$ISOLATOR_WORKTREE\\" && echo '
+                        f'\\"down $ISOLATOR_PORT\\" >> {log}"]\n')
+    await stack.register(repo)
+    created = (await stack.say("setup-6", "go"))["result"]
+    assert await settled(stack, created["environmentId"]) == "ready"
+    (first, *_) = await ports_of(stack, created["environmentId"])
+
+    removed = (await stack.say("setup-6", "/worktree remove"))["result"]["replies"]
+
+    assert removed[0].startswith("Removed worktree"), removed
+    assert log.read_text() == f"down {first}\n", "it ran while the worktree was still there"
+    assert not Path(created["workingPath"]).exists()

@@ -1,0 +1,64 @@
+"""Ready to work: the set-up and teardown an EnvironmentWorkflow runs in its worktree.
+
+The environment's workflow is the single owner of its worktree, so set-up runs there, one step at a
+time and each a named activity on the codebase's host queue: read the repository's committed
+`.isolator.toml`, take a block of ports, run the commands. Teardown runs there before any removal.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from isolator.contracts.environment import EnvironmentState
+    from isolator.contracts.message import ReplyInput
+    from isolator.contracts.setup import (
+        CommandsRequest,
+        ReadSetupInput,
+        SetupStateInput,
+    )
+    from workflows.chat import texts
+    from workflows.steps import environments, ports, replies, setup
+
+# The version from which new environments run the repository's set-up (older runs replay without it).
+READY_TO_WORK = "ready-to-work"
+
+
+async def set_up(state: EnvironmentState) -> None:
+    """Read the repository's set-up, take the ports, run the commands; the state says how it went."""
+    environment = state.environment
+    state.setup_requested = False
+    state.setup_state = "running"
+    repository_setup = await setup.read_repository_setup(ReadSetupInput(environment.codebase))
+    state.setup = repository_setup
+    if repository_setup.config.ports and state.ports is None:
+        state.ports = await ports.allocate_ports(environment, repository_setup.config.ports)
+    if repository_setup.problem is not None:
+        state.setup_state = "skipped"  # the creation reply said what is wrong with the file
+    elif environment.from_fork and not repository_setup.config.trust_forks:
+        state.setup_state = "skipped"
+        if repository_setup.config.setup_commands:
+            await tell(state, texts.setup_skipped_for_fork(environment.branch), f"fork:{state.setup_runs}")
+    else:
+        key = f"{workflow.info().workflow_id}:setup:{state.setup_runs}"
+        report = await setup.run_commands(CommandsRequest(environment, repository_setup, state.ports,
+                                                          tell=list(state.attached), key=key))
+        state.setup_state = "ready" if report.outcome == "done" else "failed"
+    state.setup_runs += 1
+    await environments.record_setup_state(SetupStateInput(environment.environment_id, state.setup_state))
+
+
+async def tear_down(state: EnvironmentState, requested_by: str | None, key: str) -> None:
+    """The repository's teardown, before a removal; a failure is told to whoever asked, and removal goes on."""
+    repository_setup = state.setup
+    if repository_setup is None or not repository_setup.config.teardown_commands or state.setup_state == "skipped":
+        return
+    await setup.run_commands(CommandsRequest(state.environment, repository_setup, state.ports,
+                                             tell=[requested_by] if requested_by else [], key=key, teardown=True))
+
+
+async def tell(state: EnvironmentState, text: str, key: str) -> None:
+    for conversation in state.attached:
+        platform, conversation_id = conversation.split(":", 1)
+        await replies.send_reply(ReplyInput(platform, conversation_id, text,
+                                            f"{workflow.info().workflow_id}:{key}:{conversation}"))
