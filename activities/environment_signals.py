@@ -26,6 +26,7 @@ from isolator.contracts.environment import (
     SignalRequest,
     environment_workflow_id,
 )
+from isolator.contracts.repository import RepositorySetup
 from isolator.contracts.worktree import RemovalReport
 
 ENVIRONMENT_WORKFLOW = "EnvironmentWorkflow"
@@ -43,7 +44,8 @@ class EnvironmentSignalActivities:
     async def attach_environment(self, request: AttachRequest) -> None:
         """Attach the conversation, starting the environment's workflow if it is not running yet."""
         try:
-            await self._start(request.environment, start_signal="attach", start_signal_args=[request.signal])
+            await self._start(request.environment, request.setup, start_signal="attach",
+                              start_signal_args=[request.signal])
         except WorkflowAlreadyStartedError:
             activity.logger.info("environment %s is already destroyed; attach ignored",
                                  request.environment.environment_id)
@@ -72,7 +74,7 @@ class EnvironmentSignalActivities:
         handle = self.client.get_workflow_handle(environment_workflow_id(environment.environment_id))
         return await handle.execute_update("set_up_again", result_type=str)
 
-    async def _start(self, environment: EnvironmentRef, **signal: object) -> None:
+    async def _start(self, environment: EnvironmentRef, setup: RepositorySetup | None = None, **signal: object) -> None:
         attributes = TypedSearchAttributes([
             SearchAttributePair(search_attributes.CODEBASE, environment.codebase.name),
             SearchAttributePair(search_attributes.BRANCH, environment.branch),
@@ -82,7 +84,7 @@ class EnvironmentSignalActivities:
         ])
         await self.client.start_workflow(
             ENVIRONMENT_WORKFLOW,
-            EnvironmentState(environment=environment),
+            EnvironmentState(environment=environment, setup=setup),
             id=environment_workflow_id(environment.environment_id),
             task_queue=self.task_queue,
             id_reuse_policy=_REUSE,

@@ -26,6 +26,14 @@ class PortActivities:
         self.settings = settings
 
     @activity.defn
+    async def allocate_ports_here(self, request: PortRequest) -> PortBlock | None:
+        """`allocate_ports` as a local activity of the workflow's worker; None when the codebase is
+        on another host, whose queue is asked instead."""
+        if request.host != self.settings.host:
+            return None
+        return await self.allocate_ports(request)
+
+    @activity.defn
     async def allocate_ports(self, request: PortRequest) -> PortBlock:
         """The environment's block: the one it holds already (a retry), or a new one."""
         held = await self._held(request.environment_id)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench import messages, sweep, webhooks
+from bench import messages, ready, sweep, webhooks
 from bench.figures import Figure, as_json, print_table
 from bench.repos import make_repository
 from bench.stack import ROOT, running_stack
@@ -40,10 +40,15 @@ class Sizes:
     seconds: float
     webhook_runs: int
     sweep_sizes: tuple[int, int]
+    setup_runs: int
+    include_megabytes: int
+    include_runs: int
 
 
-FULL = Sizes(reuse_runs=200, create_runs=30, concurrency=50, seconds=30, webhook_runs=200, sweep_sizes=(50, 500))
-QUICK = Sizes(reuse_runs=20, create_runs=10, concurrency=10, seconds=5, webhook_runs=20, sweep_sizes=(10, 50))
+FULL = Sizes(reuse_runs=200, create_runs=30, concurrency=50, seconds=30, webhook_runs=200, sweep_sizes=(50, 500),
+             setup_runs=30, include_megabytes=200, include_runs=5)
+QUICK = Sizes(reuse_runs=20, create_runs=10, concurrency=10, seconds=5, webhook_runs=20, sweep_sizes=(10, 50),
+              setup_runs=5, include_megabytes=20, include_runs=3)
 
 
 TMPFS = Path("/dev/shm")
@@ -74,6 +79,8 @@ async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | N
             ("webhooks", lambda: webhooks.github(stack, sizes.webhook_runs)),
             ("webhooks", lambda: webhooks.slack(stack, sizes.webhook_runs)),
             ("sweep", lambda: sweep.sweep(stack, repositories, sizes.sweep_sizes)),
+            ("set-up", lambda: ready.setup_overhead(stack, repositories, sizes.setup_runs)),
+            ("include copy", lambda: ready.include_copy(trees, sizes.include_runs, sizes.include_megabytes)),
         ]
         for name, step in steps:
             started = time.monotonic()

@@ -72,6 +72,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         isolation.validate_environment,
         isolation.create_worktree_here,
         isolation.find_adoptable_worktree,
+        PortActivities(pool, settings).allocate_ports_here,
         signals.attach_environment,
         signals.signal_environment,
         # normal activities on the shared queue

@@ -29,7 +29,10 @@ async def set_up(state: EnvironmentState) -> None:
     environment = state.environment
     state.setup_requested = False
     state.setup_state = "running"
-    repository_setup = await setup.read_repository_setup(ReadSetupInput(environment.codebase))
+    # The first set-up starts from what the creation read; a later one (`/worktree setup`) reads again.
+    first = state.setup_runs == 0 and state.setup is not None
+    repository_setup = state.setup if first else await setup.read_repository_setup(ReadSetupInput(environment.codebase))
+    assert repository_setup is not None
     state.setup = repository_setup
     if repository_setup.config.ports and state.ports is None:
         state.ports = await ports.allocate_ports(environment, repository_setup.config.ports)

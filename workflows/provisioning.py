@@ -33,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
         Outcome,
         Resolution,
     )
+    from isolator.contracts.repository import RepositorySetup
     from isolator.contracts.worktree import Adoptable, WorktreeReady, WorktreeRequest
     from workflows.chat import worktree_texts
     from workflows.cleanup import CodebaseCleanupWorkflow, view_codebase
@@ -111,23 +112,23 @@ class Provisioner:
             return Resolution(outcome="limit")
         # Only the message that attached the conversation says so; concurrent ones stay silent.
         if recorded.attachment_changed:
-            await self._announce(recorded.environment, announce(worktree))
+            await self._announce(recorded.environment, announce(worktree), worktree.setup)
         return resolved("created" if recorded.created else "attached", recorded.environment)
 
-    async def _announce(self, environment: Environment, text: str) -> None:
+    async def _announce(self, environment: Environment, text: str, setup: RepositorySetup | None = None) -> None:
         """Tell the environment's workflow, and the user, that the conversation works there."""
         if versions.uses_local_steps():
             # Both are local activities: side by side, in the same workflow task. Both are waited
             # for before a failure is raised: a workflow may not end with a local activity running.
-            outcomes = await asyncio.gather(self.tell_environment(environment), self.reply(text),
+            outcomes = await asyncio.gather(self.tell_environment(environment, setup), self.reply(text),
                                             return_exceptions=True)
             for outcome in outcomes:
                 result_or_raise(outcome)
         else:
-            await self.tell_environment(environment)
+            await self.tell_environment(environment, setup)
             await self.reply(text)
 
-    async def tell_environment(self, environment: Environment) -> None:
+    async def tell_environment(self, environment: Environment, setup: RepositorySetup | None = None) -> None:
         previous = self.conversation.environment
         await environment_signals.attach_environment(AttachRequest(
             environment=environment_ref(environment, self.codebase, self.message.platform),
@@ -136,6 +137,7 @@ class Provisioner:
                 key=f"{workflow.info().workflow_id}:attach",
             ),
             previous_environment_id=previous.id if previous is not None else None,
+            setup=setup,
         ))
 
     async def make_room(self, count: EnvironmentCount) -> bool:

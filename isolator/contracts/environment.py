@@ -177,6 +177,8 @@ class AttachRequest:
     signal: ConversationSignal
     # the conversation's previous environment, detached in the same step
     previous_environment_id: str | None = None
+    # a new worktree's set-up as its creation read it: the workflow's first set-up starts from it
+    setup: RepositorySetup | None = None
 
 
 @dataclass
@@ -204,6 +206,7 @@ class PortBlock:
 class PortRequest:
     environment_id: str
     count: int
+    host: str  # the codebase's: its ports are bound and checked there
 
 
 @dataclass

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from isolator.contracts.codebase import Codebase
-from isolator.contracts.repository import ConfigProblem, WorktreeBase
+from isolator.contracts.repository import ConfigProblem, RepositorySetup, WorktreeBase
 
 # The isolation provider of every environment so far (activities/providers/): a git worktree.
 WORKTREE_PROVIDER = "worktree"
@@ -35,8 +35,13 @@ class WorktreeReady:
     fresh_from: str | None = None
     # where a new branch of the default source started: origin's default branch, or the local one and why
     base: WorktreeBase | None = None
-    # `.isolator.toml` could not be read: said in the reply; the worktree is made without set-up
-    config_problem: ConfigProblem | None = None
+    # the repository's set-up as committed at the base, handed to the environment's workflow; a
+    # malformed file is said in the reply, and the worktree is made without set-up
+    setup: RepositorySetup | None = None
+
+    @property
+    def config_problem(self) -> ConfigProblem | None:
+        return self.setup.problem if self.setup is not None else None
 
 
 @dataclass

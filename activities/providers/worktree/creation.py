@@ -88,7 +88,7 @@ class WorktreeCreator:
                                  fresh_from=added.start_commit if fresh else None,
                                  base=WorktreeBase(request.codebase.default_branch, added.start_commit,
                                                    base.fallback_reason) if fresh and added.start_commit else None,
-                                 config_problem=config.problem)
+                                 setup=config)
 
     async def _add(
         self, repository: Path, path: Path, branch: str, start_point: str, track: bool, env: dict[str, str]

@@ -18,7 +18,6 @@ import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 from activities.git import run_git
 from isolator.contracts.repository import INCLUDE_FILE
@@ -69,7 +68,11 @@ def _copy_all(checkout: Path, worktree: Path, entries: list[str]) -> Copied:
 
 
 def _copy_entry(source: Path, target: Path, copied: Copied, cloning: list[bool]) -> None:
-    info = os.lstat(source)
+    _copy_path(os.fspath(source), os.fspath(target), os.lstat(source), copied, cloning)
+
+
+def _copy_path(source: str, target: str, info: os.stat_result, copied: Copied, cloning: list[bool]) -> None:
+    """Plain strings and scandir's entries: a folder of thousands of files is copied at cp's pace."""
     if os.path.lexists(target):
         copied.skipped += 1  # the checkout already has it (a tracked file of the same name)
     elif stat.S_ISLNK(info.st_mode):
@@ -79,7 +82,8 @@ def _copy_entry(source: Path, target: Path, copied: Copied, cloning: list[bool])
         os.mkdir(target, stat.S_IMODE(info.st_mode) | stat.S_IRWXU)
         with os.scandir(source) as children:
             for child in children:
-                _copy_entry(Path(child.path), target / child.name, copied, cloning)
+                _copy_path(child.path, os.path.join(target, child.name), child.stat(follow_symlinks=False),
+                           copied, cloning)
     elif stat.S_ISREG(info.st_mode):
         _copy_file(source, target, info, cloning)
         copied.files += 1
@@ -87,34 +91,45 @@ def _copy_entry(source: Path, target: Path, copied: Copied, cloning: list[bool])
         copied.skipped += 1  # sockets, fifos, devices: nothing to copy
 
 
-def _copy_file(source: Path, target: Path, info: os.stat_result, cloning: list[bool]) -> None:
-    with open(source, "rb") as reading:
-        descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, stat.S_IMODE(info.st_mode))
-        with open(descriptor, "wb") as writing:
-            if cloning[0]:
-                try:
-                    fcntl.ioctl(writing.fileno(), FICLONE, reading.fileno())
-                    return
-                except OSError as error:
-                    if error.errno not in _NO_CLONE:
-                        raise
-                    cloning[0] = False
-            _copy_bytes(reading, writing)
+def _copy_file(source: str, target: str, info: os.stat_result, cloning: list[bool]) -> None:
+    reading = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        writing = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, stat.S_IMODE(info.st_mode))
+        try:
+            if not (cloning[0] and _cloned(reading, writing, cloning)):
+                _copy_bytes(reading, writing, info.st_size)
+        finally:
+            os.close(writing)
+    finally:
+        os.close(reading)
     os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns), follow_symlinks=False)
 
 
-def _copy_bytes(reading: BinaryIO, writing: BinaryIO) -> None:
-    """In the kernel (copy_file_range), or through Python where the kernel cannot."""
+def _cloned(reading: int, writing: int, cloning: list[bool]) -> bool:
+    """Copy-on-write, where the filesystem can; the first refusal stops trying for the rest."""
     try:
-        while os.copy_file_range(reading.fileno(), writing.fileno(), 1 << 30):
-            pass
+        fcntl.ioctl(writing, FICLONE, reading)
+        return True
     except OSError as error:
         if error.errno not in _NO_CLONE:
             raise
-        reading.seek(0)
-        writing.seek(0)
-        writing.truncate()
-        shutil.copyfileobj(reading, writing, length=1 << 20)
+        cloning[0] = False
+        return False
+
+
+def _copy_bytes(reading: int, writing: int, size: int) -> None:
+    """In the kernel (copy_file_range), or through Python where the kernel cannot."""
+    copied = 0
+    try:
+        while copied < size and (done := os.copy_file_range(reading, writing, size - copied)):
+            copied += done
+        while done := os.copy_file_range(reading, writing, 1 << 20):  # it grew meanwhile
+            copied += done
+    except OSError as error:
+        if error.errno not in _NO_CLONE or copied:
+            raise
+        with open(reading, "rb", closefd=False) as source, open(writing, "wb", closefd=False) as target:
+            shutil.copyfileobj(source, target, length=1 << 20)
 
 
 def _inside(path: Path, root: Path) -> bool:
