@@ -40,7 +40,7 @@ SELECT v.*,
        c.host AS c_host, c.repository_url AS c_repository_url,
        e.id AS e_id, e.codebase_id AS e_codebase_id, e.workflow_type AS e_workflow_type,
        e.workflow_id AS e_workflow_id, e.working_path AS e_working_path, e.branch_name AS e_branch_name,
-       e.status AS e_status, e.provider AS e_provider, e.metadata AS e_metadata
+       e.status AS e_status, e.provider AS e_provider, e.metadata AS e_metadata, e.setup_state AS e_setup_state
 FROM conversation v
 LEFT JOIN codebases c ON c.id = v.codebase_id
 LEFT JOIN isolation_environments e ON e.id = v.environment_id

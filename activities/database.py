@@ -51,4 +51,5 @@ def environment_from_row(row: asyncpg.Record, prefix: str = "") -> Environment:
         status=row[f"{prefix}status"],
         provider=row[f"{prefix}provider"],
         from_fork=bool((row[f"{prefix}metadata"] or {}).get("from_fork", False)),
+        setup_state=row[f"{prefix}setup_state"],
     )

@@ -74,6 +74,17 @@ class EnvironmentSignalActivities:
         handle = self.client.get_workflow_handle(environment_workflow_id(environment.environment_id))
         return await handle.execute_update("set_up_again", result_type=str)
 
+    @activity.defn
+    async def wait_for_setup(self, environment_id: str) -> str:
+        """Until the environment's set-up is no longer running; its state then."""
+        handle = self.client.get_workflow_handle(environment_workflow_id(environment_id))
+        try:
+            return await handle.execute_update("setup_finished", result_type=str)
+        except RPCError as error:
+            if error.status != RPCStatusCode.NOT_FOUND:
+                raise
+            return "none"  # no workflow (it ended): nothing is running
+
     async def _start(self, environment: EnvironmentRef, setup: RepositorySetup | None = None, **signal: object) -> None:
         attributes = TypedSearchAttributes([
             SearchAttributePair(search_attributes.CODEBASE, environment.codebase.name),

@@ -78,6 +78,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         # normal activities on the shared queue
         signals.destroy_environment,
         signals.set_up_again,
+        signals.wait_for_setup,
         ReplyActivities(pool, deliverers(settings)).send_reply,
         PlatformActivities(settings).complete_hints,
     ]

@@ -8,9 +8,11 @@ why, until a forced destroy or a later retry on a clean worktree finishes the jo
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 from temporalio import workflow
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from isolator.contracts import search_attributes
@@ -20,6 +22,7 @@ with workflow.unsafe.imports_passed_through():
         EnvironmentState,
     )
     from isolator.contracts.message import ReplyInput
+    from isolator.contracts.setup import SetupStateInput
     from isolator.contracts.worktree import RemovalReport
     from workflows.environment_setup import READY_TO_WORK, set_up, tear_down
     from workflows.steps import environments, isolation, replies
@@ -42,7 +45,7 @@ class EnvironmentWorkflow:
     @workflow.run
     async def run(self, state: EnvironmentState) -> RemovalReport:
         if self._state.setup_state == "none" and workflow.patched(READY_TO_WORK):
-            await set_up(self._state)
+            await self._set_up()
         while True:
             refused = self._state.status == "removal_refused"
             try:
@@ -58,7 +61,7 @@ class EnvironmentWorkflow:
                 if report.outcome != "refused":
                     return report
             elif self._state.setup_requested:
-                await set_up(self._state)
+                await self._set_up()
             elif workflow.info().is_continue_as_new_suggested():
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 workflow.continue_as_new(self._state)
@@ -108,9 +111,32 @@ class EnvironmentWorkflow:
         await workflow.wait_condition(lambda: self._state.setup_runs > runs or self._removal_due())
         return self._state.setup_state
 
+    @workflow.update
+    async def setup_finished(self) -> str:
+        """For a message that arrives during set-up: answered once set-up is no longer running."""
+        await workflow.wait_condition(lambda: self._state.setup_state != "running")
+        return self._state.setup_state
+
     @workflow.query
     def state(self) -> EnvironmentState:
         return self._state
+
+    async def _set_up(self) -> None:
+        """The set-up, one step at a time; a forced removal stops it first (its commands' process
+        group ended before the removal starts)."""
+        running = asyncio.create_task(set_up(self._state))
+        await workflow.wait_condition(lambda: running.done() or self._forced_removal_due())
+        if not running.done():
+            running.cancel()
+        try:
+            await running
+        except (asyncio.CancelledError, ActivityError):  # stopped, or its worker died: not run again
+            self._state.setup_state = "failed"
+            self._state.setup_runs += 1
+            await environments.record_setup_state(SetupStateInput(self._state.environment.environment_id, "failed"))
+
+    def _forced_removal_due(self) -> bool:
+        return self._removal_due() and self._state.pending is not None and self._state.pending.force
 
     def _first_time(self, key: str) -> bool:
         if key in self._state.seen_keys:

@@ -135,10 +135,13 @@ class MessageWorkflow:
         )
 
     async def _usable(self, environment: Environment | None, conversation: Conversation) -> Environment | None:
-        """The environment if it is active and its worktree healthy; otherwise it is retired."""
+        """The environment if it is active and its worktree healthy (after its set-up, when that is
+        running); otherwise it is retired."""
         if environment is None:
             return None
         if environment.status == "active" and await self._is_healthy(environment):
+            if environment.setup_state == "running":  # its set-up goes first
+                await environment_signals.wait_for_setup(environment.id)
             return environment
         await self._retire(environment, conversation)
         return None

@@ -22,6 +22,7 @@ class Environment:
     status: str
     provider: str = WORKTREE_PROVIDER
     from_fork: bool = False  # a PR from a fork (recorded in its metadata)
+    setup_state: SetupState = "none"  # "running": a message waits for it before it is done
 
 
 @dataclass

@@ -5,6 +5,7 @@ Real git, PostgreSQL and Temporal, through the test adapter."""
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
 from pathlib import Path
 
@@ -185,3 +186,44 @@ async def test_teardown_runs_before_the_worktree_is_removed(stack: Stack, repo: 
     assert removed[0].startswith("Removed worktree"), removed
     assert log.read_text() == f"down {first}\n", "it ran while the worktree was still there"
     assert not Path(created["workingPath"]).exists()
+
+
+async def test_a_message_that_arrives_during_setup_waits_for_it(stack: Stack, repo: Path) -> None:
+    commit_config(repo, '[setup]\ncommands = ["sleep 2", "echo done > done.txt"]\n')
+    await stack.register(repo)
+    created = (await stack.say("setup-7", "go"))["result"]
+    for _ in range(200):
+        state = await stack.db.fetchval("SELECT setup_state FROM isolation_environments WHERE id = $1",
+                                        uuid.UUID(created["environmentId"]))
+        if state == "running":
+            break
+        await asyncio.sleep(0.01)
+
+    again = (await stack.say("setup-7", "and now?"))["result"]
+
+    assert again["outcome"] == "reused"
+    assert (Path(created["workingPath"]) / "done.txt").exists(), "the message ended after the set-up"
+    assert await settled(stack, created["environmentId"]) == "ready"
+
+
+async def test_a_forced_removal_stops_a_running_setup_and_leaves_none_of_its_processes(
+    stack: Stack, repo: Path, tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "child.pid"
+    commit_config(repo, f'[setup]\ncommands = ["sleep 300 & echo $! > {pid_file}; wait"]\n')
+    await stack.register(repo)
+    created = (await stack.say("setup-8", "go"))["result"]
+    for _ in range(400):
+        if pid_file.exists() and pid_file.read_text().strip():
+            break
+        await asyncio.sleep(0.05)
+    child = int(pid_file.read_text())
+
+    removed = (await stack.say("setup-8", "/worktree remove --force"))["result"]["replies"]
+
+    assert removed[0].startswith("Removed worktree"), removed
+    assert not Path(created["workingPath"]).exists()
+    with pytest.raises(ProcessLookupError):
+        os.kill(child, 0)  # the set-up's child went with its process group
+    assert await stack.db.fetchval("SELECT setup_state FROM isolation_environments WHERE id = $1",
+                                   uuid.UUID(created["environmentId"])) == "failed"

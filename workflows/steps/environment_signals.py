@@ -39,3 +39,11 @@ async def set_up_again(environment: EnvironmentRef) -> str:
         "set_up_again", environment, result_type=str, start_to_close_timeout=timedelta(hours=2),
         heartbeat_timeout=timedelta(seconds=30), retry_policy=RETRY_POLICY,
     )
+
+
+async def wait_for_setup(environment_id: str) -> str:
+    """A message that arrives during set-up waits for it: answered when it is no longer running."""
+    return await workflow.execute_activity(
+        "wait_for_setup", environment_id, result_type=str, start_to_close_timeout=timedelta(hours=25),
+        heartbeat_timeout=timedelta(seconds=30), retry_policy=RETRY_POLICY,
+    )

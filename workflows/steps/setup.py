@@ -6,6 +6,7 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
+from temporalio.workflow import ActivityCancellationType
 
 from isolator.contracts.repository import RepositorySetup
 from isolator.contracts.setup import CommandsReport, CommandsRequest, ReadSetupInput
@@ -30,4 +31,6 @@ async def run_commands(request: CommandsRequest) -> CommandsReport:
         "run_commands", request, result_type=CommandsReport, task_queue=host_queue(request.environment.codebase.host),
         start_to_close_timeout=timedelta(minutes=minutes) + _MARGIN, heartbeat_timeout=HEARTBEAT_TIMEOUT,
         retry_policy=RetryPolicy(maximum_attempts=1),
+        # A forced removal cancels it: the removal waits until the commands' process group is gone.
+        cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     )
