@@ -53,6 +53,8 @@ class SetupActivities:
             commands.insert(0, SUBMODULES)
         if not commands:
             return CommandsReport("done")
+        if not worktree.is_dir():  # gone already (removed behind our back): nothing to run them in
+            return CommandsReport("skipped")
         limit = 60.0 * (config.teardown_timeout_minutes if request.teardown else config.setup_timeout_minutes)
         progress = _Progress(self, request, commands)
         started = time.monotonic()

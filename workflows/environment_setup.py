@@ -8,6 +8,7 @@ time and each a named activity on the codebase's host queue: read the repository
 from __future__ import annotations
 
 from temporalio import workflow
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from isolator.contracts.environment import EnvironmentState
@@ -56,8 +57,11 @@ async def tear_down(state: EnvironmentState, requested_by: str | None, key: str)
     repository_setup = state.setup
     if repository_setup is None or not repository_setup.config.teardown_commands or state.setup_state == "skipped":
         return
-    await setup.run_commands(CommandsRequest(state.environment, repository_setup, state.ports,
-                                             tell=[requested_by] if requested_by else [], key=key, teardown=True))
+    try:
+        await setup.run_commands(CommandsRequest(state.environment, repository_setup, state.ports,
+                                                 tell=[requested_by] if requested_by else [], key=key, teardown=True))
+    except ActivityError as error:  # its worker died while it ran: reported, and the removal goes on
+        workflow.logger.warning("teardown of %s did not finish: %s", state.environment.branch, error.cause)
 
 
 async def tell(state: EnvironmentState, text: str, key: str) -> None:

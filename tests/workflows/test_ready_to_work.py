@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import uuid
 from pathlib import Path
 
@@ -227,3 +228,112 @@ async def test_a_forced_removal_stops_a_running_setup_and_leaves_none_of_its_pro
         os.kill(child, 0)  # the set-up's child went with its process group
     assert await stack.db.fetchval("SELECT setup_state FROM isolation_environments WHERE id = $1",
                                    uuid.UUID(created["environmentId"])) == "failed"
+
+
+async def test_a_worktree_gone_behind_our_back_is_retired_without_running_its_teardown(
+    stack: Stack, repo: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "teardown.log"
+    commit_config(repo, f'[teardown]\ncommands = ["echo down >> {log}"]\n')
+    await stack.register(repo)
+    created = (await stack.say("setup-9", "go"))["result"]
+    assert await settled(stack, created["environmentId"]) == "ready"
+    shutil.rmtree(created["workingPath"])
+
+    again = (await stack.say("setup-9", "still there?"))["result"]
+
+    assert again["outcome"] == "created"
+    handle = stack.temporal.get_workflow_handle(f"environment:{created['environmentId']}")
+    report = await asyncio.wait_for(handle.result(), timeout=60)  # its removal is done
+    assert report["outcome"] == "already_gone"
+    assert not log.exists(), "nothing to run a teardown in"
+
+
+def clone_of_upstream(tmp_path: Path) -> tuple[Path, Path]:
+    """A bare origin and the service's checkout cloned from it (with a submodule-free history)."""
+    source = tmp_path / "source"
+    source.mkdir()
+    git("init", "-q", "-b", "main", cwd=source)
+    (source / "README").write_text("hello\n")
+    git("add", ".", cwd=source)
+    git("commit", "-q", "-m", "initial", cwd=source)
+    origin = tmp_path / "origin.git"
+    git("clone", "-q", "--bare", str(source), str(origin), cwd=tmp_path)
+    checkout = tmp_path / "repos" / "upstream-project"
+    git("clone", "-q", str(origin), str(checkout), cwd=tmp_path)
+    return origin, checkout
+
+
+def push_to(origin: Path, tmp_path: Path, name: str) -> str:
+    elsewhere = tmp_path / f"colleague-{name}"
+    git("clone", "-q", str(origin), str(elsewhere), cwd=tmp_path)
+    (elsewhere / f"{name}.txt").write_text(f"{name}\n")
+    git("add", ".", cwd=elsewhere)
+    git("commit", "-q", "-m", name, cwd=elsewhere)
+    git("push", "-q", "origin", "main", cwd=elsewhere)
+    return git("rev-parse", "HEAD", cwd=elsewhere).strip()
+
+
+async def test_the_next_new_worktree_has_what_was_just_pushed_and_a_burst_fetches_once(
+    stack: Stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    origin, checkout = clone_of_upstream(tmp_path)
+    await stack.register(checkout)
+    pushed = push_to(origin, tmp_path, "news")
+    fetches = tmp_path / "fetches"
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "git").write_text(f'#!/bin/sh\ncase " $* " in *" fetch "*) echo fetch >> "{fetches}";; esac\n'
+                              f'exec "{shutil.which("git")}" "$@"\n')
+    (shim / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
+
+    made = await asyncio.gather(*(stack.say(f"burst-{number}", "go") for number in range(20)))
+
+    assert fetches.read_text().splitlines() == ["fetch"], "twenty new worktrees, one fetch"
+    for answer in made:
+        result = answer["result"]
+        assert git("rev-parse", "HEAD", cwd=Path(result["workingPath"])).strip() == pushed
+        assert result["replies"][0] == (f"Working in isolated branch `{result['branch']}`, "
+                                        f"from `main` at `{pushed[:7]}`")
+
+
+async def test_with_origin_unreachable_the_worktree_is_made_from_the_local_branch_and_the_reply_says_so(
+    stack: Stack, tmp_path: Path
+) -> None:
+    _, checkout = clone_of_upstream(tmp_path)
+    git("remote", "set-url", "origin", str(tmp_path / "moved-away.git"), cwd=checkout)
+    await stack.register(checkout)
+    local = git("rev-parse", "main", cwd=checkout).strip()
+
+    result = (await stack.say("unreachable", "go"))["result"]
+
+    assert result["outcome"] == "created"
+    assert git("rev-parse", "HEAD", cwd=Path(result["workingPath"])).strip() == local
+    (reply,) = result["replies"]
+    assert reply.startswith(f"Working in isolated branch `{result['branch']}`, from the local `main` at "
+                            f"`{local[:7]}` (`origin` could not be reached (")
+    assert reply.endswith("), so nothing was fetched)")
+
+
+async def test_submodules_are_checked_out_by_the_setup(
+    stack: Stack, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    library = tmp_path / "library"
+    library.mkdir()
+    git("init", "-q", "-b", "main", cwd=library)
+    (library / "lib.txt").write_text("the library\n")
+    git("add", ".", cwd=library)
+    git("commit", "-q", "-m", "library", cwd=library)
+    git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "vendor/library", cwd=repo)
+    git("commit", "-q", "-m", "a submodule", cwd=repo)
+    # Submodules from a local path are refused by default since git 2.38.1; a real one comes over the network.
+    for name, value in {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "protocol.file.allow",
+                        "GIT_CONFIG_VALUE_0": "always"}.items():
+        monkeypatch.setenv(name, value)
+    await stack.register(repo)
+
+    created = (await stack.say("submodules", "go"))["result"]
+
+    assert await settled(stack, created["environmentId"]) == "ready"
+    assert (Path(created["workingPath"]) / "vendor" / "library" / "lib.txt").read_text() == "the library\n"
