@@ -29,7 +29,7 @@ from bench import messages, ready, sweep, webhooks
 from bench.figures import Figure, as_json, print_table
 from bench.repos import make_repository
 from bench.stack import ROOT, running_stack
-from tests.test_github_webhook import URL as GITHUB_REPOSITORY_URL
+from tests.platforms.github import URL as GITHUB_REPOSITORY_URL
 
 
 @dataclass

@@ -29,8 +29,8 @@ from tests.fakes.github_api import TOKEN as GITHUB_TOKEN
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.slack_api import BOT_TOKEN as SLACK_TOKEN
 from tests.fakes.slack_api import FakeSlack
-from tests.test_github_webhook import SECRET as GITHUB_SECRET
-from tests.test_slack_webhook import SIGNING_SECRET as SLACK_SECRET
+from tests.platforms.github import SECRET as GITHUB_SECRET
+from tests.platforms.slack import SIGNING_SECRET as SLACK_SECRET
 from workers.postgres import start_embedded_postgres
 from workers.temporal_server import start_dev_server
 

@@ -25,7 +25,7 @@ from isolator.cleanup_rules import plan_cleanup, tracked_worktrees
 from isolator.contracts.environment import EnvironmentsOfCodebase
 from isolator.contracts.worktree import SurveyInput
 from isolator.settings import load_settings
-from tests.test_survey import CountingGit
+from tests.worktrees import CountingGit
 
 
 @dataclass

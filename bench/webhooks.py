@@ -25,10 +25,10 @@ from bench.figures import Figure, Latency, timed, verdict
 from bench.stack import Stack
 from isolator.contracts.message import message_workflow_id
 from tests.fakes.slack_api import BOT_USER_ID
-from tests.test_github_webhook import REPO, comment_event
-from tests.test_github_webhook import signed as github_signature
-from tests.test_slack_webhook import app_mention, event_callback, new_ts
-from tests.test_slack_webhook import signed as slack_signature
+from tests.platforms.github import REPO, comment_event
+from tests.platforms.github import signed as github_signature
+from tests.platforms.slack import app_mention, event_callback, new_ts
+from tests.platforms.slack import signed as slack_signature
 
 ISSUE = 1
 Pacing = Literal["one at a time", "back to back"]

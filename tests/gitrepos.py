@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -60,3 +61,35 @@ def started_from(repository: Path, default_branch: str = "main") -> str:
         return f", from `{default_branch}` at `{start}`"
     start = git("rev-parse", "--short=7", default_branch, cwd=repository).strip()
     return f", from the local `{default_branch}` at `{start}` (the checkout has no `origin`, so nothing was fetched)"
+
+
+def clone_with_origin(folder: Path) -> tuple[Path, Path]:
+    """A bare origin in `folder`, and a checkout cloned from it (`folder/repos/project`) as the service's."""
+    source = make_repo(folder / "source")
+    origin = folder / "origin.git"
+    git("clone", "-q", "--bare", str(source), str(origin), cwd=folder)
+    checkout = folder / "repos" / "project"
+    git("clone", "-q", str(origin), str(checkout), cwd=folder)
+    return origin, checkout
+
+
+def push_to_origin(origin: Path, folder: Path, name: str) -> str:
+    """Someone else pushes a commit to origin's main, which the service's checkout does not have; its SHA."""
+    elsewhere = folder / f"colleague-{name}"
+    git("clone", "-q", str(origin), str(elsewhere), cwd=folder)
+    (elsewhere / f"{name}.txt").write_text(f"{name}\n")
+    git("add", ".", cwd=elsewhere)
+    git("commit", "-q", "-m", name, cwd=elsewhere)
+    git("push", "-q", "origin", "main", cwd=elsewhere)
+    return git("rev-parse", "HEAD", cwd=elsewhere).strip()
+
+
+def log_git_fetches(folder: Path) -> tuple[Path, Path]:
+    """A `git` that notes each fetch in a log and runs the real git: (the folder to put first on PATH, the log)."""
+    shim, log = folder / "shim", folder / "fetches"
+    shim.mkdir()
+    log.touch()
+    real = shutil.which("git")
+    (shim / "git").write_text(f'#!/bin/sh\ncase " $* " in *" fetch "*) echo fetch >> "{log}";; esac\nexec "{real}" "$@"\n')
+    (shim / "git").chmod(0o755)
+    return shim, log

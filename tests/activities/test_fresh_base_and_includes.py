@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,13 @@ from activities.isolation import IsolationActivities
 from isolator.contracts.codebase import Codebase
 from isolator.contracts.worktree import WorktreeReady, WorktreeRequest
 from isolator.settings import Settings, load_settings
-from tests.gitrepos import git, make_repo
+from tests.gitrepos import (
+    clone_with_origin,
+    git,
+    log_git_fetches,
+    make_repo,
+    push_to_origin,
+)
 
 HOST = "test-host"
 
@@ -23,27 +28,6 @@ HOST = "test-host"
 def settings_for(tmp_path: Path, interval: int = 60) -> Settings:
     return load_settings(data_dir=tmp_path / "data", worktree_base_setting=tmp_path / "worktrees", host=HOST,
                          fetch_interval_seconds=interval)
-
-
-def upstream_and_clone(tmp_path: Path) -> tuple[Path, Path]:
-    """A bare origin, and the service's checkout cloned from it."""
-    source = make_repo(tmp_path / "source")
-    origin = tmp_path / "origin.git"
-    git("clone", "-q", "--bare", str(source), str(origin), cwd=tmp_path)
-    checkout = tmp_path / "project"
-    git("clone", "-q", str(origin), str(checkout), cwd=tmp_path)
-    return origin, checkout
-
-
-def push_commit(tmp_path: Path, origin: Path, name: str) -> str:
-    """Someone else pushes to origin's main: the service's checkout does not have it."""
-    elsewhere = tmp_path / f"elsewhere-{name}"
-    git("clone", "-q", str(origin), str(elsewhere), cwd=tmp_path)
-    (elsewhere / f"{name}.txt").write_text(f"{name}\n")
-    git("add", ".", cwd=elsewhere)
-    git("commit", "-q", "-m", name, cwd=elsewhere)
-    git("push", "-q", "origin", "main", cwd=elsewhere)
-    return git("rev-parse", "HEAD", cwd=elsewhere).strip()
 
 
 async def create(settings: Settings, checkout: Path, branch: str) -> WorktreeReady:
@@ -54,21 +38,16 @@ async def create(settings: Settings, checkout: Path, branch: str) -> WorktreeRea
 
 @pytest.fixture
 def fetches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A `git` first on PATH that notes each fetch and runs the real git."""
-    real, shim, log = shutil.which("git"), tmp_path / "shim", tmp_path / "fetches"
-    shim.mkdir()
-    log.touch()
-    (shim / "git").write_text(f'#!/bin/sh\ncase " $* " in *" fetch "*) echo fetch >> "{log}";; esac\nexec "{real}" "$@"\n')
-    (shim / "git").chmod(0o755)
+    shim, log = log_git_fetches(tmp_path)
     monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
     return log
 
 
 async def test_a_new_worktree_starts_from_the_commit_just_pushed_to_origin(tmp_path: Path) -> None:
-    origin, checkout = upstream_and_clone(tmp_path)
+    origin, checkout = clone_with_origin(tmp_path)
     settings = settings_for(tmp_path, interval=0)
     first = await create(settings, checkout, "issue-1")
-    pushed = push_commit(tmp_path, origin, "moved-on")
+    pushed = push_to_origin(origin, tmp_path, "moved-on")
 
     ready = await create(settings, checkout, "issue-2")
 
@@ -80,8 +59,8 @@ async def test_a_new_worktree_starts_from_the_commit_just_pushed_to_origin(tmp_p
 
 
 async def test_twenty_creations_at_once_fetch_once(tmp_path: Path, fetches: Path) -> None:
-    origin, checkout = upstream_and_clone(tmp_path)
-    pushed = push_commit(tmp_path, origin, "news")
+    origin, checkout = clone_with_origin(tmp_path)
+    pushed = push_to_origin(origin, tmp_path, "news")
     settings = settings_for(tmp_path)
 
     made = await asyncio.gather(*(create(settings, checkout, f"thread-{number}") for number in range(20)))
@@ -91,7 +70,7 @@ async def test_twenty_creations_at_once_fetch_once(tmp_path: Path, fetches: Path
 
 
 async def test_an_unreachable_origin_gives_the_local_branch_and_says_why(tmp_path: Path) -> None:
-    _, checkout = upstream_and_clone(tmp_path)
+    _, checkout = clone_with_origin(tmp_path)
     git("remote", "set-url", "origin", str(tmp_path / "gone.git"), cwd=checkout)
     local = git("rev-parse", "main", cwd=checkout).strip()
 

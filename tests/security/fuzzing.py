@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import os
+from pathlib import Path
 from typing import Any, Iterable, TypeVar
 
 from hypothesis import HealthCheck, Phase, given, settings
@@ -158,3 +160,11 @@ async def settled_workflows(stack: Stack, must_include: Iterable[str]) -> set[st
             return listed
         await asyncio.sleep(0.1)
     raise AssertionError(f"never listed: {sorted(wanted - listed)}")
+
+
+def disk(root: Path) -> set[str]:
+    """Every path below root, and the entries beside it: symlinks are listed, never followed."""
+    found = {str(root.parent / name) for name in os.listdir(root.parent)}
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        found.update(os.path.join(folder, name) for name in dirs + files)
+    return found

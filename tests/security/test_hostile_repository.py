@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import Stack
 from tests.gitrepos import branches, git
-from tests.security.test_names_and_paths import disk
+from tests.security.fuzzing import disk
 
 PRECIOUS = "precious.txt"
 

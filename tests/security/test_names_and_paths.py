@@ -3,12 +3,12 @@ outside WORKTREE_BASE is ever created or removed (checked by listing the disk be
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from urllib.parse import quote
 
 from tests.conftest import Stack
 from tests.gitrepos import branches, created_reply, worktree_paths
+from tests.security.fuzzing import disk
 from workflows.chat import worktree_texts
 from workflows.naming import thread_branch
 
@@ -17,14 +17,6 @@ BAD_NAMES = [
     "a..b", "name.", "x" * 300, "x" * 51, "bell\x07name", "esc\x1b[31m", "\u202eevil", "$(id)", "`id`", "a:b", "a~1",
 ]
 ALLOWED = "Use up to 50 letters, digits, `.`, `_` or `-`"
-
-
-def disk(root: Path) -> set[str]:
-    """Every path below root, and the entries beside it: symlinks are listed, never followed."""
-    found = {str(root.parent / name) for name in os.listdir(root.parent)}
-    for folder, dirs, files in os.walk(root, followlinks=False):
-        found.update(os.path.join(folder, name) for name in dirs + files)
-    return found
 
 
 def outside(paths: set[str], stack: Stack, repo: Path) -> set[str]:

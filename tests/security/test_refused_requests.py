@@ -15,12 +15,12 @@ from pydantic import SecretStr
 from isolator.contracts.message import message_workflow_id
 from isolator.settings import Settings
 from tests.conftest import Stack
+from tests.platforms.github import issues_event
+from tests.platforms.github import signed as github_signed
+from tests.platforms.slack import app_mention, event_callback, new_ts
+from tests.platforms.slack import signed as slack_signed
+from tests.platforms.telegram import SECRET_HEADER, message
 from tests.security.fuzzing import message_workflows, workflow_exists
-from tests.test_github_webhook import issues_event
-from tests.test_github_webhook import signed as github_signed
-from tests.test_slack_webhook import app_mention, event_callback, new_ts
-from tests.test_slack_webhook import signed as slack_signed
-from tests.test_telegram_webhook import SECRET_HEADER, message
 
 GITHUB_SECRET = "gh-whsec-5b1e0c9a7d3f4e21"
 SLACK_SECRET = "slack-signing-8d2f61c0ab7e49d3"

@@ -14,7 +14,7 @@ import pytest
 
 from isolator.settings import Settings
 from tests.conftest import Stack
-from tests.gitrepos import git
+from tests.gitrepos import clone_with_origin, git, log_git_fetches, push_to_origin
 
 SECRETS = {"DATABASE_URL": "postgresql://secret", "GITHUB_TOKEN": "ghp_secret", "SLACK_BOT_TOKEN": "xoxb-secret",
            "API_TOKEN": "api-secret", "TELEGRAM_BOT_TOKEN": "123:secret"}
@@ -249,43 +249,13 @@ async def test_a_worktree_gone_behind_our_back_is_retired_without_running_its_te
     assert not log.exists(), "nothing to run a teardown in"
 
 
-def clone_of_upstream(tmp_path: Path) -> tuple[Path, Path]:
-    """A bare origin and the service's checkout cloned from it (with a submodule-free history)."""
-    source = tmp_path / "source"
-    source.mkdir()
-    git("init", "-q", "-b", "main", cwd=source)
-    (source / "README").write_text("hello\n")
-    git("add", ".", cwd=source)
-    git("commit", "-q", "-m", "initial", cwd=source)
-    origin = tmp_path / "origin.git"
-    git("clone", "-q", "--bare", str(source), str(origin), cwd=tmp_path)
-    checkout = tmp_path / "repos" / "upstream-project"
-    git("clone", "-q", str(origin), str(checkout), cwd=tmp_path)
-    return origin, checkout
-
-
-def push_to(origin: Path, tmp_path: Path, name: str) -> str:
-    elsewhere = tmp_path / f"colleague-{name}"
-    git("clone", "-q", str(origin), str(elsewhere), cwd=tmp_path)
-    (elsewhere / f"{name}.txt").write_text(f"{name}\n")
-    git("add", ".", cwd=elsewhere)
-    git("commit", "-q", "-m", name, cwd=elsewhere)
-    git("push", "-q", "origin", "main", cwd=elsewhere)
-    return git("rev-parse", "HEAD", cwd=elsewhere).strip()
-
-
 async def test_the_next_new_worktree_has_what_was_just_pushed_and_a_burst_fetches_once(
     stack: Stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    origin, checkout = clone_of_upstream(tmp_path)
+    origin, checkout = clone_with_origin(tmp_path)
     await stack.register(checkout)
-    pushed = push_to(origin, tmp_path, "news")
-    fetches = tmp_path / "fetches"
-    shim = tmp_path / "shim"
-    shim.mkdir()
-    (shim / "git").write_text(f'#!/bin/sh\ncase " $* " in *" fetch "*) echo fetch >> "{fetches}";; esac\n'
-                              f'exec "{shutil.which("git")}" "$@"\n')
-    (shim / "git").chmod(0o755)
+    pushed = push_to_origin(origin, tmp_path, "news")
+    shim, fetches = log_git_fetches(tmp_path)
     monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
 
     made = await asyncio.gather(*(stack.say(f"burst-{number}", "go") for number in range(20)))
@@ -301,7 +271,7 @@ async def test_the_next_new_worktree_has_what_was_just_pushed_and_a_burst_fetche
 async def test_with_origin_unreachable_the_worktree_is_made_from_the_local_branch_and_the_reply_says_so(
     stack: Stack, tmp_path: Path
 ) -> None:
-    _, checkout = clone_of_upstream(tmp_path)
+    _, checkout = clone_with_origin(tmp_path)
     git("remote", "set-url", "origin", str(tmp_path / "moved-away.git"), cwd=checkout)
     await stack.register(checkout)
     local = git("rev-parse", "main", cwd=checkout).strip()

@@ -1,0 +1,160 @@
+"""The survey activity against real git repositories: worktree states, orphans, and how many git processes it costs."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from activities.git import run_git
+from activities.isolation import IsolationActivities
+from activities.providers import build_providers
+from activities.providers.worktree.survey import list_worktrees
+from isolator.contracts.worktree import SurveyInput, TrackedWorktree, WorktreeState
+from isolator.settings import Settings, load_settings
+from tests.gitrepos import git, make_repo
+from tests.worktrees import CountingGit, add_worktree, codebase_of, commit
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    """Only folders: the survey needs no database and no Temporal server."""
+    return load_settings(data_dir=tmp_path / "data", worktree_base_setting=tmp_path / "worktrees", host="test-host")
+
+
+def tracked(*paths: tuple[str, Path], stale: bool = False) -> list[TrackedWorktree]:
+    """Stale ones are cleanup candidates, so the survey answers every question about them."""
+    return [
+        TrackedWorktree(environment_id=f"env-{branch}", working_path=str(path), branch=branch, stale=stale)
+        for branch, path in paths
+    ]
+
+
+def by_branch(states: list[WorktreeState]) -> dict[str, tuple[bool, bool, bool, bool]]:
+    return {state.branch: (state.exists, state.dirty, state.merged, state.unpushed) for state in states}
+
+
+async def test_states_and_orphans(settings: Settings, repo: Path, tmp_path: Path) -> None:
+    merged = add_worktree(settings, repo, "merged", commits=1)
+    git("merge", "-q", "--no-ff", "-m", "merge", "merged", cwd=repo)
+    squashed = add_worktree(settings, repo, "squashed", commits=2)
+    git("merge", "-q", "--squash", "squashed", cwd=repo)
+    git("commit", "-q", "-m", "squash", cwd=repo)
+    solo = add_worktree(settings, repo, "solo", commits=1)
+    (solo / "notes.txt").write_text("untracked\n")
+    fresh = add_worktree(settings, repo, "fresh")
+    gone = add_worktree(settings, repo, "gone", commits=1)
+    shutil.rmtree(gone)
+    plain = settings.worktree_base / "project" / "plain"
+    plain.mkdir()
+    stray = add_worktree(settings, repo, "stray")
+    git("worktree", "add", "-q", "-b", "outside", "--", str(tmp_path / "outside"), "main", cwd=repo)
+    entries = tracked(
+        ("merged", merged), ("squashed", squashed), ("solo", solo), ("fresh", fresh), ("gone", gone), ("plain", plain),
+        stale=True,
+    )
+
+    survey = await IsolationActivities(settings).survey_worktrees(SurveyInput(codebase=codebase_of(repo), tracked=entries))
+
+    #                           exists  dirty  merged unpushed
+    assert by_branch(survey.states) == {
+        "merged": (True, False, True, False),
+        "squashed": (True, False, True, False),
+        "solo": (True, True, False, True),
+        "fresh": (True, False, True, False),
+        "gone": (False, False, False, False),  # the directory is gone: removal asks about its branch itself
+        "plain": (False, False, False, False),  # no such branch
+    }
+    assert [state.environment_id for state in survey.states] == [entry.environment_id for entry in entries]
+    assert survey.orphans == [str(stray)]
+
+
+async def test_remotes_count_for_merged_and_pushed(settings: Settings, tmp_path: Path) -> None:
+    seed = make_repo(tmp_path / "seed")
+    origin = tmp_path / "origin.git"
+    git("clone", "-q", "--bare", str(seed), str(origin), cwd=tmp_path)
+    git("clone", "-q", str(origin), "project", cwd=tmp_path)
+    repository = tmp_path / "project"
+    pushed = add_worktree(settings, repository, "pushed", commits=1)
+    git("push", "-q", "origin", "pushed", cwd=pushed)
+    upstream = add_worktree(settings, repository, "upstream", commits=1)
+    git("push", "-q", "origin", "upstream", cwd=upstream)
+    # merged on the server, then fetched: only origin/main has it, the local main is behind
+    git("clone", "-q", str(origin), "elsewhere", cwd=tmp_path)
+    git("merge", "-q", "--no-ff", "-m", "merge", "origin/upstream", cwd=tmp_path / "elsewhere")
+    git("push", "-q", "origin", "main", cwd=tmp_path / "elsewhere")
+    git("fetch", "-q", "origin", cwd=repository)
+    git("push", "-q", "origin", "--delete", "upstream", cwd=repository)
+    local = add_worktree(settings, repository, "local", commits=1)
+    entries = tracked(("pushed", pushed), ("upstream", upstream), ("local", local), stale=True)
+
+    survey = await IsolationActivities(settings).survey_worktrees(
+        SurveyInput(codebase=codebase_of(repository), tracked=entries)
+    )
+
+    assert by_branch(survey.states) == {
+        "pushed": (True, False, False, False),
+        "upstream": (True, False, True, False),
+        "local": (True, False, False, True),
+    }
+    assert survey.orphans == []
+
+
+async def test_git_processes_grow_by_one_per_worktree_that_needs_a_question(settings: Settings, repo: Path) -> None:
+    # Half merged by ancestry (candidates: is the worktree dirty?), half with a commit of their own
+    # in live conversations (is it merged by patch? one `git cherry`, no more for a single commit).
+    entries = tracked(*((f"wt-{n}", add_worktree(settings, repo, f"wt-{n}", commits=n % 2)) for n in range(20)))
+    commit(repo, "main-moved-on.txt", "so no branch is main itself\n")
+    counts = []
+    for size in (0, 10, 20):
+        counter = CountingGit()
+        survey = await IsolationActivities(settings, build_providers(settings, git=counter)).survey_worktrees(
+            SurveyInput(codebase=codebase_of(repo), tracked=entries[:size])
+        )
+        assert len(survey.states) == size
+        assert len(survey.orphans) == 20 - size
+        counts.append(counter.calls)
+
+    constant, first, second = counts
+    assert constant <= 3  # worktree list, refs, ancestry
+    assert second - first == first - constant  # linear in the number of worktrees...
+    assert first - constant == 5 * 1 + 5 * 1  # status per merged worktree, cherry per other
+
+
+async def test_fresh_branches_in_live_conversations_cost_no_git_process(settings: Settings, repo: Path) -> None:
+    start = git("rev-parse", "HEAD", cwd=repo).strip()
+    entries = [
+        TrackedWorktree(f"env-{n}", str(add_worktree(settings, repo, f"new-{n}")), f"new-{n}", start_commit=start)
+        for n in range(5)
+    ]
+    counter = CountingGit()
+    survey = await IsolationActivities(settings, build_providers(settings, git=counter)).survey_worktrees(
+        SurveyInput(codebase=codebase_of(repo), tracked=entries)
+    )
+    assert counter.calls == 3  # the listing, the refs, ancestry
+    assert [(state.exists, state.merged, state.tip) for state in survey.states] == [(True, True, start)] * 5
+
+
+async def test_listed_paths_are_resolved_through_symlinked_folders_and_worktrees(repo: Path, tmp_path: Path) -> None:
+    """Folders are resolved once for all their worktrees; a worktree that is itself a symlink, or a
+    path gone from disk, is resolved on its own; every answer equals `Path.resolve()`."""
+    real = tmp_path / "real"
+    real.mkdir()
+    via = tmp_path / "via"
+    via.symlink_to(real, target_is_directory=True)
+    for name in ("a", "b", "gone"):
+        git("worktree", "add", "-q", "-b", name, str(via / name), cwd=repo)
+    # A worktree moved away by hand and replaced by a symlink: git still lists the old path.
+    git("worktree", "add", "-q", "-b", "linked", str(real / "linked"), cwd=repo)
+    (real / "linked").rename(tmp_path / "moved")
+    (real / "linked").symlink_to(tmp_path / "moved", target_is_directory=True)
+    shutil.rmtree(real / "gone")
+
+    listed = await list_worktrees(run_git, repo)
+    paths = {entry.branch: entry.path for entry in listed}
+    assert paths["a"] == real / "a" and paths["b"] == real / "b"
+    assert paths["gone"] == (via / "gone").resolve() == real / "gone"
+    assert paths["linked"] == (tmp_path / "moved").resolve()
+    assert all(entry.path == entry.path.resolve() for entry in listed)
+    assert [entry.branch for entry in listed if entry.prunable] == ["gone"]

@@ -1,0 +1,234 @@
+"""Replay: histories of real runs, kept in tests/histories/, replayed with the current workflow code.
+
+A workflow change that would break the runs already in flight in production (a new activity before
+an old one, a removed timer, another child workflow) fails here, without a Temporal server.
+
+The histories are captured from real runs (real git, PostgreSQL and Temporal) by the capture test:
+
+    ISOLATOR_CAPTURE_HISTORIES=1 .venv/bin/python -m pytest -q tests/workflows/test_replay.py
+
+Capture anew only when a change is meant to be incompatible (and the running workflows have been
+dealt with, e.g. by a patch() or by letting them finish first), or to cover a new path.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import socket
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio import workflow
+from temporalio.client import Client, ScheduleHandle, WorkflowHistory
+from temporalio.worker import Replayer
+from temporalio.worker.workflow_sandbox import (
+    SandboxedWorkflowRunner,
+    SandboxRestrictions,
+)
+
+from api.dispatch import dispatch_message
+from isolator.contracts.environment import EnvironmentState
+from isolator.contracts.message import MessageInput
+from isolator.contracts.worktree import RemovalReport
+from isolator.payloads import DATA_CONVERTER
+from tests.conftest import Stack
+from tests.gitrepos import git, worktree_paths
+from tests.replay_workflows.clock_reading import ClockReadingMessageWorkflow
+from tests.schedules import commit_in, trigger_sweep
+from workers.schedule import ensure_cleanup_schedule
+from workers.worker import WORKFLOWS
+from workflows.environment import EnvironmentWorkflow
+from workflows.message import MessageWorkflow
+from workflows.steps import environments, isolation
+
+HISTORIES = Path(__file__).resolve().parents[1] / "histories"
+CAPTURE = os.environ.get("ISOLATOR_CAPTURE_HISTORIES") == "1"
+# file name -> what it holds
+CAPTURED = {
+    "message_created": "MessageWorkflow: a first message creates a worktree and replies",
+    "message_closed": "MessageWorkflow: the platform closes the conversation",
+    "environment_closed": "EnvironmentWorkflow: attached, then closed: removes its worktree and completes",
+    "environment_destroyed_by_cleanup": "EnvironmentWorkflow: removed by the cleanup's destroy_and_report update",
+    "cleanup": "CleanupWorkflow: started by the schedule, one child per codebase",
+    "codebase_cleanup": "CodebaseCleanupWorkflow: survey, plan, destroy the merged environment",
+}
+# Kept from runs of older workflow code, never captured again: they replay through its `patched()` branches.
+KEPT = {
+    "message_created_before_create_path_v2": "MessageWorkflow before adoption ran locally and the limit was "
+                                             "counted (versions.CREATE_PATH_V2)",
+    "message_created_before_local_steps": "MessageWorkflow before the worktree was created and the replies sent "
+                                          "as local activities (versions.LOCAL_STEPS)",
+}
+# Stands in for the test's temporary folder in the stored histories: no path of the capturing machine.
+PLACEHOLDER_ROOT = "/replay"
+IDENTITY = "replay-capture"
+STICKY_QUEUE = "replay-capture-sticky"
+# Workers run workflows unsandboxed for speed (workers/worker.py); replays run them in the SDK's
+# default sandbox, so that a workflow reaching for the clock, randomness or I/O is refused here.
+# Only the shared types are passed through, as the SDK advises for data classes: a result's type
+# must be found by its module's name when the payload is decoded inside the sandbox.
+STRICT_SANDBOX = SandboxedWorkflowRunner(
+    restrictions=SandboxRestrictions.default.with_passthrough_modules("isolator.contracts")
+)
+
+
+# --- capture ---------------------------------------------------------------------------------------
+
+
+async def fetch(client: Client, workflow_id: str, run_id: str | None = None) -> WorkflowHistory:
+    return await client.get_workflow_handle(workflow_id, run_id=run_id).fetch_history()
+
+
+def scrubbed(history: WorkflowHistory, root: Path) -> dict[str, Any]:
+    """The history as JSON, the capturing machine's paths and worker identities replaced."""
+    local = str(root)
+
+    def text(value: str) -> str:
+        return value.replace(local, PLACEHOLDER_ROOT)
+
+    def walk(node: Any, key: str = "") -> Any:
+        if isinstance(node, dict):
+            if _is_json_payload(node):
+                data = base64.b64decode(node["data"]).decode()
+                return {**node, "data": base64.b64encode(text(data).encode()).decode()}
+            if node.get("kind") == "TASK_QUEUE_KIND_STICKY":  # named after the worker's pid and host
+                return {**node, "name": STICKY_QUEUE}
+            return {name: walk(value, name) for name, value in node.items()}
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if isinstance(node, str):
+            return IDENTITY if key == "identity" else text(node)
+        return node
+
+    cleaned = walk(history.to_json_dict())
+    rendered = json.dumps(cleaned)
+    decoded = " ".join(_payload_texts(cleaned))
+    project = str(Path(__file__).resolve().parents[2])
+    for leak in {local, project, str(Path.home()), f"@{socket.gethostname()}", "stackTrace"}:
+        assert leak not in rendered and leak not in decoded, f"{leak!r} is left in a captured history"
+    return cleaned
+
+
+def _is_json_payload(node: dict[str, Any]) -> bool:
+    encoding = node.get("metadata", {}).get("encoding", "")
+    return "data" in node and base64.b64decode(encoding) == b"json/plain"
+
+
+def _payload_texts(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        if _is_json_payload(node):
+            return [base64.b64decode(node["data"]).decode()]
+        return [text for value in node.values() for text in _payload_texts(value)]
+    if isinstance(node, list):
+        return [text for item in node for text in _payload_texts(item)]
+    return []
+
+
+def store(name: str, history: WorkflowHistory, root: Path) -> None:
+    HISTORIES.mkdir(exist_ok=True)
+    document = {"workflowId": history.workflow_id, "about": CAPTURED[name], "history": scrubbed(history, root)}
+    (HISTORIES / f"{name}.json").write_text(json.dumps(document, indent=1) + "\n")
+
+
+@pytest.mark.skipif(not CAPTURE, reason="set ISOLATOR_CAPTURE_HISTORIES=1 to capture the histories anew")
+async def test_capture_histories(stack: Stack, repo: Path, schedule: ScheduleHandle) -> None:  # noqa: F811
+    """Runs every captured path for real and stores its history; defined first, so it runs before the replays."""
+    client, root = stack.temporal, stack.tmp_path
+    await stack.register(repo)
+
+    # a message creates a worktree; the platform then closes the conversation
+    created = await stack.say("replay-closed", "fix the login bug")
+    assert created["result"]["outcome"] == "created"
+    environment_id = created["result"]["environmentId"]
+    closing = await dispatch_message(client, stack.settings.task_queue, MessageInput(
+        platform="test", conversation_id="replay-closed", text="", message_key=uuid.uuid4().hex,
+        default_host=stack.settings.host, kind="closed",
+    ))
+    assert (await closing.result()).outcome == "closed"
+    environment = client.get_workflow_handle_for(EnvironmentWorkflow.run, f"environment:{environment_id}")
+    assert (await environment.result()).outcome == "removed"
+    assert worktree_paths(repo) == []
+
+    # a merged branch, its conversation gone quiet: the scheduled cleanup removes it
+    merged = (await stack.say("replay-merged", "add a feature"))["result"]
+    commit_in(Path(merged["workingPath"]), "feature.txt", "the feature\n")
+    git("merge", "-q", "--no-ff", "-m", "merge", merged["branch"], cwd=repo)
+    await stack.db.execute(
+        """UPDATE conversations SET last_activity_at = now() - make_interval(days => $1)
+           WHERE platform_conversation_id = 'replay-merged'""",
+        stack.settings.stale_threshold_days + 1,
+    )
+    await ensure_cleanup_schedule(client, stack.settings)
+    sweep = await trigger_sweep(client, schedule)
+    (report,) = (await sweep.result()).codebases
+    assert report.removed == [f"{merged['branch']} (merged)"]
+    assert worktree_paths(repo) == []
+    destroyed = client.get_workflow_handle_for(EnvironmentWorkflow.run, f"environment:{merged['environmentId']}")
+    assert (await destroyed.query(EnvironmentWorkflow.state)).status == "destroyed"
+    children = [event.child_workflow_execution_started_event_attributes.workflow_execution
+                for event in (await sweep.fetch_history()).events
+                if event.HasField("child_workflow_execution_started_event_attributes")]
+    assert len(children) == 1
+
+    store("message_created", await fetch(client, created["workflowId"], created["runId"]), root)
+    store("message_closed", await fetch(client, closing.id, closing.result_run_id), root)
+    store("environment_closed", await environment.fetch_history(), root)
+    store("environment_destroyed_by_cleanup", await destroyed.fetch_history(), root)
+    store("cleanup", await sweep.fetch_history(), root)
+    store("codebase_cleanup", await fetch(client, children[0].workflow_id, children[0].run_id), root)
+
+
+# --- replay ----------------------------------------------------------------------------------------
+
+
+def load(name: str) -> WorkflowHistory:
+    path = HISTORIES / f"{name}.json"
+    if not path.exists():
+        pytest.fail(f"{path.name} is missing; capture it with ISOLATOR_CAPTURE_HISTORIES=1 (see this module)")
+    stored = json.loads(path.read_text())
+    return WorkflowHistory.from_json(stored["workflowId"], stored["history"])
+
+
+@pytest.mark.parametrize("name", [*CAPTURED, *KEPT])
+async def test_a_captured_history_replays_with_the_current_workflow_code(name: str) -> None:
+    history = load(name)
+    assert len(history.events) > 5, "a real run, not an empty shell"
+    result = await Replayer(workflows=WORKFLOWS, workflow_runner=STRICT_SANDBOX,
+                            data_converter=DATA_CONVERTER).replay_workflow(history)
+    assert result.replay_failure is None
+
+
+async def test_a_workflow_that_reads_the_clock_fails_the_replay() -> None:
+    """The strict sandbox is the determinism guard: the production worker runs without it."""
+    history = load("message_created")
+    others = [workflow_class for workflow_class in WORKFLOWS if workflow_class is not MessageWorkflow]
+    result = await Replayer(workflows=[*others, ClockReadingMessageWorkflow],
+                            workflow_runner=STRICT_SANDBOX).replay_workflow(history, raise_on_replay_failure=False)
+    assert "Cannot access time.time" in str(result.replay_failure)
+
+
+# Not sandboxed: the sandbox would import this test module, and the test stack with it, inside itself.
+@workflow.defn(name="EnvironmentWorkflow", sandboxed=False)
+class SwappedEnvironmentWorkflow(EnvironmentWorkflow):
+    """EnvironmentWorkflow with its removal's two steps in the other order: not deterministic."""
+
+    @workflow.run
+    async def run(self, state: EnvironmentState) -> RemovalReport:
+        return await super().run(state)
+
+    async def _remove(self) -> RemovalReport:
+        environment = self._state.environment
+        await environments.mark_environment_destroyed(environment.environment_id)
+        return await isolation.remove_worktree(environment, False)
+
+
+async def test_a_change_in_the_order_of_activities_fails_the_replay() -> None:
+    """The check above can fail: the same history with the steps swapped is refused."""
+    history = load("environment_closed")
+    swapped = [workflow_class for workflow_class in WORKFLOWS if workflow_class is not EnvironmentWorkflow]
+    with pytest.raises(workflow.NondeterminismError):
+        await Replayer(workflows=[*swapped, SwappedEnvironmentWorkflow]).replay_workflow(history)

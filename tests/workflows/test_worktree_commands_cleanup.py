@@ -1,0 +1,119 @@
+"""`/worktree cleanup merged|stale` and `/worktree orphans` end to end: what goes, what stays and why,
+on real git, PostgreSQL and Temporal."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from tests.chat_commands import active_rows, command, environment_of, say_one, task_path
+from tests.conftest import Stack
+from tests.gitrepos import branches, git, worktree_paths
+from tests.lifecycle import (
+    backdate,
+    commit_file,
+    counts_in_status,
+    merge_into_main,
+    status_of,
+)
+
+
+async def test_cleanup_merged_removes_merged_worktrees_nobody_uses_and_says_why_others_stay(
+    stack: Stack, repo: Path
+) -> None:
+    await stack.register(repo)
+    await command(stack, "m", "/worktree create done")
+    commit_file(task_path(stack, "done"), "done.txt")
+    merge_into_main(repo, "task-done")
+    await command(stack, "m", "/worktree create next")  # moves on: `done` is nobody's now; `next` is fresh
+    await command(stack, "u", "/worktree create used")
+    commit_file(task_path(stack, "used"), "used.txt")
+    merge_into_main(repo, "task-used")
+    await command(stack, "d", "/worktree create dirty")
+    commit_file(task_path(stack, "dirty"), "dirty.txt")
+    merge_into_main(repo, "task-dirty")
+    await command(stack, "d", "/worktree create elsewhere")
+    (task_path(stack, "dirty") / "scratch.txt").write_text("not committed\n")
+
+    assert await counts_in_status(stack, "admin") == [
+        "Worktrees: 5/25", "  • 3 merged (can auto-remove)", "  • 0 stale (14+ days inactive)", "  • 2 active",
+    ]
+    reply = await say_one(stack, "admin", "/worktree cleanup merged")
+    assert reply == (
+        "Cleaned up 1 merged worktree(s):\n• task-done (merged)\n\n"
+        "Skipped 2:\n• task-used (still used by 1 conversation(s))\n• task-dirty (has uncommitted changes)\n\n"
+        "Worktrees: 4/25"
+    )
+    assert not task_path(stack, "done").exists() and "task-done" not in branches(repo)
+    assert await status_of(stack, "task-done") == "destroyed"
+    assert sorted(worktree_paths(repo)) == sorted(
+        str(task_path(stack, name)) for name in ("next", "used", "dirty", "elsewhere")
+    )
+    assert (task_path(stack, "dirty") / "scratch.txt").read_text() == "not committed\n"
+    assert [row["branch_name"] for row in await active_rows(stack)] == [
+        "task-next", "task-used", "task-dirty", "task-elsewhere",
+    ]
+    assert (await environment_of(stack, "u"))["branch_name"] == "task-used"
+
+    again = await say_one(stack, "admin", "/worktree cleanup merged")
+    assert again.startswith("No merged worktrees to clean up.\n\nSkipped 2:")
+    assert again.endswith("Worktrees: 4/25")
+    assert len(worktree_paths(repo)) == 4
+
+
+async def test_cleanup_stale_removes_long_silent_worktrees_but_keeps_unsaved_work(stack: Stack, repo: Path) -> None:
+    await stack.register(repo)
+    for conversation, name in [("s1", "old"), ("s2", "oldwork"), ("s3", "olddirty"), ("s4", "recent"),
+                               ("s5", "quiet")]:
+        await command(stack, conversation, f"/worktree create {name}")
+    unpushed = commit_file(task_path(stack, "oldwork"), "work.txt")
+    (task_path(stack, "olddirty") / "scratch.txt").write_text("not committed\n")
+    for conversation in ("s1", "s2", "s3"):
+        await backdate(stack, conversation, 30)
+    await backdate(stack, "s5", 10)  # under STALE_THRESHOLD_DAYS (14)
+
+    assert await counts_in_status(stack, "admin") == [
+        "Worktrees: 5/25", "  • 0 merged (can auto-remove)", "  • 3 stale (14+ days inactive)", "  • 2 active",
+    ]
+    reply = await say_one(stack, "admin", "/worktree cleanup stale")
+    assert reply == (
+        "Cleaned up 1 stale worktree(s):\n• task-old (30 days inactive)\n\n"
+        "Skipped 2:\n• task-oldwork (has unpushed commits)\n• task-olddirty (has uncommitted changes)\n\n"
+        "Worktrees: 4/25"
+    )
+    assert not task_path(stack, "old").exists() and await status_of(stack, "task-old") == "destroyed"
+    assert await environment_of(stack, "s1") is None, "the silent conversation no longer points at it"
+    assert git("rev-parse", "task-oldwork", cwd=repo).strip() == unpushed
+    assert (task_path(stack, "olddirty") / "scratch.txt").is_file()
+    assert sorted(worktree_paths(repo)) == sorted(
+        str(task_path(stack, name)) for name in ("oldwork", "olddirty", "recent", "quiet")
+    )
+    assert await say_one(stack, "admin", "/worktree cleanup merged") == (
+        "No merged worktrees to clean up.\n\nWorktrees: 4/25"
+    )
+
+
+async def test_orphans_reports_untracked_worktrees_and_vanished_paths_and_removes_nothing(
+    stack: Stack, repo: Path
+) -> None:
+    await stack.register(repo)
+    assert await say_one(stack, "o", "/worktree orphans") == (
+        "No orphans: every worktree is tracked and every tracked path exists."
+    )
+    await command(stack, "o", "/worktree create tracked")
+    await command(stack, "o", "/worktree create vanished")
+    manual = stack.settings.worktree_base.resolve() / "project" / "by-hand"
+    git("worktree", "add", "-q", "-b", "by-hand", str(manual), cwd=repo)
+    outside = stack.tmp_path / "elsewhere"
+    git("worktree", "add", "-q", "-b", "elsewhere", str(outside), cwd=repo)  # not under WORKTREE_BASE: not ours
+    vanished = task_path(stack, "vanished")
+    shutil.rmtree(vanished)
+
+    reply = await say_one(stack, "o", "/worktree orphans")
+    assert reply == (
+        f"Worktrees git knows that no conversation tracks:\n• `{manual}`\n\n"
+        f"Tracked worktrees whose path is gone:\n• `{vanished}`"
+    )
+    assert manual.is_dir() and outside.is_dir() and task_path(stack, "tracked").is_dir()
+    assert [row["branch_name"] for row in await active_rows(stack)] == ["task-tracked", "task-vanished"]
+    assert len(worktree_paths(repo)) == 4, "git's record of the vanished one is not pruned by a report"
