@@ -111,3 +111,15 @@ async def test_worktreeinclude_copies_untracked_files_and_folders_and_links_stay
     assert os.readlink(worktree / "linked-out") == str(outside), "never followed: the link itself"
     assert not (worktree / ".worktreeinclude").exists(), "the list itself is not listed"
     assert git("status", "--porcelain", cwd=worktree) == "", "what was copied is what git ignores"
+
+
+async def test_a_worktree_a_concurrent_message_made_reads_as_fresh_from_the_same_base(tmp_path: Path) -> None:
+    """Whichever message records it first tells the user: each names the same base."""
+    _, checkout = clone_with_origin(tmp_path)
+    settings = settings_for(tmp_path)
+
+    made = await create(settings, checkout, "thread-burst")
+    found = await create(settings, checkout, "thread-burst")
+
+    assert (made.created, found.created) == (True, False)
+    assert found.base == made.base and found.fresh_from == made.fresh_from is not None

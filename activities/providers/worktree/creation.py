@@ -59,7 +59,7 @@ class WorktreeCreator:
             if state == "ours":
                 mark_as_made_here(path)  # a crash may have come between the add and its mark
                 await copy_included(repository, path, [])  # and the copy: what is there already stays
-                return WorktreeReady(path=str(path), branch=branch, created=False)
+                return await self._already_made(repository, path, request)
             if state == "foreign":
                 raise ApplicationError(
                     f"`{path}` already exists and is not a worktree of {request.codebase.name} on branch "
@@ -89,6 +89,21 @@ class WorktreeCreator:
                                  base=WorktreeBase(request.codebase.default_branch, added.start_commit,
                                                    base.fallback_reason) if fresh and added.start_commit else None,
                                  setup=config)
+
+    async def _already_made(self, repository: Path, path: Path, request: WorktreeRequest) -> WorktreeReady:
+        """Made by a concurrent message (or by this one before a crash): a branch still at the base
+        reads as the fresh branch it is, whichever message tells the user."""
+        ready = WorktreeReady(path=str(path), branch=request.branch, created=False)
+        if request.source != "default":
+            return ready
+        base = await fresh_base(self.settings.worktree_base, repository, request.codebase.default_branch,
+                                self.settings.fetch_interval_seconds)
+        tip, start = await commits_of(repository, f"refs/heads/{request.branch}", base.revision)
+        if tip is None or tip != start:
+            return ready  # work of its own by now: it is what it is
+        ready.fresh_from = tip
+        ready.base = WorktreeBase(request.codebase.default_branch, tip, base.fallback_reason)
+        return ready
 
     async def _add(
         self, repository: Path, path: Path, branch: str, start_point: str, track: bool, env: dict[str, str]
