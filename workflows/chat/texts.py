@@ -12,7 +12,10 @@ HELP = """Commands:
 `/worktree create|list|remove|link|cleanup|orphans|setup`: manage worktrees (`/worktree` alone explains each)
 `/help`: show this help
 
-Any other message gets its own isolated git worktree, created on first use and reused after."""
+Any other message gets its own isolated git worktree, created on first use and reused after.
+A GitHub issue's or PR's worktree goes when it is closed. Slack and Telegram send no close event:
+there a worktree goes with `/worktree remove`, or by the cleanup once the conversation has been
+quiet for the stale threshold (14 days unless configured; Telegram chats never go stale)."""
 
 
 def working_in(branch: str) -> str:
