@@ -22,7 +22,7 @@ from activities.repositories import (
 )
 from isolator.settings import ConfigurationError, load_settings
 from workflows.chat.commands import parse_command
-from workflows.naming import branch_for, thread_branch
+from workflows.naming import branch_for, thread_branch, thread_identity
 
 
 def test_thread_branch_is_the_first_eight_hex_digits_of_the_sha256() -> None:
@@ -168,3 +168,8 @@ def test_secrets_never_appear_in_the_settings_repr(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("API_TOKEN", "t0ken-value")
     text = repr(load_settings())
     assert "s3cret-value" not in text and "t0ken-value" not in text
+
+
+def test_a_threads_identity_names_its_platform() -> None:
+    assert thread_identity("slack", "C1:2") == "slack:C1:2"
+    assert thread_branch(thread_identity("slack", "x")) != thread_branch(thread_identity("test", "x"))

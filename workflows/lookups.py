@@ -28,7 +28,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.chat import texts
     from workflows.errors import result_or_raise
-    from workflows.naming import branch_for
+    from workflows.naming import branch_for, thread_identity
     from workflows.steps import environments, isolation, versions
 
 
@@ -60,7 +60,7 @@ class Work:
 
 def work_of(conversation: Conversation, codebase: Codebase, hints: IsolationHints) -> Work:
     workflow_type = hints.workflow_type
-    workflow_id = hints.workflow_id or conversation.conversation_id
+    workflow_id = hints.workflow_id or thread_identity(conversation.platform, conversation.conversation_id)
     return Work(codebase, workflow_type, workflow_id, _worktree_request(codebase, workflow_type, workflow_id, hints), hints)
 
 

@@ -9,9 +9,15 @@ import re
 _TASK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,49}$")
 
 
-def thread_branch(conversation_id: str) -> str:
-    """`thread-` and the first 8 hex digits of sha256(conversation id)."""
-    return "thread-" + hashlib.sha256(conversation_id.encode()).hexdigest()[:8]
+def thread_identity(platform: str, conversation_id: str) -> str:
+    """What a thread's work is known by: its platform and its conversation, so that the same id on two
+    platforms is two pieces of work, with two worktrees on two branches."""
+    return f"{platform}:{conversation_id}"
+
+
+def thread_branch(identity: str) -> str:
+    """`thread-` and the first 8 hex digits of sha256(the thread's identity, `platform:conversation id`)."""
+    return "thread-" + hashlib.sha256(identity.encode()).hexdigest()[:8]
 
 
 def branch_for(workflow_type: str, workflow_id: str) -> str:

@@ -91,7 +91,7 @@ async def test_hostile_conversation_ids_are_refused_or_kept_inside_the_base(stac
     accepted = ["../../etc", "..", "a/../../b", "-rf", "--force", "@{-1}", "/absolute", "x" * 256, "\u202eevil"]
     for conversation in accepted:
         answer = await stack.say(conversation, "hello")
-        branch = thread_branch(conversation)
+        branch = thread_branch(f"test:{conversation}")
         assert answer["result"]["outcome"] == "created", (conversation, answer)
         assert answer["result"]["branch"] == branch
         assert answer["result"]["workingPath"] == str(base / "project" / branch)
@@ -105,4 +105,4 @@ async def test_hostile_conversation_ids_are_refused_or_kept_inside_the_base(stac
     after = disk(stack.tmp_path)
     assert outside(after - before, stack, repo) == set(), "nothing made outside the worktree base"
     assert before - after == set(), "nothing removed"
-    assert sorted(worktree_paths(repo)) == sorted(str(base / "project" / thread_branch(c)) for c in accepted)
+    assert sorted(worktree_paths(repo)) == sorted(str(base / "project" / thread_branch(f"test:{c}")) for c in accepted)

@@ -33,7 +33,7 @@ async def test_a_burst_into_one_new_conversation_makes_one_worktree_row_and_repl
     assert set(outcomes) <= {"created", "attached", "reused"}
     rows = await stack.db.fetch("SELECT id FROM isolation_environments")
     assert len(rows) == 1
-    assert await stack.replies("burst") == [created_reply(thread_branch('burst'), repo)]
+    assert await stack.replies("burst") == [created_reply(thread_branch('test:burst'), repo)]
     assert await stack.db.fetchval("SELECT count(*) FROM conversations") == 1
 
 
@@ -47,8 +47,8 @@ async def test_a_burst_of_different_conversations_makes_one_worktree_each(stack:
     assert sorted(worktree_paths(repo)) == sorted(paths)
     assert all(answer["result"]["outcome"] == "created" for answer in answers)
     for conversation, answer in zip(conversations, answers):
-        assert answer["result"]["branch"] == thread_branch(conversation)
-        assert await stack.replies(conversation) == [created_reply(thread_branch(conversation), repo)]
+        assert answer["result"]["branch"] == thread_branch(f"test:{conversation}")
+        assert await stack.replies(conversation) == [created_reply(thread_branch(f"test:{conversation}"), repo)]
     assert await stack.db.fetchval("SELECT count(*) FROM isolation_environments WHERE status = 'active'") == BURST
 
 

@@ -39,13 +39,13 @@ async def test_a_message_and_its_environment_are_found_by_every_search_attribute
     for query in (
         f"IsolatorCodebase = '{codebase}'",
         f"IsolatorBranch = '{result['branch']}'",
-        f"IsolatorWorkflowType = 'thread' AND IsolatorWorkflowId = '{conversation}'",
-        f"IsolatorStatus = 'active' AND IsolatorWorkflowId = '{conversation}'",
+        f"IsolatorWorkflowType = 'thread' AND IsolatorWorkflowId = 'test:{conversation}'",
+        f"IsolatorStatus = 'active' AND IsolatorWorkflowId = 'test:{conversation}'",
     ):
         assert await found(stack.temporal, query, environment), query
 
     await stack.say(conversation, "/worktree remove")
-    assert await found(stack.temporal, f"IsolatorStatus = 'destroyed' AND IsolatorWorkflowId = '{conversation}'",
+    assert await found(stack.temporal, f"IsolatorStatus = 'destroyed' AND IsolatorWorkflowId = 'test:{conversation}'",
                        environment)
-    assert not await found(stack.temporal, f"IsolatorStatus = 'active' AND IsolatorWorkflowId = '{conversation}'",
+    assert not await found(stack.temporal, f"IsolatorStatus = 'active' AND IsolatorWorkflowId = 'test:{conversation}'",
                            environment, seconds=1)

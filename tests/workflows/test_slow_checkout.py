@@ -24,7 +24,7 @@ async def test_a_checkout_slower_than_the_workflow_task_timeout_completes_once(s
 
     answer = await stack.say("slow")
 
-    branch = thread_branch("slow")
+    branch = thread_branch("test:slow")
     assert answer["result"]["outcome"] == "created", answer
     assert worktree_paths(repo) == [answer["result"]["workingPath"]]
     assert await stack.replies("slow") == [created_reply(branch, repo)]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from api.dispatch import dispatch_message
+from isolator.contracts.message import MessageInput
 from tests.chat_commands import active_rows
 from tests.conftest import Stack
 from tests.gitrepos import branches, created_reply, worktree_paths
@@ -13,7 +15,7 @@ from workflows.naming import thread_branch
 
 async def test_first_message_creates_a_worktree_and_the_next_reuses_it(stack: Stack, repo: Path) -> None:
     await stack.register(repo)
-    branch = thread_branch("conv-1")
+    branch = thread_branch("test:conv-1")
 
     first = await stack.say("conv-1", "fix the login bug")
     expected_path = stack.settings.worktree_base.resolve() / "project" / branch
@@ -27,7 +29,7 @@ async def test_first_message_creates_a_worktree_and_the_next_reuses_it(stack: St
 
     rows = await active_rows(stack)
     assert len(rows) == 1
-    assert (rows[0]["workflow_type"], rows[0]["workflow_id"], rows[0]["branch_name"]) == ("thread", "conv-1", branch)
+    assert (rows[0]["workflow_type"], rows[0]["workflow_id"], rows[0]["branch_name"]) == ("thread", "test:conv-1", branch)
     conversation = await stack.db.fetchrow("SELECT * FROM conversations WHERE platform_conversation_id = 'conv-1'")
     assert conversation["environment_id"] == rows[0]["id"]
     assert conversation["cwd"] == str(expected_path)
@@ -71,7 +73,7 @@ async def test_a_worktree_deleted_behind_our_back_is_detected_and_replaced(stack
     replies = await stack.replies("conv-stale")
     assert len(replies) == 3
     assert "no longer exists" in replies[1] and str(path) in replies[1]
-    assert replies[2] == f"Working in isolated branch `{thread_branch('conv-stale')}`"
+    assert replies[2] == f"Working in isolated branch `{thread_branch('test:conv-stale')}`"
     assert len(await active_rows(stack)) == 1
 
 
@@ -151,3 +153,42 @@ async def test_help_status_and_unknown_commands(stack: Stack, repo: Path) -> Non
     assert replies[2].startswith("Working in isolated branch")
     assert created["result"]["workingPath"] in replies[3]
     assert replies[4].startswith("Unknown command.")
+
+
+async def test_the_same_conversation_id_on_two_platforms_gets_two_worktrees_on_two_branches(
+    stack: Stack, repo: Path
+) -> None:
+    """A test-adapter conversation named like a Slack thread is another piece of work."""
+    await stack.register(repo)
+    conversation = "C123:1700000000.000100"
+    from_test = (await stack.say(conversation, "work"))["result"]
+    # The Slack thread's first message, handed over as the Slack webhook does (its reply has no
+    # Slack to go to here: that is logged, and the work is done).
+    slack = MessageInput(platform="slack", conversation_id=conversation, text="work", message_key="slack-1",
+                         default_host=stack.settings.host)
+    from_slack = await (await dispatch_message(stack.temporal, stack.settings.task_queue, slack)).result()
+
+    assert from_test["outcome"] == from_slack.outcome == "created"
+    assert from_test["branch"] == thread_branch(f"test:{conversation}")
+    assert from_slack.branch == thread_branch(f"slack:{conversation}")
+    assert from_test["workingPath"] != from_slack.working_path
+
+
+async def test_a_thread_environment_from_before_the_platform_was_in_its_identity_keeps_working(
+    stack: Stack, repo: Path
+) -> None:
+    await stack.register(repo)
+    first = (await stack.say("before-migration", "work"))["result"]
+    # As recorded before migration 005: the identity was the conversation id alone.
+    await stack.db.execute("UPDATE isolation_environments SET workflow_id = 'before-migration' WHERE id = $1::uuid",
+                           first["environmentId"])
+    migration = Path(__file__).resolve().parents[2] / "migrations" / "005_thread_identity_names_its_platform.sql"
+    await stack.db.execute(migration.read_text())
+
+    row = await stack.db.fetchrow("SELECT workflow_id, branch_name FROM isolation_environments WHERE id = $1::uuid",
+                                  first["environmentId"])
+    again = (await stack.say("before-migration", "more work"))["result"]
+
+    assert (row["workflow_id"], row["branch_name"]) == ("test:before-migration", first["branch"])
+    assert (again["outcome"], again["branch"], again["environmentId"]) == ("reused", first["branch"],
+                                                                            first["environmentId"])

@@ -77,7 +77,7 @@ async def test_the_default_limit_of_25_the_manual_flow(stack: Stack, repo: Path)
     await assert_nothing_created(stack, repo, "t25", 25)
     chat = await stack.say("newcomer", "please fix the login bug")
     assert (chat["result"]["outcome"], chat["result"]["replies"]) == ("limit", [full])
-    assert thread_branch("newcomer") not in branches(repo) and len(await worktree_dirs(stack)) == 25
+    assert thread_branch("test:newcomer") not in branches(repo) and len(await worktree_dirs(stack)) == 25
     assert await environment_of(stack, "newcomer") is None
 
     # t00's work is merged into main and its conversation moved on: the next create makes room with it.

@@ -44,7 +44,7 @@ async def test_a_mention_creates_a_worktree_replies_in_the_thread_and_the_thread
     await stack.register(repo)
     ts = new_ts()
     conversation = f"{CHANNEL}:{ts}"
-    branch = thread_branch(conversation)
+    branch = thread_branch(f"slack:{conversation}")
 
     began = time.monotonic()
     await send(stack, app_mention(ts, f"<@{BOT_USER_ID}> fix the login bug"))
@@ -59,7 +59,7 @@ async def test_a_mention_creates_a_worktree_replies_in_the_thread_and_the_thread
     rows = await stack.db.fetch(
         "SELECT workflow_type, workflow_id, branch_name FROM isolation_environments WHERE status = 'active'"
     )
-    assert [tuple(row) for row in rows] == [("thread", conversation, branch)]
+    assert [tuple(row) for row in rows] == [("thread", f"slack:{conversation}", branch)]
     assert [(post.channel, post.thread_ts, post.text) for post in fake.posts] == [
         (CHANNEL, ts, created_reply(branch, repo))
     ]

@@ -44,7 +44,7 @@ async def test_a_private_message_creates_a_worktree_replies_and_the_next_reuses_
     stack: Stack, fake: FakeTelegram, repo: Path
 ) -> None:
     await stack.register(repo)
-    branch = thread_branch(f"{PRIVATE['id']}:0")
+    branch = thread_branch(f"telegram:{PRIVATE['id']}:0")
 
     began = time.monotonic()
     first = await send(stack, message=message("fix the login bug"))
@@ -55,7 +55,7 @@ async def test_a_private_message_creates_a_worktree_replies_and_the_next_reuses_
     assert (expected_path / "file0.txt").is_file()
     assert worktree_paths(repo) == [str(expected_path)]
     rows = await stack.db.fetch("SELECT workflow_id, branch_name FROM isolation_environments WHERE status = 'active'")
-    assert [(row["workflow_id"], row["branch_name"]) for row in rows] == [(f"{PRIVATE['id']}:0", branch)]
+    assert [(row["workflow_id"], row["branch_name"]) for row in rows] == [(f"telegram:{PRIVATE['id']}:0", branch)]
     assert fake.sent == [Sent(PRIVATE["id"], None, created_reply(branch, repo))]
 
     reused = await resolution(stack, await send(stack, message=message("and the logout bug")))
@@ -70,8 +70,8 @@ async def test_a_forum_topic_gets_its_own_worktree_and_replies_go_to_the_topic(
     topic = await resolution(stack, await send(stack, message=in_topic("@isolator fix the CI", topic=42)))
     general = await resolution(stack, await send(stack, message=message("@isolator, hello", FORUM)))
 
-    assert (topic.outcome, topic.branch) == ("created", thread_branch(f"{FORUM['id']}:42"))
-    assert (general.outcome, general.branch) == ("created", thread_branch(f"{FORUM['id']}:0"))
+    assert (topic.outcome, topic.branch) == ("created", thread_branch(f"telegram:{FORUM['id']}:42"))
+    assert (general.outcome, general.branch) == ("created", thread_branch(f"telegram:{FORUM['id']}:0"))
     assert sorted(worktree_paths(repo)) == sorted([topic.working_path, general.working_path])
     assert fake.sent == [
         Sent(FORUM["id"], 42, created_reply(topic.branch, repo)),

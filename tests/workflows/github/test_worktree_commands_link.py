@@ -59,7 +59,7 @@ async def test_link_moves_a_conversation_between_issue_pr_thread_and_task_worktr
     targets = [
         ("issue-42", "issue-42", base / "issue-42", issue),
         ("pr-99", "feature/x", base / "feature-x", pull),
-        (thread_branch("other-thread"), thread_branch("other-thread"), Path(thread["result"]["workingPath"]),
+        (thread_branch("test:other-thread"), thread_branch("test:other-thread"), Path(thread["result"]["workingPath"]),
          thread["result"]["environmentId"]),
         ("task-my-feature", "task-my-feature", base / "task-my-feature", None),
     ]

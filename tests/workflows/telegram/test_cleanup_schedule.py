@@ -107,7 +107,7 @@ async def test_a_triggered_sweep_removes_merged_and_stale_work_and_keeps_the_res
     # stale as well, but Telegram chats are long-lived workspaces
     chat = f"{PRIVATE['id']}:0"
     telegram = await resolution(stack, await send(stack, message=message("fix the login bug")))
-    assert (telegram.outcome, telegram.branch) == ("created", thread_branch(chat))
+    assert (telegram.outcome, telegram.branch) == ("created", thread_branch(f"telegram:{chat}"))
     await go_quiet(stack, "telegram", chat, days)
     # its folder deleted by hand
     gone_id, gone_path, _ = await thread("gone")
