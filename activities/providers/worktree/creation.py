@@ -16,6 +16,7 @@ from activities.git import (
     is_valid_branch_name,
     run_git,
 )
+from activities.git_locks import run_git_recovering
 from activities.locks import host_lock
 from activities.ownership import mark_as_made_here
 from activities.paths import UnsafePathError, ensure_inside, worktree_path
@@ -146,7 +147,8 @@ class WorktreeCreator:
 
 async def _attempt(repository: Path, args: list[str], env: dict[str, str]) -> GitError | None:
     try:
-        await run_git(*args, cwd=repository, env=env)
+        # A git killed mid-way (a crash, a full disk) left a lock behind: cleared when nothing holds it.
+        await run_git_recovering(repository, *args, cwd=repository, env=env)
         return None
     except GitError as error:
         return error

@@ -15,6 +15,7 @@ from typing import Literal
 from temporalio.exceptions import ApplicationError
 
 from activities.git import is_valid_branch_name, run_git
+from activities.git_locks import clear_stale_lock
 from activities.locks import host_locks
 from activities.paths import UnsafePathError, ensure_inside
 from activities.providers.worktree.survey import (
@@ -112,6 +113,8 @@ async def _remove_worktree(repository: Path, path: Path, force: bool) -> bool:
     """False when git refuses because the worktree has changes (made since we looked)."""
     args = ["worktree", "remove", *(["--force"] if force else []), "--", str(path)]
     result = await run_git(*args, cwd=repository, check=False)
+    if result.returncode != 0 and await clear_stale_lock(repository, result.stderr):
+        result = await run_git(*args, cwd=repository, check=False)  # a dead git's lock was in the way
     if result.returncode == 0:
         return True
     if "modified or untracked files" in result.stderr:
