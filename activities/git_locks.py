@@ -35,9 +35,15 @@ async def clear_stale_lock(repository: Path, stderr: str) -> bool:
         return False
     lock = Path(found.group(1)).resolve()
     common = await run_git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=repository)
-    if not lock.is_relative_to(Path(common.stdout.strip()).resolve()) or is_held(lock):
+    if not lock.is_relative_to(Path(common.stdout.strip()).resolve()):
         return False
-    lock.unlink(missing_ok=True)
+    try:
+        seen = lock.stat().st_ino
+        if is_held(lock) or lock.stat().st_ino != seen:  # a new git took it meanwhile
+            return False
+        lock.unlink()
+    except FileNotFoundError:
+        pass  # gone by itself: the retry may go on
     return True
 
 
