@@ -1,7 +1,8 @@
-"""`/api/codebases`: register a repository (by path, clone URL, or both) and list them."""
+"""`/api/codebases`: register a repository (by path, clone URL, or both), list, read and forget them."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Annotated
 
 import asyncpg
@@ -91,14 +92,37 @@ async def register_codebase(
 @router.get("", response_model=list[CodebaseView])
 async def list_codebases(pool: Annotated[asyncpg.Pool, Depends(get_pool)]) -> list[CodebaseView]:
     rows = await pool.fetch("SELECT * FROM codebases ORDER BY name")
-    return [
-        CodebaseView(
-            id=str(row["id"]),
-            name=row["name"],
-            repository_url=row["repository_url"],
-            canonical_path=row["canonical_path"],
-            default_branch=row["default_branch"],
-            host=row["host"],
+    return [_view(row) for row in rows]
+
+
+@router.get("/{codebase_id}", response_model=CodebaseView)
+async def get_codebase(codebase_id: uuid.UUID, pool: Annotated[asyncpg.Pool, Depends(get_pool)]) -> CodebaseView:
+    row = await pool.fetchrow("SELECT * FROM codebases WHERE id = $1", codebase_id)
+    if row is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no codebase {codebase_id}")
+    return _view(row)
+
+
+@router.delete("/{codebase_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def delete_codebase(codebase_id: uuid.UUID, pool: Annotated[asyncpg.Pool, Depends(get_pool)]) -> Response:
+    """Forget a codebase whose worktrees are all gone; its checkout on disk is left as it is."""
+    async with pool.acquire() as connection, connection.transaction():
+        row = await connection.fetchrow("SELECT name FROM codebases WHERE id = $1 FOR UPDATE", codebase_id)
+        if row is None:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no codebase {codebase_id}")
+        active = await connection.fetchval(
+            "SELECT count(*) FROM isolation_environments WHERE codebase_id = $1 AND status = 'active'", codebase_id
         )
-        for row in rows
-    ]
+        if active:
+            raise HTTPException(
+                status.HTTP_409_CONFLICT,
+                detail=f"`{row['name']}` still has {active} active environment(s): remove them first "
+                       "(`/worktree remove`, or `GET /api/environments?codebase=...` to see them)",
+            )
+        await connection.execute("DELETE FROM codebases WHERE id = $1", codebase_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+def _view(row: asyncpg.Record) -> CodebaseView:
+    return CodebaseView(id=str(row["id"]), name=row["name"], repository_url=row["repository_url"],
+                        canonical_path=row["canonical_path"], default_branch=row["default_branch"], host=row["host"])

@@ -40,3 +40,24 @@ async def test_bad_input_gets_a_reason_and_an_unknown_id_a_404(stack: Stack) -> 
     assert unknown.status_code == 404 and "no environment" in unknown.json()["detail"]
     assert malformed.status_code == 422 and bad_status.status_code == 422
     assert "status" in bad_status.text
+
+
+async def test_a_codebase_is_read_and_forgotten_only_once_it_has_no_active_environment(stack: Stack, repo: Path) -> None:
+    codebase = await stack.register(repo)
+    created = (await stack.say("rest-codebase", "work"))["result"]
+
+    read = await stack.api.get(f"/api/codebases/{codebase['id']}")
+    refused = await stack.api.delete(f"/api/codebases/{codebase['id']}")
+    assert read.status_code == 200 and read.json()["name"] == "project"
+    assert refused.status_code == 409 and "1 active environment" in refused.json()["detail"]
+    assert (await stack.api.get(f"/api/codebases/{codebase['id']}")).status_code == 200, "nothing changed"
+
+    await stack.say("rest-codebase", "/worktree remove")
+    forgotten = await stack.api.delete(f"/api/codebases/{codebase['id']}")
+
+    assert forgotten.status_code == 204
+    assert (await stack.api.get(f"/api/codebases/{codebase['id']}")).status_code == 404
+    assert (await stack.api.get(f"/api/environments/{created['environmentId']}")).status_code == 404
+    assert repo.is_dir(), "the checkout itself is left as it is"
+    assert (await stack.api.delete(f"/api/codebases/{uuid.uuid4()}")).status_code == 404
+    assert (await stack.api.get("/api/codebases/not-a-uuid")).status_code == 422
