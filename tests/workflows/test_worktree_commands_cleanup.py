@@ -16,6 +16,7 @@ from tests.lifecycle import (
     merge_into_main,
     status_of,
 )
+from workflows.chat import worktree_texts
 
 
 async def test_cleanup_merged_removes_merged_worktrees_nobody_uses_and_says_why_others_stay(
@@ -117,3 +118,26 @@ async def test_orphans_reports_untracked_worktrees_and_vanished_paths_and_remove
     assert manual.is_dir() and outside.is_dir() and task_path(stack, "tracked").is_dir()
     assert [row["branch_name"] for row in await active_rows(stack)] == ["task-tracked", "task-vanished"]
     assert len(worktree_paths(repo)) == 4, "git's record of the vanished one is not pruned by a report"
+
+
+async def test_a_dry_run_says_what_would_go_and_why_and_removes_nothing(stack: Stack, repo: Path) -> None:
+    await stack.register(repo)
+    await command(stack, "dry", "/worktree create done")
+    commit_file(task_path(stack, "done"), "done.txt")
+    merge_into_main(repo, "task-done")
+    await command(stack, "dry", "/worktree create dirty")
+    commit_file(task_path(stack, "dirty"), "dirty.txt")
+    merge_into_main(repo, "task-dirty")
+    await command(stack, "dry", "/worktree create elsewhere")
+    (task_path(stack, "dirty") / "scratch.txt").write_text("not committed\n")
+
+    preview = await say_one(stack, "admin", "/worktree cleanup merged --dry-run")
+
+    assert preview == (
+        "Would clean up 1 merged worktree(s):\n• task-done (merged)\n\n"
+        "Would keep 1:\n• task-dirty (has uncommitted changes)\n\n"
+        "Nothing was removed (`--dry-run`)."
+    )
+    assert sorted(worktree_paths(repo)) == sorted(str(task_path(stack, name)) for name in ("done", "dirty", "elsewhere"))
+    assert await status_of(stack, "task-done") == "active"
+    assert await say_one(stack, "admin", "/worktree cleanup --dry-run") == worktree_texts.USAGE

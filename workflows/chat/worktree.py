@@ -7,7 +7,7 @@ import re
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from isolator.cleanup_rules import live_conversations
+    from isolator.cleanup_rules import live_conversations, plan_cleanup
     from isolator.contracts.cleanup import CodebaseCleanupInput
     from isolator.contracts.codebase import Codebase
     from isolator.contracts.environment import (
@@ -139,9 +139,17 @@ class WorktreeCommands:
         await self.reply(worktree_texts.linked(target.branch_name, target.working_path))
 
     async def _cleanup(self, args: list[str]) -> None:
-        if len(args) != 1 or args[0] not in ("merged", "stale"):
+        dry_run = "--dry-run" in args
+        kinds = [arg for arg in args if arg != "--dry-run"]
+        if len(kinds) != 1 or kinds[0] not in ("merged", "stale") or args.count("--dry-run") > 1:
             await self.reply(worktree_texts.USAGE)
             return
+        if dry_run:  # the same survey and rules as the cleanup, and nothing removed
+            view = await view_codebase(self.codebase)
+            plan = plan_cleanup(view.listing.environments, view.survey, kinds, view.listing.stale_threshold_days)  # type: ignore[arg-type]
+            await self.reply(worktree_texts.cleanup_preview(kinds[0], plan))
+            return
+        args = kinds
         wfid = workflow.info().workflow_id
         report = await workflow.execute_child_workflow(
             CodebaseCleanupWorkflow.run, CodebaseCleanupInput(self.codebase, [args[0]], key=wfid),  # type: ignore[list-item]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from isolator.cleanup_rules import CleanupPlan
 from isolator.contracts.cleanup import Breakdown, CleanupReport
 from isolator.contracts.worktree import WorktreeReady
 from workflows.chat.texts import config_note, quoted_safely, started_from
@@ -11,7 +12,7 @@ USAGE = """Usage:
 `/worktree list`: this repository's worktrees
 `/worktree remove [--force] [name]`: remove this conversation's worktree, or the named one
 `/worktree link <issue-42|pr-99|thread-xxxx|task-name>`: work in an existing worktree
-`/worktree cleanup merged|stale`: remove merged or stale worktrees
+`/worktree cleanup merged|stale [--dry-run]`: remove merged or stale worktrees (or list what would go)
 `/worktree orphans`: worktrees git knows that nothing tracks
 `/worktree setup`: run this worktree's set-up (`.isolator.toml`) again"""
 
@@ -100,6 +101,18 @@ def cleanup_result(kind: str, report: CleanupReport, breakdown: Breakdown) -> st
         parts.append(f"Skipped {len(report.skipped)}:\n"
                      + "\n".join(f"• {entry.branch} ({entry.reason})" for entry in report.skipped))
     parts.append(f"Worktrees: {breakdown.total}/{breakdown.limit}")
+    return "\n\n".join(parts)
+
+
+def cleanup_preview(kind: str, plan: CleanupPlan) -> str:
+    """`/worktree cleanup <kind> --dry-run`: what would go, and why, and what would stay."""
+    parts = [f"Would clean up {len(plan.remove)} {kind} worktree(s):\n"
+             + "\n".join(f"• {candidate.environment.branch} ({candidate.why})" for candidate in plan.remove)
+             if plan.remove else f"No {kind} worktrees would be cleaned up."]
+    if plan.skipped:
+        parts.append(f"Would keep {len(plan.skipped)}:\n"
+                     + "\n".join(f"• {entry.branch} ({entry.reason})" for entry in plan.skipped))
+    parts.append("Nothing was removed (`--dry-run`).")
     return "\n\n".join(parts)
 
 
