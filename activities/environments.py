@@ -32,7 +32,7 @@ from isolator.contracts.environment import (
     RetireInput,
 )
 from isolator.contracts.errors import LIMIT_REACHED, WORKTREE_CONFLICT
-from isolator.contracts.setup import EnvironmentDetails, SetupStateInput
+from isolator.contracts.setup import EnvironmentDetails, RunLine, SetupStateInput
 from isolator.settings import Settings
 
 _COUNT_ACTIVE = "SELECT count(*) FROM isolation_environments WHERE codebase_id = $1 AND status = 'active'"
@@ -198,7 +198,17 @@ class EnvironmentActivities:
         if row is None:
             return EnvironmentDetails("none")
         ports = PortBlock(row["first"], row["last"]) if row["first"] is not None else None
-        return EnvironmentDetails(row["setup_state"], ports)
+        runs = await self.pool.fetch(
+            """SELECT status, left(message, 200) AS message, platform || ':' || conversation_id AS conversation,
+                      extract(epoch FROM now() - coalesce(started_at, queued_at))::int AS seconds
+               FROM agent_runs WHERE environment_id = $1 AND status IN ('queued', 'running')
+               ORDER BY queued_at LIMIT 50""",
+            environment_id,
+        )
+        lines = {status: [RunLine(run["message"], run["conversation"], run["seconds"])
+                          for run in runs if run["status"] == status] for status in ("running", "queued")}
+        running = lines["running"][0] if lines["running"] else None
+        return EnvironmentDetails(row["setup_state"], ports, running, lines["queued"])
 
     async def _check_room(self, connection: asyncpg.Connection, codebase_id: str) -> None:
         active = await connection.fetchval(_COUNT_ACTIVE, codebase_id)

@@ -19,6 +19,7 @@ from temporalio import activity
 from activities.providers.worktree.base import committed_config, fresh_base
 from activities.replies import ReplyActivities
 from activities.user_commands import Finished, run_user_command, user_environment
+from isolator.contracts.environment import EnvironmentRef, PortBlock
 from isolator.contracts.message import ReplyInput
 from isolator.contracts.repository import RepositorySetup
 from isolator.contracts.setup import CommandsReport, CommandsRequest, ReadSetupInput
@@ -76,16 +77,16 @@ class SetupActivities:
             argv = ["git", "submodule", "update", "--init", "--recursive"]
         else:
             argv = ["sh", "-c", command]  # the repository's own script, as CI runs it
-        return await run_user_command(argv, worktree, user_environment(command_variables(request)), timeout)
+        variables = command_variables(request.environment, request.ports)
+        return await run_user_command(argv, worktree, user_environment(variables), timeout)
 
     async def tell(self, conversation: str, key: str, text: str, updates: str | None = None) -> None:
         platform, conversation_id = conversation.split(":", 1)
         await self.replies.deliver_once(ReplyInput(platform, conversation_id, text, key, updates=updates))
 
 
-def command_variables(request: CommandsRequest) -> dict[str, str]:
+def command_variables(environment: EnvironmentRef, ports: PortBlock | None) -> dict[str, str]:
     """What set-up, teardown and agent commands are told about their environment."""
-    environment = request.environment
     variables = {
         "ISOLATOR_BRANCH": environment.branch,
         "ISOLATOR_WORKTREE": environment.working_path,
@@ -93,9 +94,9 @@ def command_variables(request: CommandsRequest) -> dict[str, str]:
         "COMPOSE_PROJECT_NAME": compose_project(environment.codebase.name, environment.branch,
                                                 environment.environment_id),
     }
-    if request.ports is not None:
-        variables["ISOLATOR_PORT"] = str(request.ports.first)
-        variables["ISOLATOR_PORTS"] = f"{request.ports.first}-{request.ports.last}"
+    if ports is not None:
+        variables["ISOLATOR_PORT"] = str(ports.first)
+        variables["ISOLATOR_PORTS"] = f"{ports.first}-{ports.last}"
     return variables
 
 

@@ -1,9 +1,9 @@
-"""Running the user's programs (set-up and teardown commands, later the agent) on their behalf.
+"""Running the user's programs (set-up and teardown commands, the coding agent) on their behalf.
 
-Each runs in a process group of its own, within a time limit, with its output kept to a bounded
-tail, and with none of the service's secrets in its environment. On a timeout or a stop the group
-gets SIGTERM, then SIGKILL after a grace period; whatever the program left running in its group is
-ended with it, so nothing of a step outlives the step.
+Each runs in a process group of its own, within a time limit, with its output handed on in bounded
+chunks, and with none of the service's secrets in its environment. On a timeout or a stop (the
+activity cancelled) the group gets SIGTERM, then SIGKILL after a grace period; whatever the program
+left running in its group is ended with it, so nothing of a step outlives the step.
 """
 
 from __future__ import annotations
@@ -13,18 +13,19 @@ import os
 import signal
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Awaitable, Callable
 
 from pydantic import SecretStr
 
 from isolator.settings import Settings
 
 GRACE_SECONDS = 10.0
+OUTPUT_AFTER_EXIT_SECONDS = 2.0
 TAIL_LINES = 20
 MAX_LINE = 2000  # characters kept of one line; a program that never prints a newline is cut here
-_CHUNK = 1 << 16
+CHUNK = 1 << 16  # read at most this much at once: memory stays bounded whatever a program prints
 
 # Variables the service holds for itself: its database, its API token, every webhook secret and bot token.
 SECRETS = frozenset(
@@ -39,72 +40,147 @@ def user_environment(extra: dict[str, str]) -> dict[str, str]:
     return {**{name: value for name, value in os.environ.items() if name not in SECRETS}, **extra}
 
 
+class CannotStart(Exception):
+    """The program could not be started (missing, not executable); the message says why."""
+
+
 @dataclass
 class Finished:
-    exit_code: int | None  # None when it was stopped (timeout, cancellation)
+    exit_code: int | None  # None when it was stopped at the time limit
     timed_out: bool
     seconds: float
     tail: list[str] = field(default_factory=list)  # the last lines of its output, standard error included
 
 
+OnChunk = Callable[[bytes], Awaitable[None]]
 OnOutput = Callable[[str], Awaitable[None]]
+
+
+async def run_user_program(
+    argv: list[str], cwd: Path, env: dict[str, str], timeout_seconds: float, *,
+    on_output: OnChunk, on_error: OnChunk | None = None, stdin: bytes | None = None,
+    on_start: Callable[[int], None] | None = None,
+) -> Finished:
+    """Run `argv` with `stdin` written and closed; standard output (and standard error, unless
+    `on_error` takes it) is handed to `on_output` chunk by chunk as it arrives; a slow handler slows
+    the program down rather than filling memory. `on_start` gets the process group id."""
+    started = time.monotonic()
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv, cwd=cwd, env=env, start_new_session=True,
+            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE if on_error is not None else asyncio.subprocess.STDOUT,
+        )
+    except FileNotFoundError:
+        raise CannotStart(f"`{argv[0]}` was not found") from None
+    except PermissionError:
+        raise CannotStart(f"`{argv[0]}` is not executable") from None
+    except OSError as error:
+        raise CannotStart(f"`{argv[0]}` could not be started: {error.strerror or error}") from None
+    if on_start is not None:
+        on_start(process.pid)
+    try:
+        readers = [_pump(process.stdout, on_output)]
+        if on_error is not None:
+            readers.append(_pump(process.stderr, on_error))
+        if stdin is not None:
+            readers.append(_feed(process, stdin))
+        exit_code: int | None = await asyncio.wait_for(_exit_and_output(process, readers), timeout_seconds)
+        timed_out = False
+    except TimeoutError:
+        exit_code, timed_out = None, True
+    finally:
+        await stop_group(process)  # also what it left behind in its group after it exited
+    return Finished(exit_code, timed_out, time.monotonic() - started)
+
+
+async def _exit_and_output(process: asyncio.subprocess.Process, readers: list[Awaitable[None]]) -> int:
+    """The exit code, once its output is read; a child it left behind holding the pipes open gets
+    OUTPUT_AFTER_EXIT_SECONDS to finish writing, then the group is stopped."""
+    output = asyncio.ensure_future(asyncio.gather(*readers))
+    try:
+        exit_code = await process.wait()
+        await asyncio.wait_for(asyncio.shield(output), OUTPUT_AFTER_EXIT_SECONDS)
+    except TimeoutError:
+        await stop_group(process)
+        await output
+    finally:
+        if not output.done():
+            output.cancel()
+            await asyncio.gather(output, return_exceptions=True)
+    return exit_code
 
 
 async def run_user_command(
     argv: list[str], cwd: Path, env: dict[str, str], timeout_seconds: float, on_line: OnOutput | None = None,
 ) -> Finished:
-    started = time.monotonic()
-    process = await asyncio.create_subprocess_exec(
-        *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT, start_new_session=True,
-    )
-    tail: deque[str] = deque(maxlen=TAIL_LINES)
-    try:
-        await asyncio.wait_for(_read(process, tail, on_line), timeout_seconds)
-        exit_code: int | None = await process.wait()
-        timed_out = False
-    except asyncio.TimeoutError:
-        exit_code, timed_out = None, True
-    finally:
-        await stop_group(process)  # also what it left behind in its group after it exited
-    return Finished(exit_code, timed_out, time.monotonic() - started, list(tail))
+    """A set-up or teardown command: its output, standard error included, read as lines; the last
+    ones are kept for the report."""
+    lines = _Lines(on_line)
+    finished = await run_user_program(argv, cwd, env, timeout_seconds, on_output=lines.add)
+    await lines.close()
+    finished.tail = list(lines.tail)
+    return finished
 
 
-async def _read(process: asyncio.subprocess.Process, tail: deque[str], on_line: OnOutput | None) -> None:
-    assert process.stdout is not None
-    partial = ""
-    while chunk := await process.stdout.read(_CHUNK):
-        *lines, partial = (partial + chunk.decode(errors="replace")).split("\n")
-        if len(partial) > MAX_LINE:  # no newline for a long while: keep its start, drop the rest
-            lines.append(partial[:MAX_LINE] + " […]")
-            partial = ""
+class _Lines:
+    def __init__(self, on_line: OnOutput | None) -> None:
+        self.on_line = on_line
+        self.tail: deque[str] = deque(maxlen=TAIL_LINES)
+        self.partial = ""
+
+    async def add(self, chunk: bytes) -> None:
+        *lines, self.partial = (self.partial + chunk.decode(errors="replace")).split("\n")
+        if len(self.partial) > MAX_LINE:  # no newline for a long while: keep its start, drop the rest
+            lines.append(self.partial[:MAX_LINE] + " […]")
+            self.partial = ""
         for line in lines:
-            tail.append(line[:MAX_LINE])
-            if on_line is not None:
-                await on_line(line[:MAX_LINE])
-    if partial:
-        tail.append(partial[:MAX_LINE])
+            self.tail.append(line[:MAX_LINE])
+            if self.on_line is not None:
+                await self.on_line(line[:MAX_LINE])
+
+    async def close(self) -> None:
+        if self.partial:
+            self.tail.append(self.partial[:MAX_LINE])
+
+
+async def _pump(stream: asyncio.StreamReader | None, handle: OnChunk) -> None:
+    assert stream is not None
+    while chunk := await stream.read(CHUNK):
+        await handle(chunk)
+
+
+async def _feed(process: asyncio.subprocess.Process, data: bytes) -> None:
+    assert process.stdin is not None
+    try:
+        process.stdin.write(data)
+        await process.stdin.drain()
+    except (BrokenPipeError, ConnectionResetError):  # it did not read its input: its business
+        pass
+    finally:
+        process.stdin.close()
 
 
 async def stop_group(process: asyncio.subprocess.Process) -> None:
     """SIGTERM to the process group, SIGKILL after the grace period; silent when it is gone already."""
-    if not _signal_group(process.pid, signal.SIGTERM):
+    if not signal_group(process.pid, signal.SIGTERM):
         await process.wait()
         return
     try:
         await asyncio.wait_for(_group_gone(process), GRACE_SECONDS)
-    except asyncio.TimeoutError:
-        _signal_group(process.pid, signal.SIGKILL)
+    except TimeoutError:
+        signal_group(process.pid, signal.SIGKILL)
     await process.wait()
 
 
 async def _group_gone(process: asyncio.subprocess.Process) -> None:
     await process.wait()
-    while _signal_group(process.pid, 0):
+    while signal_group(process.pid, 0):
         await asyncio.sleep(0.05)
 
 
-def _signal_group(group: int, signal_number: int) -> bool:
+def signal_group(group: int, signal_number: int) -> bool:
     try:
         os.killpg(group, signal_number)
         return True

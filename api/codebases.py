@@ -1,4 +1,5 @@
-"""`/api/codebases`: register a repository (by path, clone URL, or both), list, read and forget them."""
+"""`/api/codebases`: register a repository (by path, clone URL, or both), list, read, change (its
+agent) and forget them."""
 
 from __future__ import annotations
 
@@ -23,6 +24,13 @@ from workflows.codebase import RegisterCodebaseWorkflow, register_workflow_id
 router = APIRouter(prefix="/api/codebases", tags=["codebases"], dependencies=[Depends(require_api_token)])
 
 
+AgentCommand = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=4096, pattern=r"^[^\x00]*$")]] | None,
+    Field(max_length=100, description="the agent's argument list for this codebase; null: AGENT_COMMAND; "
+                                      "[]: no agent"),
+]
+
+
 class CodebaseRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -30,6 +38,7 @@ class CodebaseRequest(BaseModel):
     url: str | None = Field(None, min_length=1, max_length=2048, description="clone URL, or the checkout's upstream")
     name: str | None = Field(None, min_length=1, max_length=100)
     host: str | None = Field(None, min_length=1, max_length=255, description="defaults to this server's host")
+    agent_command: AgentCommand = None
 
     @model_validator(mode="after")
     def _check(self) -> "CodebaseRequest":
@@ -48,6 +57,14 @@ class CodebaseRequest(BaseModel):
         return self
 
 
+class CodebaseChange(BaseModel):
+    """`PATCH /api/codebases/{id}`: what to change."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent_command: AgentCommand = None
+
+
 class CodebaseView(BaseModel):
     id: str
     name: str
@@ -55,6 +72,7 @@ class CodebaseView(BaseModel):
     canonical_path: str
     default_branch: str
     host: str
+    agent_command: list[str] | None  # null: AGENT_COMMAND applies; []: no agent
 
 
 class RegisteredView(CodebaseView):
@@ -67,6 +85,7 @@ async def register_codebase(
     response: Response,
     client: Annotated[Client, Depends(get_client)],
     settings: Annotated[Settings, Depends(get_settings)],
+    pool: Annotated[asyncpg.Pool, Depends(get_pool)],
 ) -> RegisteredView:
     source = RepositorySource(host=body.host or settings.host, path=body.path, url=body.url, name=body.name)
     try:
@@ -86,7 +105,27 @@ async def register_codebase(
         raise
     if not registered.created:
         response.status_code = status.HTTP_200_OK
-    return RegisteredView(**vars(registered.codebase), created=registered.created)
+    if "agent_command" in body.model_fields_set:
+        await _set_agent_command(pool, registered.codebase.id, body.agent_command)
+    row = await pool.fetchrow("SELECT * FROM codebases WHERE id = $1", registered.codebase.id)
+    return RegisteredView(**_view(row).model_dump(), created=registered.created)
+
+
+@router.patch("/{codebase_id}", response_model=CodebaseView)
+async def change_codebase(
+    codebase_id: uuid.UUID, body: CodebaseChange, pool: Annotated[asyncpg.Pool, Depends(get_pool)],
+) -> CodebaseView:
+    """Set the codebase's `agent_command`: a list of arguments, null for AGENT_COMMAND, [] for none."""
+    if "agent_command" in body.model_fields_set:
+        await _set_agent_command(pool, str(codebase_id), body.agent_command)
+    return await get_codebase(codebase_id, pool)
+
+
+async def _set_agent_command(pool: asyncpg.Pool, codebase_id: str, command: list[str] | None) -> None:
+    updated = await pool.execute("UPDATE codebases SET agent_command = $2 WHERE id = $1", uuid.UUID(codebase_id),
+                                 command)
+    if updated == "UPDATE 0":
+        raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no codebase {codebase_id}")
 
 
 @router.get("", response_model=list[CodebaseView])
@@ -125,4 +164,5 @@ async def delete_codebase(codebase_id: uuid.UUID, pool: Annotated[asyncpg.Pool, 
 
 def _view(row: asyncpg.Record) -> CodebaseView:
     return CodebaseView(id=str(row["id"]), name=row["name"], repository_url=row["repository_url"],
-                        canonical_path=row["canonical_path"], default_branch=row["default_branch"], host=row["host"])
+                        canonical_path=row["canonical_path"], default_branch=row["default_branch"], host=row["host"],
+                        agent_command=row["agent_command"])

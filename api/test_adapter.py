@@ -72,6 +72,7 @@ async def post_message(
             "workingPath": resolution.working_path,
             "branch": resolution.branch,
             "environmentId": resolution.environment_id,
+            "agentRunId": resolution.run_id,
             "replies": resolution.replies,
         }
     return answer

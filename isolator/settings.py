@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import shlex
 import socket
 from functools import cached_property
 from pathlib import Path
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -35,6 +36,16 @@ class Settings(BaseSettings):
     fetch_interval_seconds: int = Field(60, ge=0, validation_alias=_env("FETCH_INTERVAL_SECONDS"))
     # Each active environment holds a block of ports from this range (`first-last`).
     port_range: str = Field("20000-29999", pattern=r"^\d{1,5}-\d{1,5}$", validation_alias=_env("PORT_RANGE"))
+    # The coding agent every message that is not a command is handed to, run in its worktree. A
+    # shell-quoted command line, split with shlex and never run through a shell; unset: isolation only.
+    agent_command_line: str | None = Field(None, validation_alias=_env("AGENT_COMMAND"))
+    agent_timeout_minutes: int = Field(30, ge=1, le=24 * 60, validation_alias=_env("AGENT_TIMEOUT_MINUTES"))
+    # Runs at once per worker host; more wait, in order.
+    agent_max_concurrent: int = Field(4, ge=1, le=1000, validation_alias=_env("AGENT_MAX_CONCURRENT"))
+    # A team's own agent as a Temporal workflow (any SDK): started as a child of each run, on its queue.
+    agent_workflow: str | None = Field(None, min_length=1, validation_alias=_env("AGENT_WORKFLOW"))
+    agent_workflow_task_queue: str | None = Field(None, min_length=1, validate_default=True,
+                                                  validation_alias=_env("AGENT_TASK_QUEUE"))
     github_webhook_secret: SecretStr | None = Field(None, validation_alias=_env("GITHUB_WEBHOOK_SECRET"))
     github_token: SecretStr | None = Field(None, validation_alias=_env("GITHUB_TOKEN"))
     github_api_url: str = Field("https://api.github.com", validation_alias=_env("GITHUB_API_URL"))
@@ -70,6 +81,25 @@ class Settings(BaseSettings):
             raise ValueError("must be `first-last` with 1024 <= first <= last <= 65535")
         return value
 
+    @field_validator("agent_command_line")
+    @classmethod
+    def _splittable(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                words = shlex.split(value)
+            except ValueError as error:
+                raise ValueError(f"cannot be split as a command line ({error})") from None
+            if not words:
+                raise ValueError("names no program")
+        return value
+
+    @field_validator("agent_workflow_task_queue")
+    @classmethod
+    def _queue_of_agent_workflow(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None and info.data.get("agent_workflow"):
+            raise ValueError("must name the task queue of AGENT_WORKFLOW's workers")
+        return value
+
     @field_validator("host")
     @classmethod
     def _plain_host(cls, value: str) -> str:
@@ -94,6 +124,18 @@ class Settings(BaseSettings):
 
     def host_task_queue(self, host: str | None = None) -> str:
         return f"{self.task_queue}@{host or self.host}"
+
+    def agent_task_queue(self, host: str | None = None) -> str:
+        """Where the host's agent runs wait for one of its AGENT_MAX_CONCURRENT slots."""
+        return agent_queue_of(self.host_task_queue(host))
+
+    @property
+    def agent_command(self) -> list[str] | None:
+        return shlex.split(self.agent_command_line) if self.agent_command_line else None
+
+
+def agent_queue_of(host_queue: str) -> str:
+    return f"{host_queue}/agents"
 
 
 _ALIASES = {name: field.validation_alias.choices[0] for name, field in Settings.model_fields.items()}

@@ -10,6 +10,8 @@ import asyncpg
 from temporalio.client import Client
 from temporalio.worker import Interceptor, UnsandboxedWorkflowRunner, Worker
 
+from activities.agent import AgentActivities
+from activities.agent_runs import AgentRunActivities
 from activities.codebases import CodebaseActivities
 from activities.conversations import ConversationActivities
 from activities.environment_signals import EnvironmentSignalActivities
@@ -18,15 +20,19 @@ from activities.isolation import IsolationActivities
 from activities.platforms import PlatformActivities, deliverers
 from activities.ports import PortActivities
 from activities.replies import ReplyActivities
+from activities.run_processes import RunProcesses
 from activities.setup import SetupActivities
+from activities.team_agent_runs import TeamAgentRunActivities
 from isolator.settings import Settings
 from workers.interceptors import worker_interceptors
+from workflows.agent_run import AgentRunWorkflow
 from workflows.cleanup import CleanupWorkflow, CodebaseCleanupWorkflow
 from workflows.codebase import RegisterCodebaseWorkflow
 from workflows.environment import EnvironmentWorkflow
 from workflows.message import MessageWorkflow
 
-WORKFLOWS = [MessageWorkflow, RegisterCodebaseWorkflow, EnvironmentWorkflow, CodebaseCleanupWorkflow, CleanupWorkflow]
+WORKFLOWS = [MessageWorkflow, RegisterCodebaseWorkflow, EnvironmentWorkflow, AgentRunWorkflow, CodebaseCleanupWorkflow,
+             CleanupWorkflow]
 
 # Workflows run without the SDK's sandbox. The sandbox re-runs compiled code for every activation
 # and for every payload it converts: about 6 ms of CPU per message, a third of the worker's work.
@@ -39,7 +45,8 @@ def build_workers(
     client: Client, pool: asyncpg.Pool, settings: Settings, interceptors: Sequence[Interceptor] = ()
 ) -> list[Worker]:
     """`interceptors`: added to the production ones (the fault tests add their pause)."""
-    return [shared_worker(client, pool, settings, interceptors), host_worker(client, pool, settings, interceptors)]
+    return [shared_worker(client, pool, settings, interceptors), host_worker(client, pool, settings, interceptors),
+            agent_worker(pool, client, settings, interceptors)]
 
 
 def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) -> list[Callable[..., Any]]:
@@ -49,6 +56,8 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
     signals = EnvironmentSignalActivities(client, settings.task_queue)
     codebases = CodebaseActivities(settings, pool)
     isolation = IsolationActivities(settings)
+    replies = ReplyActivities(pool, deliverers(settings))
+    agent_runs = AgentRunActivities(settings, pool, client, replies)
     return [
         # local activities run on the workflow's worker
         conversations.record_conversation,
@@ -75,11 +84,15 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         PortActivities(pool, settings).allocate_ports_here,
         signals.attach_environment,
         signals.signal_environment,
+        agent_runs.queue_agent_run,
+        agent_runs.drop_agent_runs,
         # normal activities on the shared queue
         signals.destroy_environment,
         signals.set_up_again,
         signals.wait_for_setup,
-        ReplyActivities(pool, deliverers(settings)).send_reply,
+        agent_runs.stop_agent_runs,
+        agent_runs.record_interrupted_run,
+        replies.send_reply,
         PlatformActivities(settings).complete_hints,
     ]
 
@@ -88,7 +101,9 @@ def host_activities(pool: asyncpg.Pool, settings: Settings) -> list[Callable[...
     """What the host's queue serves: the git work of the codebases this host holds, and their set-up."""
     isolation = IsolationActivities(settings)
     codebases = CodebaseActivities(settings, pool)
-    setup = SetupActivities(settings, ReplyActivities(pool, deliverers(settings)))
+    replies = ReplyActivities(pool, deliverers(settings))
+    setup = SetupActivities(settings, replies)
+    team_runs = TeamAgentRunActivities(pool, replies)
     return [
         setup.read_repository_setup,
         setup.run_commands,
@@ -100,6 +115,8 @@ def host_activities(pool: asyncpg.Pool, settings: Settings) -> list[Callable[...
         isolation.survey_worktrees,
         codebases.inspect_repository,
         codebases.clone_repository,
+        team_runs.begin_team_run,
+        team_runs.end_team_run,
     ]
 
 
@@ -128,6 +145,29 @@ def host_worker(
         task_queue=settings.host_task_queue(),
         activities=host_activities(pool, settings),
         max_concurrent_activities=50,
+        interceptors=worker_interceptors(interceptors),
+    )
+
+
+def agent_activities(pool: asyncpg.Pool, settings: Settings,
+                     processes: RunProcesses | None = None) -> list[Callable[..., Any]]:
+    """What the host's agent queue serves: the runs of the coding agent."""
+    processes = processes or RunProcesses(settings.worktree_base / ".runs")
+    return [AgentActivities(settings, pool, ReplyActivities(pool, deliverers(settings)), processes).run_agent]
+
+
+def agent_worker(
+    pool: asyncpg.Pool, client: Client, settings: Settings, interceptors: Sequence[Interceptor] = ()
+) -> Worker:
+    """This host's agent runs, `{queue}@{host}/agents`, AGENT_MAX_CONCURRENT at a time; the others
+    wait in the queue, in order. What a worker killed during a run left running is killed first."""
+    processes = RunProcesses(settings.worktree_base / ".runs")
+    processes.reap()
+    return Worker(
+        client,
+        task_queue=settings.agent_task_queue(),
+        activities=agent_activities(pool, settings, processes),
+        max_concurrent_activities=settings.agent_max_concurrent,
         interceptors=worker_interceptors(interceptors),
     )
 

@@ -1,9 +1,12 @@
 """EnvironmentWorkflow: one per isolation environment, alive as long as its worktree.
 
-It holds the conversations attached to the environment. When the last of them is closed, or when a
-command or the cleanup asks, it removes the worktree through the one removal activity, marks the row
-destroyed and completes. A refused removal (uncommitted changes) leaves it waiting, its state saying
-why, until a forced destroy or a later retry on a clean worktree finishes the job.
+It owns all work done in its worktree: the set-up, then the coding agent's runs, one at a time in
+arrival order (workflows/environment_runs.py). It holds the conversations attached to the
+environment. When the last of them is closed, or when a command or the cleanup asks, it removes the
+worktree through the one removal activity, marks the row destroyed and completes; never under a run.
+A close waits for the queued runs; the cleanup and a plain `/worktree remove` are refused while the
+agent works; a forced removal stops the run first. A refused removal (uncommitted changes) leaves it
+waiting, its state saying why, until a forced destroy or a later retry on a clean worktree finishes the job.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from isolator.contracts import search_attributes
+    from isolator.contracts.agent import Queued, RunRequest, StopReport, StopRequest
     from isolator.contracts.environment import (
         ConversationSignal,
         DestroyRequest,
@@ -24,6 +28,8 @@ with workflow.unsafe.imports_passed_through():
     from isolator.contracts.message import ReplyInput
     from isolator.contracts.setup import SetupStateInput
     from isolator.contracts.worktree import RemovalReport
+    from workflows.chat import agent_texts
+    from workflows.environment_runs import Runs
     from workflows.environment_setup import READY_TO_WORK, set_up, tear_down
     from workflows.steps import environments, isolation, replies
 
@@ -34,6 +40,8 @@ KEYS_KEPT = 200
 REPORTS_KEPT = 100
 # The version from which IsolatorStatus follows the environment (refused, destroyed).
 STATUS_SEARCH_ATTRIBUTE = "status-search-attribute"
+# Removals that wait for the agent's queue to drain; any other unforced removal is refused meanwhile.
+AFTER_THE_RUNS = ("closed", "path gone", "retry")
 
 
 @workflow.defn
@@ -41,6 +49,7 @@ class EnvironmentWorkflow:
     @workflow.init
     def __init__(self, state: EnvironmentState) -> None:
         self._state = state
+        self._runs = Runs(state)
 
     @workflow.run
     async def run(self, state: EnvironmentState) -> RemovalReport:
@@ -50,18 +59,20 @@ class EnvironmentWorkflow:
             refused = self._state.status == "removal_refused"
             try:
                 await workflow.wait_condition(
-                    lambda: self._removal_due() or self._state.setup_requested
+                    lambda: self._removal_ready() or self._state.setup_requested or bool(self._state.runs)
                     or workflow.info().is_continue_as_new_suggested(),
                     timeout=RETRY_REFUSED_REMOVAL if refused else None,
                 )
             except TimeoutError:
                 self._request(DestroyRequest(force=False, reason="retry", key=f"retry:{workflow.now().isoformat()}"))
-            if self._removal_due():
+            if self._removal_ready():
                 report = await self._remove()
                 if report.outcome != "refused":
                     return report
             elif self._state.setup_requested:
                 await self._set_up()
+            elif self._state.runs:
+                await self._runs.run_next(interrupted=self._forced_removal_due)
             elif workflow.info().is_continue_as_new_suggested():
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 workflow.continue_as_new(self._state)
@@ -117,6 +128,18 @@ class EnvironmentWorkflow:
         await workflow.wait_condition(lambda: self._state.setup_state != "running")
         return self._state.setup_state
 
+    @workflow.update
+    def queue_run(self, request: RunRequest) -> Queued:
+        """A message for the agent: queued behind the runs before it; refused while the worktree goes."""
+        if self._state.status in ("removing", "destroyed") or self._forced_removal_due():
+            return Queued("gone", request.run_id)
+        return self._runs.queue(request)
+
+    @workflow.update
+    async def stop_runs(self, request: StopRequest) -> StopReport:
+        """`/stop`: the conversation's running run ended (its processes gone), its queued ones dropped."""
+        return await self._runs.stop(request.conversation)
+
     @workflow.query
     def state(self) -> EnvironmentState:
         return self._state
@@ -145,7 +168,12 @@ class EnvironmentWorkflow:
         return True
 
     def _request(self, request: DestroyRequest) -> None:
-        """Queue a removal; requests arriving together are answered by one removal, forced if any was."""
+        """Queue a removal; requests arriving together are answered by one removal, forced if any was.
+        While the agent works, an unforced removal that cannot wait for it is refused at once."""
+        if self._runs.busy and not request.force and request.reason not in AFTER_THE_RUNS:
+            self._answer([request.key], RemovalReport(outcome="refused", refused_because="agent_running",
+                                                      message=agent_texts.agent_running(self._state.environment.branch)))
+            return
         pending = self._state.pending
         if pending is None:
             self._state.pending = request
@@ -156,11 +184,17 @@ class EnvironmentWorkflow:
     def _removal_due(self) -> bool:
         return self._state.pending is not None and self._state.status != "destroyed"
 
+    def _removal_ready(self) -> bool:
+        """Due, and not held back by the agent: forced, or its queue is empty."""
+        return self._removal_due() and (self._forced_removal_due() or not self._runs.busy)
+
     async def _remove(self) -> RemovalReport:
         # Taken before the activity: a request arriving meanwhile (a forced one) starts a new removal.
         request, waiting = self._state.pending, self._state.waiting
         assert request is not None
         self._state.pending, self._state.waiting = None, []
+        if request.force:
+            await self._runs.drop_all()
         environment = self._state.environment
         self._state.status = "removing"
         await tear_down(self._state, request.requested_by, key=f"{workflow.info().workflow_id}:teardown:{request.key}")
@@ -176,9 +210,12 @@ class EnvironmentWorkflow:
             self._state.status = "destroyed"
             self._state.refusal = None
             self._show_status()
-        reports = {**self._state.reports, **{key: report for key in waiting}}
-        self._state.reports = dict(list(reports.items())[-REPORTS_KEPT:])
+        self._answer(waiting, report)
         return report
+
+    def _answer(self, keys: list[str], report: RemovalReport) -> None:
+        reports = {**self._state.reports, **{key: report for key in keys}}
+        self._state.reports = dict(list(reports.items())[-REPORTS_KEPT:])
 
     def _show_status(self) -> None:
         """`IsolatorStatus` says what the environment is now (started as `active`). Runs started before

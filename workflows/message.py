@@ -8,6 +8,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from isolator.contracts import search_attributes
+    from isolator.contracts.agent import QueueRunInput
     from isolator.contracts.codebase import Codebase, RepositorySource
     from isolator.contracts.environment import (
         ConversationSignal,
@@ -30,13 +31,14 @@ with workflow.unsafe.imports_passed_through():
         ReplyInput,
         Resolution,
     )
-    from workflows.chat import texts
+    from workflows.chat import agent_texts, texts
     from workflows.chat.commands import parse_command, run_command
     from workflows.codebase import RegisterCodebaseWorkflow
     from workflows.errors import STEP_FAILURES, user_error
     from workflows.lookups import look_up, work_of
     from workflows.provisioning import Provisioner, environment_ref, resolved
     from workflows.steps import (
+        agent_runs,
         conversations,
         environment_signals,
         environments,
@@ -45,6 +47,10 @@ with workflow.unsafe.imports_passed_through():
         replies,
         versions,
     )
+
+
+# The outcomes that leave the message in an environment: the agent works on it there.
+WORK_OUTCOMES = ("reused", "attached", "shared", "adopted", "created")
 
 
 @dataclass
@@ -64,6 +70,8 @@ class MessageWorkflow:
         self._message = message
         try:
             resolution = await self._resolve_isolation(message, message.hints or IsolationHints())
+            if resolution.outcome in WORK_OUTCOMES and message.kind == "message" and versions.hands_messages_to_agent():
+                await self._hand_to_agent(resolution)
         except STEP_FAILURES as error:
             await self._reply(texts.failed(user_error(error)))  # a fault is raised again: retried, seen in the UI
             resolution = Resolution(outcome="failed")
@@ -96,6 +104,19 @@ class MessageWorkflow:
         if not await provision.make_room(await found.count()):
             return Resolution(outcome="limit")
         return await provision.create(work.workflow_type, work.workflow_id, work.request, work.announcement)
+
+    async def _hand_to_agent(self, resolution: Resolution) -> None:
+        """The coding agent works on the message in its environment, after the runs queued before it."""
+        assert self._codebase is not None and resolution.environment_id is not None
+        queued = await agent_runs.queue_agent_run(QueueRunInput(
+            resolution.environment_id, self._codebase.id, self._message.platform, self._message.conversation_id,
+            self._message.text, workflow.info().workflow_id,
+        ))
+        resolution.run_id = queued.run_id
+        if queued.outcome == "queued" and queued.ahead:
+            await self._reply(agent_texts.queued(queued.ahead))
+        elif queued.outcome == "gone":
+            await self._reply(agent_texts.worktree_going())
 
     async def _close(self, message: MessageInput) -> Resolution:
         """Record the close and tell the environment: it goes when its last conversation is closed."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from isolator.contracts.agent import RunRequest
 from isolator.contracts.codebase import Codebase
 from isolator.contracts.repository import RepositorySetup, SetupState
 from isolator.contracts.worktree import WORKTREE_PROVIDER, RemovalReport
@@ -230,3 +231,16 @@ class EnvironmentState:
     ports: PortBlock | None = None
     setup_requested: bool = False  # `/worktree setup` asked for it again
     setup_runs: int = 0
+    # the coding agent (workflows/environment_runs.py): queued runs in arrival order, and the running one
+    runs: list[RunRequest] = field(default_factory=list)
+    running: RunRequest | None = None
+    stop_running: bool = False  # `/stop` asked to end the running run
+
+
+@dataclass
+class AgentRunInput:
+    """One run of the agent, as the environment's workflow starts it (workflows/agent_run.py)."""
+
+    run: RunRequest
+    environment: EnvironmentRef
+    ports: PortBlock | None = None

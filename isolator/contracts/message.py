@@ -44,6 +44,7 @@ class Resolution:
     branch: str | None = None
     environment_id: str | None = None
     replies: list[str] = field(default_factory=list)
+    run_id: str | None = None  # the agent's run of this message, when one is configured
 
 
 def message_workflow_id(platform: str, message_key: str) -> str:

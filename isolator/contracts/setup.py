@@ -45,7 +45,18 @@ class SetupStateInput:
 
 @dataclass
 class EnvironmentDetails:
-    """What `/status` adds about an environment: its set-up and its ports."""
+    """What `/status` adds about an environment: its set-up, its ports, and the agent's runs."""
 
     setup_state: SetupState
     ports: PortBlock | None = None
+    running: RunLine | None = None
+    queued: list[RunLine] = field(default_factory=list)
+
+
+@dataclass
+class RunLine:
+    """A run of the agent as `/status` shows it."""
+
+    message: str
+    conversation: str
+    seconds: int  # since it started (running) or was queued

@@ -15,22 +15,25 @@ import asyncpg
 from temporalio.client import Client
 
 from isolator.settings import Settings
-from workers.worker import host_activities, shared_activities
+from workers.worker import agent_activities, host_activities, shared_activities
 
 ROOT = Path(__file__).resolve().parents[2]
 STEPS = ROOT / "workflows" / "steps"
 CALLS = {"execute_activity", "execute_local_activity"}
 
 
-def _routes_to_host(call: ast.Call, dict_options: dict[str, set[str]]) -> bool:
-    """`task_queue=host_queue(...)`, given directly or in a dict of options spread into the call."""
+def _queue_of(call: ast.Call, dict_options: dict[str, set[str]]) -> str:
+    """"agents" for `task_queue=agent_queue(...)`; "host" for any other `task_queue=`, given directly
+    or in a dict of options spread into the call; else "shared"."""
     for keyword in call.keywords:
         if keyword.arg == "task_queue":
-            return True
+            routed = keyword.value
+            return "agents" if isinstance(routed, ast.Call) and getattr(routed.func, "id", "") == "agent_queue" \
+                else "host"
         if keyword.arg is None and isinstance(keyword.value, ast.Name):
             if "task_queue" in dict_options.get(keyword.value.id, set()):
-                return True
-    return False
+                return "host"
+    return "shared"
 
 
 def _dict_options(function: ast.AST) -> dict[str, set[str]]:
@@ -44,7 +47,7 @@ def _dict_options(function: ast.AST) -> dict[str, set[str]]:
 
 
 def routed_calls() -> set[tuple[str, str]]:
-    """(activity name, "shared" or "host") for every activity call in workflows/steps/."""
+    """(activity name, "shared", "host" or "agents") for every activity call in workflows/steps/."""
     calls: set[tuple[str, str]] = set()
     for module in sorted(STEPS.glob("*.py")):
         tree = ast.parse(module.read_text())
@@ -57,8 +60,8 @@ def routed_calls() -> set[tuple[str, str]]:
                 activity = call.args[0]
                 assert isinstance(activity, ast.Constant), f"{module.name}: activities are called by their name"
                 # A local activity runs on the workflow's own worker, which listens on the shared queue.
-                host = name == "execute_activity" and _routes_to_host(call, options)
-                calls.add((activity.value, "host" if host else "shared"))
+                queue = _queue_of(call, options) if name == "execute_activity" else "shared"
+                calls.add((activity.value, queue))
     return calls
 
 
@@ -85,7 +88,9 @@ async def test_every_activity_a_workflow_calls_is_served_on_its_queue(
     calls = routed_calls()
     assert len(calls) > 20, "the scan found the steps' calls"
     assert ("remove_worktree", "host") in calls and ("record_conversation", "shared") in calls
-    queues = {"shared": served(shared_activities(temporal, db, settings)), "host": served(host_activities(db, settings))}
+    queues = {"shared": served(shared_activities(temporal, db, settings)), "host": served(host_activities(db, settings)),
+              "agents": served(agent_activities(db, settings))}
+    assert ("run_agent", "agents") in calls
     assert unserved(calls, queues) == []
     # The check can fail: a reply routed to the host's queue, where no worker serves it.
     assert unserved({("send_reply", "host")}, queues) == ["send_reply on the host queue"]

@@ -14,14 +14,16 @@ from temporalio.exceptions import ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
     from activities.repositories import is_clone_url, looks_like_path
+    from isolator.contracts.agent import StopReport, StopRequest
     from isolator.contracts.codebase import RepositorySource
+    from isolator.contracts.environment import conversation_key
     from isolator.contracts.message import Conversation, LinkCodebaseInput, MessageInput
-    from workflows.chat import texts
+    from workflows.chat import agent_texts, texts
     from workflows.chat.worktree import WorktreeCommands, status_counts
     from workflows.codebase import RegisterCodebaseWorkflow
     from workflows.errors import user_error
     from workflows.provisioning import Reply
-    from workflows.steps import conversations, environments
+    from workflows.steps import agent_runs, conversations, environments
 
 
 @dataclass
@@ -66,8 +68,24 @@ async def _status(command: Command, conversation: Conversation, message: Message
         environment.branch_name if environment else None,
         details,
     )
+    if details is not None and (runs := agent_texts.runs_status(details.running, details.queued)):
+        text += f"\n{runs}"
     counts = await status_counts(conversation.codebase) if conversation.codebase else None
     await reply(text + (f"\n{counts}" if counts else ""))
+
+
+async def _stop(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
+    environment = conversation.environment
+    if command.args:
+        await reply(texts.STOP_USAGE)
+        return
+    if environment is None or environment.status != "active":
+        await reply(agent_texts.stopped(StopReport()))
+        return
+    report = await agent_runs.stop_agent_runs(StopRequest(
+        environment.id, conversation_key(message.platform, message.conversation_id), workflow.info().workflow_id,
+    ))
+    await reply(agent_texts.stopped(report))
 
 
 async def _worktree(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
@@ -98,4 +116,6 @@ async def _clone(command: Command, conversation: Conversation, message: MessageI
 
 
 Handler = Callable[[Command, Conversation, MessageInput, Reply], Awaitable[None]]
-HANDLERS: dict[str, Handler] = {"help": _help, "status": _status, "clone": _clone, "worktree": _worktree}
+HANDLERS: dict[str, Handler] = {
+    "help": _help, "status": _status, "clone": _clone, "worktree": _worktree, "stop": _stop,
+}

@@ -10,9 +10,11 @@ HELP = """Commands:
 `/clone <repository-url-or-path>`: register a repository and use it in this conversation
 `/status`: show this conversation's repository and worktree, and the repository's worktree count
 `/worktree create|list|remove|link|cleanup|orphans|setup`: manage worktrees (`/worktree` alone explains each)
+`/stop`: stop the agent's run for this conversation, and drop its queued messages
 `/help`: show this help
 
-Any other message gets its own isolated git worktree, created on first use and reused after.
+Any other message gets its own isolated git worktree, created on first use and reused after; when a
+coding agent is configured, it works on the message there and its answer appears here as it is written.
 A GitHub issue's or PR's worktree goes when it is closed. Slack and Telegram send no close event:
 there a worktree goes with `/worktree remove`, or by the cleanup once the conversation has been
 quiet for the stale threshold (14 days unless configured; Telegram chats never go stale)."""
@@ -62,6 +64,9 @@ def no_codebase(choices: list[str]) -> str:
 
 
 UNKNOWN_COMMAND = "Unknown command.\n\n" + HELP
+
+
+STOP_USAGE = "Usage: `/stop` (no arguments): stops the agent's run for this conversation and drops its queued messages."
 
 
 CLONE_USAGE = "Usage: `/clone <repository-url-or-path>`, for example `/clone https://github.com/owner/repo`."

@@ -19,3 +19,9 @@ def uses_local_steps() -> bool:
 def create_path_v2_or_later() -> bool:
     # A new run records the one V3 marker; a V2 run replays as V2.
     return uses_local_steps() or workflow.patched(CREATE_PATH_V2)
+# Messages that are not commands are handed to the coding agent of their environment.
+AGENT_RUNS = "agent-runs"
+
+
+def hands_messages_to_agent() -> bool:
+    return workflow.patched(AGENT_RUNS)

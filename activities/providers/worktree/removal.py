@@ -7,8 +7,7 @@ Retries are safe: each step checks what is already done.
 
 from __future__ import annotations
 
-import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -25,6 +24,7 @@ from activities.providers.worktree.survey import (
     list_worktrees,
     read_refs,
 )
+from activities.working_trees import working_tree
 from isolator.contracts.errors import WORKTREE_CONFLICT
 from isolator.contracts.worktree import Refusal, RemovalReport, RemoveWorktreeInput
 from isolator.settings import Settings
@@ -177,17 +177,10 @@ async def _archive_branch(repository: Path, branch: str, tip: str) -> str:
 
 
 async def _snapshot(path: Path, label: str) -> str:
-    """Save the worktree's uncommitted and untracked changes as a commit on top of HEAD, named after `label`.
-
-    `git stash create` leaves untracked files out, so the tree is built in a scratch index instead:
-    the worktree's own index and files are not touched.
-    """
-    head = (await run_git("rev-parse", "--verify", "HEAD", cwd=path)).stdout.strip()
-    with tempfile.TemporaryDirectory(prefix="isolator-snapshot-") as scratch:
-        scratch_index = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
-        await run_git("read-tree", "HEAD", cwd=path, env=scratch_index)
-        await run_git("add", "--all", cwd=path, env=scratch_index)
-        tree = (await run_git("write-tree", cwd=path, env=scratch_index)).stdout.strip()
+    """Save the worktree's uncommitted and untracked changes as a commit on top of HEAD, named after
+    `label` (`git stash create` would leave the untracked files out)."""
+    state = await working_tree(path)
+    head, tree = state.head, state.tree
     # A retry after the snapshot was saved but before the worktree was removed reuses it.
     existing = await run_git(
         "for-each-ref", "--format=%(refname)%00%(tree)%00%(parent)", f"{ARCHIVE_PREFIX}{label}-*-wip", cwd=path
@@ -197,7 +190,8 @@ async def _snapshot(path: Path, label: str) -> str:
         if (ref_tree, parent) == (tree, head):
             return refname
     message = f"isolator: uncommitted changes of {label} before its worktree was removed"
-    made = await run_git(*_SNAPSHOT_IDENTITY, "commit-tree", tree, "-p", head, "-m", message, cwd=path)
+    parents = ["-p", head] if head else []
+    made = await run_git(*_SNAPSHOT_IDENTITY, "commit-tree", tree, *parents, "-m", message, cwd=path)
     commit = made.stdout.strip()
     ref = f"{ARCHIVE_PREFIX}{label}-{_timestamp()}-wip"
     await run_git("update-ref", ref, commit, "", cwd=path)
@@ -205,4 +199,4 @@ async def _snapshot(path: Path, label: str) -> str:
 
 
 def _timestamp() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S")

@@ -1,0 +1,106 @@
+"""Agent runs as the workflows see them: which agent a codebase runs, handing a message to its
+environment's queue, `/stop`, and the record of runs that were dropped or interrupted."""
+
+from __future__ import annotations
+
+import uuid
+
+import asyncpg
+from temporalio import activity
+from temporalio.client import Client
+from temporalio.service import RPCError, RPCStatusCode
+
+from activities.replies import ReplyActivities
+from activities.run_records import RunRecords
+from isolator.contracts.agent import (
+    AgentPlan,
+    DroppedRuns,
+    InterruptedRun,
+    Queued,
+    QueueRunInput,
+    RunRequest,
+    StopReport,
+    StopRequest,
+)
+from isolator.contracts.environment import conversation_key, environment_workflow_id
+from isolator.contracts.message import ReplyInput
+from isolator.settings import Settings
+
+# Run ids are made from the message's key, so that every retry of the hand-off names the same run.
+_RUN_NAMESPACE = uuid.UUID("0b7c3d52-52a4-4d0e-9a43-6f1e0c1e7a16")
+
+
+def run_id_of(key: str) -> str:
+    return str(uuid.uuid5(_RUN_NAMESPACE, key))
+
+
+def plan_for(settings: Settings, codebase_command: list[str] | None) -> AgentPlan:
+    """The codebase's own `agent_command` when set (an empty list: none), else AGENT_WORKFLOW, else AGENT_COMMAND."""
+    timeout = settings.agent_timeout_minutes
+    if codebase_command is not None:
+        if not codebase_command:
+            return AgentPlan("none")
+        return AgentPlan("command", list(codebase_command), "the codebase's `agent_command`",
+                         timeout_minutes=timeout)
+    if settings.agent_workflow:
+        return AgentPlan("workflow", source="AGENT_WORKFLOW", workflow=settings.agent_workflow,
+                         task_queue=settings.agent_workflow_task_queue, timeout_minutes=timeout)
+    if settings.agent_command:
+        return AgentPlan("command", settings.agent_command, "AGENT_COMMAND", timeout_minutes=timeout)
+    return AgentPlan("none")
+
+
+class AgentRunActivities:
+    def __init__(self, settings: Settings, pool: asyncpg.Pool, client: Client, replies: ReplyActivities) -> None:
+        self.settings = settings
+        self.pool = pool
+        self.client = client
+        self.records = RunRecords(pool)
+        self.replies = replies
+
+    @activity.defn
+    async def queue_agent_run(self, request: QueueRunInput) -> Queued:
+        """Record the run and queue it in its environment's workflow; with no agent, nothing."""
+        command = await self.pool.fetchval("SELECT agent_command FROM codebases WHERE id = $1", request.codebase_id)
+        plan = plan_for(self.settings, command)
+        if plan.kind == "none":
+            return Queued("no_agent")
+        run_id = run_id_of(request.key)
+        await self.records.queued(run_id, request.environment_id, request.platform, request.conversation_id,
+                                  request.text)
+        run = RunRequest(run_id, request.key, conversation_key(request.platform, request.conversation_id),
+                         request.text, plan)
+        handle = self.client.get_workflow_handle(environment_workflow_id(request.environment_id))
+        try:
+            queued = await handle.execute_update("queue_run", run, id=request.key, result_type=Queued)
+        except RPCError as error:
+            if error.status != RPCStatusCode.NOT_FOUND:
+                raise
+            queued = Queued("gone", run_id)  # its workflow has ended: the environment is gone
+        if queued.outcome == "gone":
+            await self.records.dropped([run_id])
+        return queued
+
+    @activity.defn
+    async def stop_agent_runs(self, request: StopRequest) -> StopReport:
+        """`/stop`: the environment's workflow stops the conversation's run and drops its queue."""
+        handle = self.client.get_workflow_handle(environment_workflow_id(request.environment_id))
+        try:
+            return await handle.execute_update("stop_runs", request, id=request.key, result_type=StopReport)
+        except RPCError as error:
+            if error.status != RPCStatusCode.NOT_FOUND:
+                raise
+            return StopReport()
+
+    @activity.defn
+    async def drop_agent_runs(self, dropped: DroppedRuns) -> None:
+        await self.records.dropped(dropped.run_ids)
+
+    @activity.defn
+    async def record_interrupted_run(self, run: InterruptedRun) -> None:
+        """A run whose worker died: recorded as interrupted, and its conversation told, once."""
+        await self.records.finished(run.run_id, "interrupted", None, [], None)
+        platform, conversation_id = run.conversation.split(":", 1)
+        text = (f"The agent's run in `{run.branch}` was interrupted: {run.reason}. It is not started again "
+                "by itself; send your message again to retry.")
+        await self.replies.deliver_once(ReplyInput(platform, conversation_id, text, f"agent-run:{run.run_id}:interrupted"))

@@ -1,0 +1,112 @@
+"""The `agent_runs` rows: a run queued, started, written to and finished.
+
+A run's answer (standard output) and log (standard error) are appended as they arrive, so that
+`GET /api/runs/{id}/log` shows a run in progress; each keeps at most CAP bytes, with a note where it
+was cut. A database that is briefly away slows the agent down (its output waits) and loses nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Literal
+
+import asyncpg
+
+from isolator.contracts.agent import RunStatus
+
+log = logging.getLogger(__name__)
+
+CAP = 10 * 1024 * 1024  # bytes kept of a run's output, and of its log
+FLUSH_AT = 256 * 1024  # pending bytes written at once, not at the next tick
+RETRY_SECONDS = 1.0
+Column = Literal["output", "log"]
+# What a database that is restarting raises; anything else is a bug and is raised.
+_UNREACHABLE = (OSError, asyncpg.PostgresConnectionError, asyncpg.CannotConnectNowError,
+                asyncpg.InterfaceError, asyncpg.AdminShutdownError)
+
+
+class RunRecords:
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+
+    async def queued(self, run_id: str, environment_id: str, platform: str, conversation_id: str,
+                     message: str) -> None:
+        await self.pool.execute(
+            """INSERT INTO agent_runs (id, environment_id, platform, conversation_id, message)
+               VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING""",
+            run_id, environment_id, platform, conversation_id, message,
+        )
+
+    async def started(self, run_id: str) -> None:
+        await _patiently(self.pool.execute,
+                         "UPDATE agent_runs SET status = 'running', started_at = now() WHERE id = $1", run_id)
+
+    async def append(self, run_id: str, column: Column, text: str, cut: bool) -> None:
+        # `column` is one of two names of ours, never input.
+        await _patiently(self.pool.execute,
+                         f"UPDATE agent_runs SET {column} = {column} || $2, {column}_cut = {column}_cut OR $3 "
+                         "WHERE id = $1", run_id, text, cut)
+
+    async def finished(self, run_id: str, status: RunStatus, exit_code: int | None,
+                       changed_files: list[str], commits: int | None) -> None:
+        """The run's end; a run already finished (an interruption recorded late) is left as it is."""
+        await _patiently(
+            self.pool.execute,
+            """UPDATE agent_runs SET status = $2, exit_code = $3, changed_files = $4, commits = $5,
+                                     finished_at = now()
+               WHERE id = $1 AND status IN ('queued', 'running')""",
+            run_id, status, exit_code, changed_files, commits,
+        )
+
+    async def dropped(self, run_ids: list[str]) -> None:
+        await self.pool.execute(
+            "UPDATE agent_runs SET status = 'dropped', finished_at = now() WHERE id = ANY($1::uuid[]) AND status = 'queued'",
+            run_ids,
+        )
+
+
+async def _patiently(call, *args: object) -> object:  # type: ignore[no-untyped-def]
+    """Through a database restart: tried again every second until it answers (the run's own time
+    limit bounds the wait)."""
+    while True:
+        try:
+            return await call(*args)
+        except _UNREACHABLE as error:
+            log.warning("database unreachable while recording a run (%s); trying again", error)
+            await asyncio.sleep(RETRY_SECONDS)
+
+
+class Capture:
+    """One stream of a run into its column: appended in batches, at most CAP bytes kept."""
+
+    def __init__(self, records: RunRecords, run_id: str, column: Column) -> None:
+        self.records, self.run_id, self.column = records, run_id, column
+        self.pending: list[str] = []
+        self.pending_bytes = 0
+        self.kept = 0
+        self.cut = False
+        self.dropped = 0  # bytes past the cap
+
+    async def add(self, text: str) -> None:
+        if self.cut:
+            self.dropped += len(text.encode())
+            return
+        data = text.encode()
+        room = CAP - self.kept - self.pending_bytes
+        if len(data) > room:
+            text = data[:room].decode(errors="ignore") + f"\n[… cut here: {self.column} past 10 MiB is not kept]\n"
+            self.dropped += len(data) - room
+            self.cut = True
+        self.pending.append(text)
+        self.pending_bytes += len(text.encode())
+        if self.pending_bytes >= FLUSH_AT:
+            await self.flush()
+
+    async def flush(self) -> None:
+        if not self.pending:
+            return
+        text = "".join(self.pending)
+        self.kept += self.pending_bytes  # counted now: what arrives while this is written finds less room
+        self.pending, self.pending_bytes = [], 0
+        await self.records.append(self.run_id, self.column, text, self.cut)

@@ -1,0 +1,48 @@
+"""The record and the messages of a run of a team's own agent workflow (AGENT_WORKFLOW): the
+worktree as the run found it, and at its end the answer, how it ended and what changed."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import asyncpg
+from temporalio import activity
+
+from activities.agent import Ending, changes_or_none
+from activities.agent_answer import AnswerStream
+from activities.replies import ReplyActivities
+from activities.run_records import Capture, RunRecords
+from activities.working_trees import WorkingTree, working_tree
+from isolator.contracts.agent import AgentRunReport, RunStart, TeamRunEnd
+from isolator.contracts.environment import AgentRunInput
+
+
+class TeamAgentRunActivities:
+    def __init__(self, pool: asyncpg.Pool, replies: ReplyActivities) -> None:
+        self.records = RunRecords(pool)
+        self.replies = replies
+
+    @activity.defn
+    async def begin_team_run(self, request: AgentRunInput) -> RunStart:
+        await self.records.started(request.run.run_id)
+        state = await working_tree(Path(request.environment.working_path))
+        return RunStart(state.head, state.tree)
+
+    @activity.defn
+    async def end_team_run(self, request: AgentRunInput, end: TeamRunEnd) -> AgentRunReport:
+        run = request.run
+        platform, conversation_id = run.conversation.split(":", 1)
+        before = WorkingTree(end.start.head, end.start.tree) if end.start else None
+        changes = await changes_or_none(Path(request.environment.working_path), before)
+        output = Capture(self.records, run.run_id, "output")
+        await output.add(end.answer)
+        await output.flush()
+        ending = Ending(time.monotonic() - end.seconds, end.status)
+        answer = AnswerStream(self.replies.deliver_once, platform, conversation_id, run.run_id)
+        answer.add(end.answer)
+        await answer.finish(ending.summary(changes, []),
+                            f"The rest of the answer is in the run's record: `GET /api/runs/{run.run_id}`.")
+        await self.records.finished(run.run_id, end.status, None, changes.files if changes else [],
+                                    changes.commits if changes else None)
+        return AgentRunReport(run.run_id, end.status, None, end.seconds)

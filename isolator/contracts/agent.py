@@ -1,0 +1,110 @@
+"""The coding agent: which one a codebase runs, a run's request as the environment workflow queues
+it, and what a run reports when it ends."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+# How a run ended. "interrupted": its worker died; an agent is not idempotent, so it is not run again.
+RunStatus = Literal["done", "failed", "timed_out", "stopped", "interrupted"]
+
+
+@dataclass
+class AgentPlan:
+    """What runs a message: a program in the worktree, a team's own Temporal workflow, or nothing."""
+
+    kind: Literal["none", "command", "workflow"]
+    argv: list[str] = field(default_factory=list)
+    # where the command comes from, named in the reply when it cannot start
+    source: str = "AGENT_COMMAND"
+    workflow: str | None = None
+    task_queue: str | None = None
+    timeout_minutes: int = 30
+
+
+@dataclass
+class QueueRunInput:
+    """Hand a message to the agent of its environment (asked by the message workflow)."""
+
+    environment_id: str
+    codebase_id: str
+    platform: str
+    conversation_id: str
+    text: str
+    key: str  # the message workflow's id: a redelivery queues nothing twice
+
+
+@dataclass
+class RunRequest:
+    run_id: str
+    key: str
+    conversation: str  # conversation_key(platform, conversation id)
+    text: str
+    plan: AgentPlan
+
+
+@dataclass
+class Queued:
+    """What the environment workflow did with a message. "no_agent": none is configured, the
+    message was only isolated; "gone": the environment is being removed."""
+
+    outcome: Literal["queued", "no_agent", "gone"]
+    run_id: str | None = None
+    ahead: int = 0  # runs before this one (the running one included)
+
+
+@dataclass
+class AgentRunReport:
+    run_id: str
+    status: RunStatus
+    exit_code: int | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class InterruptedRun:
+    """A run whose worker died: recorded as interrupted, and its conversation told."""
+
+    run_id: str
+    conversation: str
+    branch: str
+    reason: str
+
+
+@dataclass
+class StopRequest:
+    environment_id: str
+    conversation: str
+    key: str
+
+
+@dataclass
+class StopReport:
+    """What `/stop` ended: the conversation's running run (its message's start) and queued messages."""
+
+    stopped: str | None = None
+    dropped: int = 0
+
+
+@dataclass
+class DroppedRuns:
+    run_ids: list[str]
+
+
+@dataclass
+class RunStart:
+    """The worktree as a run of a team's agent workflow found it (activities/working_trees.py)."""
+
+    head: str | None
+    tree: str
+
+
+@dataclass
+class TeamRunEnd:
+    """How a team's agent workflow ended, for the run's record and its last message."""
+
+    status: RunStatus
+    answer: str
+    seconds: float
+    start: RunStart | None = None

@@ -1,0 +1,37 @@
+"""Waiting for agent runs and their messages, through the API as a user would."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Callable
+
+from tests.conftest import Stack
+
+ENDED = ("done", "failed", "timed_out", "stopped", "interrupted", "dropped")
+
+
+async def run_of(stack: Stack, run_id: str) -> dict:
+    response = await stack.api.get(f"/api/runs/{run_id}")
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+async def finished_run(stack: Stack, run_id: str, seconds: float = 60) -> dict:
+    """The run once it has ended."""
+    for _ in range(int(seconds * 20)):
+        run = await run_of(stack, run_id)
+        if run["status"] in ENDED:
+            return run
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"run {run_id} did not end: {run}")
+
+
+async def replies_when(stack: Stack, conversation: str, ready: Callable[[list[str]], bool],
+                       seconds: float = 30) -> list[str]:
+    """The conversation's replies (latest texts) once `ready` holds for them."""
+    for _ in range(int(seconds * 20)):
+        replies = await stack.replies(conversation)
+        if ready(replies):
+            return replies
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"replies of {conversation}: {replies}")

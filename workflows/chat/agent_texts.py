@@ -1,0 +1,47 @@
+"""What the bot says about the coding agent's runs."""
+
+from __future__ import annotations
+
+from isolator.contracts.agent import StopReport
+from isolator.contracts.setup import RunLine
+from workflows.chat.texts import quoted_safely
+
+
+def agent_running(branch: str) -> str:
+    return (f"Agent running in `{branch}`: it was kept. `/stop` the run first, or use `/worktree remove --force` "
+            "to stop it and remove the worktree.")
+
+
+def queued(ahead: int) -> str:
+    runs = "1 run" if ahead == 1 else f"{ahead} runs"
+    return f"Queued: the agent works on one message at a time in this worktree, and {runs} come first."
+
+
+def worktree_going() -> str:
+    return "This worktree is being removed, so the agent was not started. Send your message again to get a new one."
+
+
+def stopped(report: StopReport) -> str:
+    parts = []
+    if report.stopped is not None:
+        parts.append(f"Stopped the agent's run on \"{quoted_safely(report.stopped)}\"")
+    if report.dropped:
+        parts.append(f"dropped {report.dropped} queued message{'s' if report.dropped != 1 else ''}")
+    if not parts:
+        return "Nothing to stop: the agent is not working on a message from this conversation."
+    return " and ".join(parts).capitalize() + "." if report.stopped is None else " and ".join(parts) + "."
+
+
+def runs_status(running: RunLine | None, queued_runs: list[RunLine]) -> str:
+    """The `/status` lines of the agent: the running run and the queue (nothing when both are empty)."""
+    lines = []
+    if running is not None:
+        lines.append(f"Agent: running for {running.seconds} s on \"{quoted_safely(running.message)}\" "
+                     f"(from {running.conversation})")
+    elif queued_runs:
+        lines.append("Agent: starting")
+    if queued_runs:
+        lines.append(f"Queue: {len(queued_runs)} message{'s' if len(queued_runs) != 1 else ''}: "
+                     + "; ".join(f"\"{quoted_safely(run.message, 40)}\"" for run in queued_runs[:5])
+                     + (" …" if len(queued_runs) > 5 else ""))
+    return "\n".join(lines)

@@ -1,0 +1,85 @@
+"""The coding agent's runs in one environment, owned by its EnvironmentWorkflow.
+
+Runs queue in arrival order, whichever attached conversation sent them, and run one at a time,
+each as a child AgentRunWorkflow. `/stop` ends the conversation's running run and drops its queued
+ones; a forced removal ends and drops them all; any other removal waits until the queue is empty.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from temporalio import workflow
+from temporalio.common import SearchAttributePair, TypedSearchAttributes
+from temporalio.workflow import ParentClosePolicy
+
+with workflow.unsafe.imports_passed_through():
+    from isolator.contracts import search_attributes
+    from isolator.contracts.agent import DroppedRuns, Queued, RunRequest, StopReport
+    from isolator.contracts.environment import AgentRunInput, EnvironmentState
+    from workflows.agent_run import AgentRunWorkflow, agent_run_workflow_id
+    from workflows.steps import agent_runs
+
+
+class Runs:
+    def __init__(self, state: EnvironmentState) -> None:
+        self.state = state
+
+    @property
+    def busy(self) -> bool:
+        return bool(self.state.runs) or self.state.running is not None
+
+    def queue(self, request: RunRequest) -> Queued:
+        """Queue a run, or find it queued already (a retried hand-off); how many runs are ahead."""
+        running = self.state.running
+        if running is not None and running.key == request.key:
+            return Queued("queued", running.run_id, 0)
+        for place, queued in enumerate(self.state.runs):
+            if queued.key == request.key:
+                return Queued("queued", queued.run_id, place + (1 if running else 0))
+        ahead = len(self.state.runs) + (1 if running else 0)
+        self.state.runs.append(request)
+        return Queued("queued", request.run_id, ahead)
+
+    async def run_next(self, interrupted: Callable[[], bool]) -> None:
+        """Run the first queued run to its end; `interrupted` (a forced removal) stops it early."""
+        request = self.state.runs.pop(0)
+        self.state.running, self.state.stop_running = request, False
+        environment = self.state.environment
+        platform, conversation = request.conversation.split(":", 1)
+        handle = await workflow.start_child_workflow(
+            AgentRunWorkflow.run, AgentRunInput(request, environment, self.state.ports),
+            id=agent_run_workflow_id(request.run_id),
+            search_attributes=TypedSearchAttributes([
+                SearchAttributePair(search_attributes.CODEBASE, environment.codebase.name),
+                SearchAttributePair(search_attributes.BRANCH, environment.branch),
+                SearchAttributePair(search_attributes.PLATFORM, platform),
+                SearchAttributePair(search_attributes.CONVERSATION, conversation),
+            ]),
+            parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
+            static_summary=f"agent run for {platform} {conversation} in {environment.branch}",
+        )
+        await workflow.wait_condition(lambda: handle.done() or self.state.stop_running or interrupted())
+        if not handle.done():
+            await handle.signal(AgentRunWorkflow.stop)
+        await handle  # the run records and reports its own ending, whatever it was
+        self.state.running, self.state.stop_running = None, False
+
+    async def stop(self, conversation: str) -> StopReport:
+        """`/stop` for one conversation: its running run ended, its queued runs dropped."""
+        dropped = [run for run in self.state.runs if run.conversation == conversation]
+        self.state.runs = [run for run in self.state.runs if run.conversation != conversation]
+        if dropped:
+            await agent_runs.drop_agent_runs(DroppedRuns([run.run_id for run in dropped]))
+        running = self.state.running
+        stopped = None
+        if running is not None and running.conversation == conversation:
+            self.state.stop_running = True
+            stopped = running.text
+            await workflow.wait_condition(lambda: self.state.running is None or self.state.running.run_id != running.run_id)
+        return StopReport(stopped, len(dropped))
+
+    async def drop_all(self) -> None:
+        if self.state.runs:
+            dropped, self.state.runs = self.state.runs, []
+            await agent_runs.drop_agent_runs(DroppedRuns([run.run_id for run in dropped]))
