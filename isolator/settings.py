@@ -39,7 +39,7 @@ class Settings(BaseSettings):
     # The coding agent every message that is not a command is handed to, run in its worktree. A
     # shell-quoted command line, split with shlex and never run through a shell; unset: isolation only.
     agent_command_line: str | None = Field(None, validation_alias=_env("AGENT_COMMAND"))
-    agent_timeout_minutes: int = Field(30, ge=1, le=24 * 60, validation_alias=_env("AGENT_TIMEOUT_MINUTES"))
+    agent_timeout_minutes: float = Field(30, gt=0, le=24 * 60, validation_alias=_env("AGENT_TIMEOUT_MINUTES"))
     # Runs at once per worker host; more wait, in order.
     agent_max_concurrent: int = Field(4, ge=1, le=1000, validation_alias=_env("AGENT_MAX_CONCURRENT"))
     # A team's own agent as a Temporal workflow (any SDK): started as a child of each run, on its queue.

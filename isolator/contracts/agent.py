@@ -20,7 +20,7 @@ class AgentPlan:
     source: str = "AGENT_COMMAND"
     workflow: str | None = None
     task_queue: str | None = None
-    timeout_minutes: int = 30
+    timeout_minutes: float = 30
 
 
 @dataclass
