@@ -1,13 +1,17 @@
-"""Starts a child that would run for an hour, writes both process ids to the file named by its
-argument, says so, and then waits for ever: only a stop ends it."""
+"""Starts a child that would run for an hour, appends both process ids to the file named by its
+argument, says so, and then waits for ever: only a stop ends it. Asked something `quick`, it
+answers at once instead."""
 
 import os
 import subprocess
 import sys
 import time
 
+if "quick" in sys.stdin.read():
+    print("quick answer", flush=True)
+    sys.exit(0)
 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
-with open(sys.argv[1], "w") as file:
+with open(sys.argv[1], "a") as file:
     file.write(f"{os.getpid()} {child.pid}\n")
 print("working on it", flush=True)
 while True:

@@ -1,0 +1,71 @@
+"""A worker SIGKILLed during an agent run: the run is marked interrupted and the user told, the
+agent's processes are killed when the host's worker starts again, the run is never started a
+second time (an agent is not idempotent), and the queue goes on."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from pathlib import Path
+
+import asyncpg
+import httpx
+from temporalio.client import Client
+
+from isolator.settings import Settings
+from tests.agents import command
+from tests.faults.conftest import WorkerProcess, register, wait_for
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def status_of(db: asyncpg.Pool, run_id: str) -> str:
+    return await db.fetchval("SELECT status FROM agent_runs WHERE id = $1", uuid.UUID(run_id))
+
+
+async def until_status(db: asyncpg.Pool, run_id: str, wanted: str, seconds: float = 60) -> None:
+    for _ in range(int(seconds * 20)):
+        if await status_of(db, run_id) == wanted:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"run {run_id} is {await status_of(db, run_id)}, not {wanted}")
+
+
+async def test_a_run_whose_worker_is_killed_is_interrupted_once_and_the_queue_goes_on(
+    worker: WorkerProcess, api: httpx.AsyncClient, temporal: Client, db: asyncpg.Pool,
+    settings: Settings, repo: Path, tmp_path: Path,
+) -> None:
+    pids = tmp_path / "pids"
+    worker.extra_env["AGENT_COMMAND"] = command("spawner", str(pids))
+    worker.start()
+    await register(api, repo)
+
+    first = await api.post("/test/message", params={"wait": "true"},
+                           json={"conversationId": "killed", "message": "work for ever"})
+    run = first.json()["result"]["agentRunId"]
+    await wait_for(pids, worker)
+    queued = await api.post("/test/message", params={"wait": "true"},
+                            json={"conversationId": "killed", "message": "then something quick"})
+    next_run = queued.json()["result"]["agentRunId"]
+    agent, child = (int(pid) for pid in pids.read_text().split())
+
+    worker.kill()
+    assert alive(agent) and alive(child), "the agent's own session outlives its worker for now"
+    worker.start()
+
+    await until_status(db, run, "interrupted")
+    assert not alive(agent) and not alive(child), "the restarted worker killed what the run left"
+    await until_status(db, next_run, "done")
+    assert len(pids.read_text().splitlines()) == 1, "the interrupted run was not started again"
+    replies = [row["body"] for row in await db.fetch(
+        "SELECT body FROM outbound_messages WHERE platform_conversation_id = 'killed' ORDER BY id")]
+    told = [reply for reply in replies if "was interrupted" in reply]
+    assert len(told) == 1 and "send your message again" in told[0]
+    assert any(reply.startswith("quick answer") for reply in replies)
