@@ -42,6 +42,7 @@ class AnswerStream:
         self.posted: set[int] = set()
         self.shown = ""  # the text of the current message as last sent
         self.beyond = 0  # characters past MAX_MESSAGES, not posted
+        self.last_full: tuple[int, str] = (0, "")  # the last message sent in full: past MAX_MESSAGES, it ends the answer
         self.arrived = asyncio.Event()
         self._lock = asyncio.Lock()
 
@@ -78,7 +79,7 @@ class AnswerStream:
                 while self.full:
                     index, text = self.full[0]
                     await self._send(index, text)
-                    self.full.pop(0)
+                    self.last_full = self.full.pop(0)
                 if self.current.strip() and self.current != self.shown:
                     text = self.current
                     await self._send(self.index, text)
@@ -98,6 +99,9 @@ class AnswerStream:
             text, index = summary, self.index
             if self.current.strip():
                 text = f"{self.current.rstrip()}\n\n{summary}"
+            elif self.index >= MAX_MESSAGES:  # no more messages: the last one ends with the summary
+                index, last = self.last_full
+                text = f"{last.rstrip()}\n\n{summary}"
             for attempt in range(FINAL_ATTEMPTS):
                 try:
                     await self._send(index, text)

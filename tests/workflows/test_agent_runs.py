@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from activities.agent_answer import MAX_MESSAGES
 from isolator.settings import Settings
 from tests.agents import command
 from tests.agent_runs import finished_run, replies_when, run_of
 from tests.conftest import Stack
 from tests.gitrepos import git
+from tests.workflows.test_search_attribute_queries import found
 
 SECRETS = {"DATABASE_URL": "postgresql://secret", "GITHUB_TOKEN": "ghp_secret", "SLACK_BOT_TOKEN": "xoxb-secret",
            "API_TOKEN": "api-secret", "TELEGRAM_BOT_TOKEN": "123:secret", "SLACK_SIGNING_SECRET": "signing",
@@ -141,3 +143,35 @@ async def test_a_codebase_can_name_its_own_agent_or_none(stack: Stack, repo: Pat
         assert refused.status_code == 422, bad
     missing = await stack.api.patch(f"/api/codebases/{uuid.uuid4()}", json={"agent_command": []})
     assert missing.status_code == 404
+
+
+async def test_each_run_is_found_in_the_temporal_ui_by_conversation_branch_and_outcome(stack: Stack, repo: Path) -> None:
+    await stack.register(repo)
+    conversation = f"search-run-{uuid.uuid4().hex[:8]}"
+    created = (await stack.say(conversation, "hello"))["result"]
+    await finished_run(stack, created["agentRunId"])
+    run_workflow = f"agent-run:{created['agentRunId']}"
+    query = (f"IsolatorConversation = '{conversation}' AND IsolatorBranch = '{created['branch']}' "
+             "AND IsolatorOutcome = 'done' AND WorkflowType = 'AgentRunWorkflow'")
+    assert await found(stack.temporal, query, run_workflow), query
+
+
+async def test_an_agent_that_floods_its_output_keeps_memory_and_records_bounded(stack: Stack, repo: Path) -> None:
+    """12 MiB without a newline, then a failure: the record keeps 10 MiB and says where it was cut;
+    the conversation gets a bounded number of messages and is told where the rest is."""
+    stack.settings.agent_command_line = command("flood", "12", "3")
+    await stack.register(repo)
+    created = (await stack.say("flood-1", "go"))["result"]
+    run = await finished_run(stack, created["agentRunId"], seconds=120)
+    assert run["status"] == "failed" and run["exit_code"] == 3 and run["output_cut"]
+    size, tail = await stack.db.fetchrow(
+        "SELECT octet_length(output), right(output, 100) FROM agent_runs WHERE id = $1",
+        uuid.UUID(created["agentRunId"]))
+    assert 10 * 2**20 <= size < 10 * 2**20 + 200
+    assert "cut here: output past 10 MiB is not kept" in tail
+    log = (await stack.api.get(f"/api/runs/{created['agentRunId']}/log")).text
+    assert log.splitlines()[-1] == "error line 29"
+    replies = await replies_when(stack, "flood-1", lambda texts: any("Failed with exit code 3" in t for t in texts))
+    assert len(replies) <= 1 + MAX_MESSAGES
+    closing = next(text for text in replies if "Failed with exit code 3" in text)
+    assert f"GET /api/runs/{created['agentRunId']}" in closing and "error line 29" in closing
