@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Callable, Sequence
 
@@ -168,6 +169,9 @@ def agent_worker(
         task_queue=settings.agent_task_queue(),
         activities=agent_activities(pool, settings, processes),
         max_concurrent_activities=settings.agent_max_concurrent,
+        # Every heartbeat reaches the server: a `/stop` (a cancellation) comes back with its answer.
+        max_heartbeat_throttle_interval=timedelta(seconds=1),
+        default_heartbeat_throttle_interval=timedelta(seconds=1),
         interceptors=worker_interceptors(interceptors),
     )
 

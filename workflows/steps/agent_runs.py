@@ -22,9 +22,10 @@ from isolator.contracts.agent import (
 from isolator.contracts.environment import AgentRunInput
 from workflows.steps.options import LOCAL_OPTIONS, RETRY_POLICY, host_queue
 
-# A run's worker that stops heartbeating is taken for dead this soon; `/stop` reaches a run within
-# about as long (a cancellation travels with the answer to a heartbeat).
-RUN_HEARTBEAT_TIMEOUT = timedelta(seconds=5)
+# A run's worker that stops heartbeating is taken for dead this soon: long enough for a Temporal
+# server restart to pass unnoticed. Its worker heartbeats every second (workers/worker.py), and a
+# `/stop` travels with a heartbeat's answer, so it arrives within about a second.
+RUN_HEARTBEAT_TIMEOUT = timedelta(seconds=15)
 # Beyond the agent's own time limit: its stop, the summary, a slow platform.
 _MARGIN = timedelta(minutes=5)
 
