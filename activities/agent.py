@@ -51,7 +51,6 @@ class AgentActivities:
         answer = AnswerStream(self.replies.deliver_once, platform, conversation_id, run.run_id)
         output = Capture(self.records, run.run_id, "output")
         errors = _Log(Capture(self.records, run.run_id, "log"))
-        await self.records.started(run.run_id)
         started = time.monotonic()
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
@@ -70,7 +69,7 @@ class AgentActivities:
         ending = Ending(started)
         before: WorkingTree | None = None
         try:
-            before = await working_tree(worktree)
+            _, before = await asyncio.gather(self.records.started(run.run_id), working_tree(worktree))
             finished = await run_user_program(
                 run.plan.argv, worktree, user_environment(variables), run.plan.timeout_minutes * 60.0,
                 on_output=on_output, on_error=errors.add, stdin=strip_mention(run.text, self.settings.bot_mention).encode(),

@@ -4,6 +4,8 @@ the worktree's own index and files are not touched."""
 
 from __future__ import annotations
 
+import asyncio
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,14 +22,35 @@ class WorkingTree:
 
 
 async def working_tree(path: Path) -> WorkingTree:
-    head = (await run_git("rev-parse", "--verify", "--quiet", "HEAD", cwd=path, check=False)).stdout.strip() or None
+    """The scratch index starts as a copy of the worktree's own (when it can be found): `git add`
+    then rereads only the files whose stat changed, and HEAD is asked meanwhile."""
     with tempfile.TemporaryDirectory(prefix="isolator-tree-") as scratch:
-        scratch_index = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
-        if head is not None:
-            await run_git("read-tree", "HEAD", cwd=path, env=scratch_index)
-        await run_git("add", "--all", cwd=path, env=scratch_index)
-        tree = (await run_git("write-tree", cwd=path, env=scratch_index)).stdout.strip()
-    return WorkingTree(head, tree)
+        scratch_index = Path(scratch) / "index"
+        own_index = _index_of(path)
+        if own_index is not None and own_index.is_file():
+            shutil.copyfile(own_index, scratch_index)
+        variables = {"GIT_INDEX_FILE": str(scratch_index)}
+        asked, _ = await asyncio.gather(
+            run_git("rev-parse", "--verify", "--quiet", "HEAD", cwd=path, check=False),
+            run_git("add", "--all", cwd=path, env=variables),
+        )
+        tree = (await run_git("write-tree", cwd=path, env=variables)).stdout.strip()
+    return WorkingTree(asked.stdout.strip() or None, tree)
+
+
+def _index_of(path: Path) -> Path | None:
+    """The worktree's index: `.git/index`, or for a linked worktree the `gitdir:` its `.git` file names."""
+    dot_git = path / ".git"
+    if dot_git.is_dir():
+        return dot_git / "index"
+    try:
+        pointer = dot_git.read_text().strip()
+    except OSError:
+        return None
+    if not pointer.startswith("gitdir: "):
+        return None
+    git_dir = Path(pointer.removeprefix("gitdir: "))
+    return (git_dir if git_dir.is_absolute() else path / git_dir) / "index"
 
 
 @dataclass

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench import messages, ready, sweep, webhooks
+from bench import agents, messages, ready, sweep, webhooks
 from bench.figures import Figure, as_json, print_table
 from bench.repos import make_repository
 from bench.stack import ROOT, running_stack
@@ -43,12 +43,18 @@ class Sizes:
     setup_runs: int
     include_megabytes: int
     include_runs: int
+    hand_off_runs: int
+    stream_lines: int
+    many_conversations: int
+    many_seconds: float
 
 
 FULL = Sizes(reuse_runs=200, create_runs=30, concurrency=50, seconds=30, webhook_runs=200, sweep_sizes=(50, 500),
-             setup_runs=30, include_megabytes=200, include_runs=5)
+             setup_runs=30, include_megabytes=200, include_runs=5, hand_off_runs=100, stream_lines=40,
+             many_conversations=50, many_seconds=2.0)
 QUICK = Sizes(reuse_runs=20, create_runs=10, concurrency=10, seconds=5, webhook_runs=20, sweep_sizes=(10, 50),
-              setup_runs=5, include_megabytes=20, include_runs=3)
+              setup_runs=5, include_megabytes=20, include_runs=3, hand_off_runs=10, stream_lines=10,
+              many_conversations=12, many_seconds=1.0)
 
 
 TMPFS = Path("/dev/shm")
@@ -60,15 +66,17 @@ def tmpfs_usable() -> bool:
 
 
 async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | None,
-                    temporal_address: str | None) -> list[Figure]:
+                    temporal_address: str | None, only: str | None = None) -> list[Figure]:
     repositories = trees / "repositories"
     small = make_repository(repositories / "small", files=50, folders=1)
     large = make_repository(repositories / "large", files=5000, folders=200)
+    with_agent = make_repository(repositories / "with-agent", files=50, folders=1)
     figures: list[Figure] = []
     async with running_stack(work, trees, database_url, temporal_address) as stack:
         # The small repository is also the one GitHub events are about.
         for body in ({"path": str(small), "url": GITHUB_REPOSITORY_URL}, {"path": str(large)}):
             (await stack.api.post("/api/codebases", json=body)).raise_for_status()
+        agent_codebase = (await stack.api.post("/api/codebases", json={"path": str(with_agent)})).json()["id"]
         for warm in range(3):  # first-use costs: connections, worker caches, git's own
             await messages.start_conversation(stack, f"warm-{warm}", small)
         steps = [
@@ -81,8 +89,14 @@ async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | N
             ("sweep", lambda: sweep.sweep(stack, repositories, sizes.sweep_sizes)),
             ("set-up", lambda: ready.setup_overhead(stack, repositories, sizes.setup_runs)),
             ("include copy", lambda: ready.include_copy(trees, sizes.include_runs, sizes.include_megabytes)),
+            ("agent hand-off", lambda: agents.hand_off(stack, agent_codebase, with_agent, small, sizes.hand_off_runs)),
+            ("agent streaming", lambda: agents.streaming(stack, agent_codebase, with_agent, sizes.stream_lines)),
+            ("agent runs", lambda: agents.many_runs(stack, agent_codebase, with_agent, sizes.many_conversations,
+                                                    sizes.many_seconds)),
         ]
         for name, step in steps:
+            if only and only not in name:
+                continue
             started = time.monotonic()
             figures += await step()
             print(f"  {name} done in {time.monotonic() - started:.0f} s", flush=True)
@@ -94,11 +108,13 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small samples, to check that the cases run")
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL"))
     parser.add_argument("--temporal-address", default=os.environ.get("BENCH_TEMPORAL_ADDRESS"))
+    parser.add_argument("--only", help="run only the cases whose name contains this (e.g. `agent`)")
     parser.add_argument("--trees-on-disk", action="store_true",
                         help="git repositories and worktrees on the disk, not on a tmpfs")
     arguments = parser.parse_args()
     sizes = QUICK if arguments.quick else FULL
-    flags = [flag for flag, given in (("--quick", arguments.quick), ("--trees-on-disk", arguments.trees_on_disk)) if given]
+    flags = [flag for flag, given in (("--quick", arguments.quick), ("--trees-on-disk", arguments.trees_on_disk),
+                                      (f"--only {arguments.only}", arguments.only)) if given]
     command = "make bench" + (f" BENCH_ARGS='{' '.join(flags)}'" if flags else "")
     on_tmpfs = not arguments.trees_on_disk and tmpfs_usable()
     print(f"isolator benchmarks ({command}), {os.cpu_count()} cores, Python {platform.python_version()}; "
@@ -106,7 +122,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="isolator-bench-") as scratch, \
             tempfile.TemporaryDirectory(prefix="isolator-bench-trees-", dir=TMPFS if on_tmpfs else scratch) as trees:
         figures = asyncio.run(run_cases(Path(scratch), Path(trees), sizes, arguments.database_url,
-                                        arguments.temporal_address))
+                                        arguments.temporal_address, arguments.only))
     print()
     print_table(figures)
     results = ROOT / "bench" / "results"

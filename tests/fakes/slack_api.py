@@ -7,6 +7,7 @@ Slack answers HTTP 200 with `{"ok": false, "error": ...}` for most errors; `fail
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +33,7 @@ class FakeSlack:
         self._failures: dict[str, list[tuple[int, str]]] = {}
         self.posts: list[Post] = []  # the messages posted successfully, in order
         self.updates: list[tuple[str, str, str]] = []  # chat.update calls: (channel, ts, text), in order
+        self.arrivals: list[tuple[float, str]] = []  # every text posted or updated, with when it arrived
         self._ts = itertools.count(1)
         self.server.route("POST", r"/api/auth\.test", self._auth_test)
         self.server.route("POST", r"/api/chat\.postMessage", self._post_message)
@@ -87,6 +89,7 @@ class FakeSlack:
             return refusal
         payload = request.payload()
         self.updates.append((payload["channel"], payload["ts"], payload["text"]))
+        self.arrivals.append((time.time(), payload["text"]))
         return 200, {"ok": True, "channel": payload["channel"], "ts": payload["ts"], "text": payload["text"]}
 
     def _post_message(self, request: Recorded) -> tuple[int, Any]:
@@ -98,6 +101,7 @@ class FakeSlack:
             return 200, {"ok": False, "error": "no_text" if payload.get("channel") else "channel_not_found"}
         ts = f"1700000000.{next(self._ts):06d}"
         self.posts.append(Post(channel=payload["channel"], thread_ts=payload.get("thread_ts"), text=payload["text"]))
+        self.arrivals.append((time.time(), payload["text"]))
         return 200, {
             "ok": True,
             "channel": payload["channel"],
