@@ -1,23 +1,29 @@
 """The coding agent's runs in one environment, owned by its EnvironmentWorkflow.
 
-Runs queue in arrival order, whichever attached conversation sent them, and run one at a time,
-each as a child AgentRunWorkflow. `/stop` ends the conversation's running run and drops its queued
-ones; a forced removal ends and drops them all; any other removal waits until the queue is empty.
+Runs queue in arrival order, whichever attached conversation sent them, and run one at a time, each
+an activity of this workflow with a child AgentRunWorkflow as its record in the Temporal UI. A run
+whose worker dies is recorded as interrupted and never started again. `/stop` ends the
+conversation's running run and drops its queued ones; a forced removal ends and drops them all; any
+other removal waits until the queue is empty.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Callable
 
 from temporalio import workflow
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
+from temporalio.exceptions import ActivityError, ChildWorkflowError
+from temporalio.exceptions import TimeoutError as StepTimeout
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
     from isolator.contracts import search_attributes
-    from isolator.contracts.agent import DroppedRuns, Queued, RunRequest, StopReport
+    from isolator.contracts.agent import AgentRunReport, DroppedRuns, InterruptedRun, Queued, RunRequest, StopReport
     from isolator.contracts.environment import AgentRunInput, EnvironmentState
     from workflows.agent_run import AgentRunWorkflow, agent_run_workflow_id
+    from workflows.agent_workflow_run import run_team_workflow
     from workflows.steps import agent_runs
 
 
@@ -46,10 +52,13 @@ class Runs:
         request = self.state.runs.pop(0)
         self.state.running, self.state.stop_running = request, False
         environment = self.state.environment
+        run = AgentRunInput(request, environment, self.state.ports)
+        # Scheduled in the same workflow task as its record starts: the record never delays the run.
+        work = asyncio.create_task(run_team_workflow(run) if request.plan.kind == "workflow"
+                                   else agent_runs.run_agent(run))
         platform, conversation = request.conversation.split(":", 1)
-        handle = await workflow.start_child_workflow(
-            AgentRunWorkflow.run, AgentRunInput(request, environment, self.state.ports),
-            id=agent_run_workflow_id(request.run_id),
+        record = await workflow.start_child_workflow(
+            AgentRunWorkflow.run, run, id=agent_run_workflow_id(request.run_id),
             search_attributes=TypedSearchAttributes([
                 SearchAttributePair(search_attributes.CODEBASE, environment.codebase.name),
                 SearchAttributePair(search_attributes.BRANCH, environment.branch),
@@ -59,10 +68,15 @@ class Runs:
             parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
             static_summary=f"agent run for {platform} {conversation} in {environment.branch}",
         )
-        await workflow.wait_condition(lambda: handle.done() or self.state.stop_running or interrupted())
-        if not handle.done():
-            await handle.signal(AgentRunWorkflow.stop)
-        await handle  # the run records and reports its own ending, whatever it was
+        await workflow.wait_condition(lambda: work.done() or self.state.stop_running or interrupted())
+        stopped = not work.done()
+        if stopped:
+            work.cancel()  # the activity stops the process group, then records and says "stopped"
+        try:
+            report = await work
+        except (asyncio.CancelledError, ActivityError, ChildWorkflowError) as error:
+            report = await _ended_without_report(run, error, stopped)
+        await record.signal(AgentRunWorkflow.finished, report)
         self.state.running, self.state.stop_running = None, False
 
     async def stop(self, conversation: str) -> StopReport:
@@ -83,3 +97,16 @@ class Runs:
         if self.state.runs:
             dropped, self.state.runs = self.state.runs, []
             await agent_runs.drop_agent_runs(DroppedRuns([run.run_id for run in dropped]))
+
+
+async def _ended_without_report(run: AgentRunInput, error: BaseException, stopped: bool) -> AgentRunReport:
+    """A run that returned no report: stopped (it recorded and said so itself), or its worker died,
+    which is recorded as interrupted and told; an agent is not idempotent, so it is not run again."""
+    run_id = run.run.run_id
+    if stopped or isinstance(error, asyncio.CancelledError):
+        return AgentRunReport(run_id, "stopped")
+    cause = error.cause if isinstance(error, ActivityError) else error
+    reason = ("its worker stopped answering" if isinstance(cause, StepTimeout)
+              else f"it failed unexpectedly ({cause})")
+    await agent_runs.record_interrupted_run(InterruptedRun(run_id, run.run.conversation, run.environment.branch, reason))
+    return AgentRunReport(run_id, "interrupted")
