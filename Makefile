@@ -17,8 +17,9 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 install: $(VENV)/.installed
 
+# Unless AGENT_COMMAND is set (to an agent, or empty for isolation only), the example agent answers.
 dev: install
-	$(BIN)/isolator dev
+	AGENT_COMMAND="$${AGENT_COMMAND-'$(CURDIR)/examples/agent.py'}" $(BIN)/isolator dev
 
 test: install
 	$(BIN)/python -m pytest -q
