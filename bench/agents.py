@@ -117,13 +117,13 @@ async def many_runs(stack: Stack, codebase_id: str, repository: Path, conversati
                     seconds: float) -> list[Figure]:
     """`conversations` runs of a `seconds` agent at once, through the worker's SLOTS: wall time
     against the ideal (every slot busy all the time), and the worker's memory before and at its peak."""
-    await _set_agent(stack, codebase_id, ["sleep", str(seconds)])
     names = [f"many-{index}" for index in range(conversations)]
+    await _set_agent(stack, codebase_id, [])  # the worktrees first, without runs: the runs are what is measured
+    for name in names:
+        await start_conversation(stack, name, repository)
+    await _set_agent(stack, codebase_id, ["sleep", str(seconds)])
     pool = await asyncpg.connect(stack.database_url)
     try:
-        for name in names:  # the worktrees first: the runs are what is measured
-            result = await start_conversation(stack, name, repository)
-            await _run_ended(pool, result["agentRunId"])
         worker = stack.memory()["worker"]
         before = worker.memory_info().rss / 2**20
         peak = before

@@ -14,5 +14,6 @@ child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"]
 with open(sys.argv[1], "a") as file:
     file.write(f"{os.getpid()} {child.pid}\n")
 print("working on it", flush=True)
+print(f"started child {child.pid}", file=sys.stderr, flush=True)
 while True:
     time.sleep(1)

@@ -85,6 +85,14 @@ async def test_stop_ends_the_run_and_its_whole_process_group_and_drops_the_queue
     queued = (await stack.say("stop-1", "then this"))["result"]
     assert "1 run come" in queued["replies"][0]
 
+    # The log during the run: what the agent has written to standard error so far.
+    for _ in range(100):
+        log = (await stack.api.get(f"/api/runs/{first['agentRunId']}/log")).text
+        if log:
+            break
+        await asyncio.sleep(0.05)
+    assert log == f"started child {child}\n"
+
     status = (await stack.say("stop-1", "/status"))["result"]["replies"][0]
     assert 'Agent: running for' in status and '"work forever"' in status and '"then this"' in status
 
