@@ -35,6 +35,7 @@ from isolator.contracts.environment import EnvironmentState
 from isolator.contracts.message import MessageInput
 from isolator.contracts.worktree import RemovalReport
 from isolator.payloads import DATA_CONVERTER
+from tests.agent_runs import finished_run
 from tests.conftest import Stack
 from tests.gitrepos import git, worktree_paths
 from tests.replay_workflows.clock_reading import ClockReadingMessageWorkflow
@@ -55,6 +56,9 @@ CAPTURED = {
     "environment_destroyed_by_cleanup": "EnvironmentWorkflow: removed by the cleanup's destroy_and_report update",
     "cleanup": "CleanupWorkflow: started by the schedule, one child per codebase",
     "codebase_cleanup": "CodebaseCleanupWorkflow: survey, plan, destroy the merged environment",
+    "message_handed_to_agent": "MessageWorkflow: a message reuses its worktree and is queued behind a running run",
+    "environment_with_agent_runs": "EnvironmentWorkflow: two agent runs one after the other, then closed",
+    "agent_run_record": "AgentRunWorkflow: the record of a run, told its end",
 }
 # Kept from runs of older workflow code, never captured again: they replay through its `patched()` branches.
 KEPT = {
@@ -62,6 +66,8 @@ KEPT = {
                                              "counted (versions.CREATE_PATH_V2)",
     "message_created_before_local_steps": "MessageWorkflow before the worktree was created and the replies sent "
                                           "as local activities (versions.LOCAL_STEPS)",
+    "message_created_before_agent_runs": "MessageWorkflow before messages were handed to the coding agent "
+                                         "(versions.AGENT_RUNS)",
 }
 # Stands in for the test's temporary folder in the stored histories: no path of the capturing machine.
 PLACEHOLDER_ROOT = "/replay"
@@ -174,7 +180,27 @@ async def test_capture_histories(stack: Stack, repo: Path, schedule: ScheduleHan
                 if event.HasField("child_workflow_execution_started_event_attributes")]
     assert len(children) == 1
 
+    # the coding agent: a run, a second message queued behind it, then the conversation closed
+    # (a shell line: a path of the capturing machine must not be in the history)
+    stack.settings.agent_command_line = """sh -c 'read -r task; sleep 1.5; echo "finished $task"'"""
+    first = (await stack.say("replay-agent", "first task"))["result"]
+    queued = await stack.say("replay-agent", "second task")
+    assert queued["result"]["replies"][0].startswith("Queued: ")
+    await finished_run(stack, queued["result"]["agentRunId"])
+    agent_closing = await dispatch_message(client, stack.settings.task_queue, MessageInput(
+        platform="test", conversation_id="replay-agent", text="", message_key=uuid.uuid4().hex,
+        default_host=stack.settings.host, kind="closed",
+    ))
+    await agent_closing.result()
+    with_runs = client.get_workflow_handle_for(EnvironmentWorkflow.run, f"environment:{first['environmentId']}")
+    assert (await with_runs.result()).outcome == "removed"
+    record = client.get_workflow_handle(f"agent-run:{first['agentRunId']}")
+    assert (await record.result())["status"] == "done"
+
     store("message_created", await fetch(client, created["workflowId"], created["runId"]), root)
+    store("message_handed_to_agent", await fetch(client, queued["workflowId"], queued["runId"]), root)
+    store("environment_with_agent_runs", await with_runs.fetch_history(), root)
+    store("agent_run_record", await record.fetch_history(), root)
     store("message_closed", await fetch(client, closing.id, closing.result_run_id), root)
     store("environment_closed", await environment.fetch_history(), root)
     store("environment_destroyed_by_cleanup", await destroyed.fetch_history(), root)
