@@ -21,20 +21,25 @@ from temporalio.client import Client
 from api.app import create_app
 from isolator.settings import Settings
 
-# The worker with the fault pause of the tests; run from the repository's root, as `tests` is a package.
+# The worker and the API with the fault pauses of the tests; run from the repository's root, as
+# `tests` is a package.
 PAUSED_WORKER = [sys.executable, "-m", "tests.faults.paused_worker"]
+PAUSED_API = [sys.executable, "-m", "tests.faults.paused_api"]
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass
 class WorkerProcess:
-    """The worker process for one test's settings; started, killed and restarted at will."""
+    """The worker process (or, with another `command`, the API's) for one test's settings; started,
+    killed and restarted at will."""
 
     settings: Settings
     logs: Path
     process: subprocess.Popen | None = None
     starts: int = 0
     extra_env: dict[str, str] = field(default_factory=dict)
+    command: list[str] = field(default_factory=lambda: list(PAUSED_WORKER))
+    name: str = "worker"
 
     def environment(self, **extra: str) -> dict[str, str]:
         settings = self.settings
@@ -54,9 +59,9 @@ class WorkerProcess:
 
     def start(self, **extra: str) -> None:
         self.starts += 1
-        log = (self.logs / f"worker-{self.starts}.log").open("wb")
+        log = (self.logs / f"{self.name}-{self.starts}.log").open("wb")
         self.process = subprocess.Popen(
-            PAUSED_WORKER, env=self.environment(**extra), stdout=log, stderr=subprocess.STDOUT,
+            self.command, env=self.environment(**extra), stdout=log, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, start_new_session=True, cwd=ROOT,
         )
 
@@ -75,7 +80,7 @@ class WorkerProcess:
                 self.kill()
 
     def log_text(self) -> str:
-        return "\n".join(path.read_text(errors="replace") for path in sorted(self.logs.glob("worker-*.log")))
+        return "\n".join(path.read_text(errors="replace") for path in sorted(self.logs.glob(f"{self.name}-*.log")))
 
 
 @pytest.fixture
@@ -85,6 +90,26 @@ def worker(settings: Settings, tmp_path: Path) -> Iterator[WorkerProcess]:
     process = WorkerProcess(settings, logs)
     yield process
     process.stop()
+
+
+def api_process(settings: Settings, logs: Path, port: int, **extra_env: str) -> WorkerProcess:
+    """`isolator api` as a process of its own on `port`, that a test can kill mid-request."""
+    return WorkerProcess(settings, logs, extra_env=dict(extra_env), command=[*PAUSED_API, "--port", str(port)],
+                         name="api")
+
+
+async def answering(url: str, process: WorkerProcess, seconds: float = 60) -> None:
+    """Until the API process at `url` is ready (its /readyz answers 200)."""
+    async with httpx.AsyncClient(base_url=url, timeout=5) as client:
+        for _ in range(int(seconds * 10)):
+            assert process.process is not None and process.process.poll() is None, process.log_text()[-3000:]
+            try:
+                if (await client.get("/readyz")).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            await asyncio.sleep(0.1)
+    raise AssertionError(f"the API did not answer within {seconds} s:\n{process.log_text()[-3000:]}")
 
 
 @pytest.fixture
