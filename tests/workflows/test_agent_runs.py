@@ -91,10 +91,11 @@ async def test_commands_never_reach_the_agent(stack: Stack, repo: Path) -> None:
 
 async def test_a_redelivered_message_starts_no_second_run(stack: Stack, repo: Path) -> None:
     await stack.register(repo)
-    first = (await stack.say("agent-3", "hello", messageId="delivery-1"))["result"]
+    delivery = uuid.uuid4().hex  # the Temporal server is shared by the whole session
+    first = (await stack.say("agent-3", "hello", messageId=delivery))["result"]
     await finished_run(stack, first["agentRunId"])
     response = await stack.api.post("/test/message", json={"conversationId": "agent-3", "message": "hello",
-                                                           "messageId": "delivery-1"})
+                                                           "messageId": delivery})
     assert response.status_code == 200
     runs = (await stack.api.get("/api/runs", params={"conversation": "test:agent-3"})).json()
     assert len(runs) == 1

@@ -187,6 +187,11 @@ async def test_a_fork_prs_setup_is_skipped_unless_the_repository_trusts_forks(
             break
         await asyncio.sleep(0.05)
     assert [comment.body for comment in fake.comments][1] == skipped
-    assert await stack.db.fetchval("SELECT setup_state FROM isolation_environments WHERE branch_name = $1",
-                                   "pr-78-review") == "skipped"
+    for _ in range(100):  # the state is recorded just after the comment is sent
+        state = await stack.db.fetchval("SELECT setup_state FROM isolation_environments WHERE branch_name = $1",
+                                        "pr-78-review")
+        if state != "none":
+            break
+        await asyncio.sleep(0.05)
+    assert state == "skipped"
     assert not (Path(result.working_path or "") / "ran.txt").exists()
