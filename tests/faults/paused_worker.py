@@ -1,9 +1,10 @@
 """The worker process of the fault tests: `isolator worker`, plus a pause at a chosen activity.
 
 Run as `python -m tests.faults.paused_worker`. `ISOLATOR_FAULT_PAUSE=<activity>:<before|after>` makes
-that activity stop there for good, after touching the file ISOLATOR_FAULT_MARKER, so that a test can
-kill the worker at a known point. Without the variable it is `isolator worker` as it ships: the pause
-lives here, never in the production path.
+that activity stop there, after touching the file ISOLATOR_FAULT_MARKER, so that a test can kill the
+worker (or another process) at a known point: for good, or, with ISOLATOR_FAULT_RELEASE, until that
+file exists. Without the variable it is `isolator worker` as it ships: the pause lives here, never in
+the production path.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ class FaultPause(Interceptor):
     good, after touching the file ISOLATOR_FAULT_MARKER, so that a test can kill the worker at a
     known point."""
 
-    def __init__(self, activity_type: str, phase: str, marker: Path) -> None:
-        self.activity_type, self.phase, self.marker = activity_type, phase, marker
+    def __init__(self, activity_type: str, phase: str, marker: Path, release: Path | None = None) -> None:
+        self.activity_type, self.phase, self.marker, self.release = activity_type, phase, marker, release
 
     @classmethod
     def from_environment(cls) -> "FaultPause | None":
@@ -41,7 +42,8 @@ class FaultPause(Interceptor):
         activity_type, _, phase = setting.partition(":")
         if phase not in ("before", "after") or "ISOLATOR_FAULT_MARKER" not in os.environ:
             raise ValueError("ISOLATOR_FAULT_PAUSE is <activity>:<before|after>, with ISOLATOR_FAULT_MARKER set")
-        return cls(activity_type, phase, Path(os.environ["ISOLATOR_FAULT_MARKER"]))
+        release = os.environ.get("ISOLATOR_FAULT_RELEASE")
+        return cls(activity_type, phase, Path(os.environ["ISOLATOR_FAULT_MARKER"]), Path(release) if release else None)
 
     def intercept_activity(self, next: ActivityInboundInterceptor) -> ActivityInboundInterceptor:
         return _Pausing(next, self)
@@ -62,8 +64,14 @@ class _Pausing(ActivityInboundInterceptor):
         return result
 
     async def _stop_here(self) -> None:
+        release = self.fault.release
+        if release is not None and release.exists():
+            return  # released: later attempts go through
         self.fault.marker.write_text(f"{self.fault.activity_type}:{self.fault.phase}\n")
-        await asyncio.Event().wait()  # until the test kills this process
+        if release is None:
+            await asyncio.Event().wait()  # until the test kills this process
+        while not release.exists():
+            await asyncio.sleep(0.05)
 
 
 
