@@ -9,7 +9,9 @@ WORKTREE_CONFLICT = "WorktreeConflict"
 UNSAFE_PATH = "UnsafePath"
 INVALID_BRANCH = "InvalidBranch"
 NO_WORKER = "NoWorkerForHost"
-USER_ERRORS = [INVALID_REPOSITORY, NAME_TAKEN, WORKTREE_CONFLICT, UNSAFE_PATH, INVALID_BRANCH, NO_WORKER]
+# The disk that holds the worktrees is full: nothing was left half-made, and freeing space fixes it.
+DISK_FULL = "DiskFull"
+USER_ERRORS = [INVALID_REPOSITORY, NAME_TAKEN, WORKTREE_CONFLICT, UNSAFE_PATH, INVALID_BRANCH, NO_WORKER, DISK_FULL]
 
 # The codebase already has MAX_WORKTREES_PER_CODEBASE active environments: answered with the
 # limit's breakdown, not as a user error.

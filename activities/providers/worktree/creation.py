@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import errno
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -22,7 +24,7 @@ from activities.ownership import mark_as_made_here
 from activities.paths import UnsafePathError, ensure_inside, worktree_path
 from activities.providers.worktree.base import Base, committed_config, fresh_base
 from activities.providers.worktree.include import copy_included
-from isolator.contracts.errors import INVALID_BRANCH, UNSAFE_PATH, WORKTREE_CONFLICT
+from isolator.contracts.errors import DISK_FULL, INVALID_BRANCH, UNSAFE_PATH, WORKTREE_CONFLICT
 from isolator.contracts.repository import WorktreeBase
 from isolator.contracts.worktree import WorktreeReady, WorktreeRequest
 from isolator.repository_config import read_setup
@@ -80,11 +82,18 @@ class WorktreeCreator:
             # `lfs = "skip"`: a huge LFS repository's files stay pointers until asked for.
             checkout_env = {"GIT_LFS_SKIP_SMUDGE": "1"} if config.config.lfs == "skip" else {}
             added = await self._add(repository, path, branch, start_point, request.source == "pr_branch", checkout_env)
-            # Before the lock is let go: a message waiting to adopt a worktree here must see it is ours.
-            mark_as_made_here(path)
+            try:
+                # Before the lock is let go: a message waiting to adopt a worktree here must see it is ours.
+                mark_as_made_here(path)
+                await copy_included(repository, path, config.config.include)
+            except OSError as error:
+                if error.errno != errno.ENOSPC:
+                    raise
+                async with host_lock(self.settings.worktree_base, repository):
+                    await self._undo_add(repository, path, branch, added.new_branch)
+                raise self._disk_full(path) from None
             # A branch still at this commit later holds no work, however far the default branch moves.
             fresh = added.new_branch and request.source == "default"
-            await copy_included(repository, path, config.config.include)
             return WorktreeReady(path=str(path), branch=branch, created=True,
                                  fresh_from=added.start_commit if fresh else None,
                                  base=WorktreeBase(request.codebase.default_branch, added.start_commit,
@@ -134,8 +143,19 @@ class WorktreeCreator:
             error = await _attempt(repository, args, env)
         if error is not None:
             await self._undo_add(repository, path, branch, new_branch)
+            if await _out_of_space(error, repository, start_point, path.parent):
+                raise self._disk_full(path)
             raise ApplicationError(_explain(error, branch), type=WORKTREE_CONFLICT, non_retryable=True)
         return _Added(new_branch, start_commit)
+
+    def _disk_full(self, path: Path) -> ApplicationError:
+        free = shutil.disk_usage(self.settings.worktree_base).free
+        return ApplicationError(
+            f"the disk that holds the worktrees (`{self.settings.worktree_base}`) is full, so `{path.name}` could "
+            f"not be checked out; nothing was left behind. Free some space ({free >> 20} MiB free now; "
+            "`/worktree cleanup merged` or `stale` may help), then send the message again.",
+            type=DISK_FULL, non_retryable=True,
+        )
 
     async def _undo_add(self, repository: Path, path: Path, branch: str, new_branch: bool) -> None:
         """What a failed add made: a folder, and a new branch (git makes it before it checks the path)."""
@@ -244,6 +264,22 @@ async def _fetch(repository: Path, refspec: str, request: WorktreeRequest) -> No
 def _remove_empty_dir(base: Path, path: Path) -> None:
     with contextlib.suppress(OSError, UnsafePathError):
         ensure_inside(base, path).rmdir()
+
+
+async def _out_of_space(error: GitError, repository: Path, start_point: str, folder: Path) -> bool:
+    """git says so, or a write failed and the checkout's files need more than the filesystem has free
+    (asked after the failed add was undone: git's own error does not name the cause)."""
+    if "No space left on device" in error.stderr:
+        return True
+    if "unable to write" not in error.stderr and "short write" not in error.stderr:
+        return False
+    listing = await run_git("ls-tree", "-r", "-l", "--full-tree", start_point, cwd=repository, check=False)
+    needed = sum(int(size) for size in (line.split()[3] for line in listing.stdout.splitlines()
+                                        if line.split()[1] == "blob"))
+    try:
+        return needed >= shutil.disk_usage(folder).free
+    except OSError:
+        return False
 
 
 def _explain(error: GitError, branch: str) -> str:
