@@ -94,3 +94,24 @@ async def test_every_activity_a_workflow_calls_is_served_on_its_queue(
     assert unserved(calls, queues) == []
     # The check can fail: a reply routed to the host's queue, where no worker serves it.
     assert unserved({("send_reply", "host")}, queues) == ["send_reply on the host queue"]
+
+
+def test_every_activity_a_worker_can_die_in_is_noticed_within_its_heartbeat_timeout() -> None:
+    """Workers heartbeat every normal activity (workers/interceptors.py), but only a call that sets
+    `heartbeat_timeout` lets the server notice a dead worker: without it, a SIGKILLed worker's
+    activity waits out its whole start-to-close timeout (minutes) before it is tried again."""
+    missing = []
+    for module in sorted(STEPS.glob("*.py")):
+        tree = ast.parse(module.read_text())
+        for function in [node for node in ast.walk(tree) if isinstance(node, ast.AsyncFunctionDef)]:
+            options = _dict_options(function)
+            for call in [node for node in ast.walk(function) if isinstance(node, ast.Call)]:
+                if getattr(call.func, "attr", None) != "execute_activity":
+                    continue
+                given = {keyword.arg for keyword in call.keywords if keyword.arg}
+                for keyword in call.keywords:
+                    if keyword.arg is None and isinstance(keyword.value, ast.Name):
+                        given |= options.get(keyword.value.id, set())
+                if "heartbeat_timeout" not in given:
+                    missing.append(f"{module.name}:{call.lineno}")
+    assert missing == []

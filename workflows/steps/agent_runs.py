@@ -20,7 +20,7 @@ from isolator.contracts.agent import (
     TeamRunEnd,
 )
 from isolator.contracts.environment import AgentRunInput
-from workflows.steps.options import LOCAL_OPTIONS, RETRY_POLICY, host_queue
+from workflows.steps.options import HEARTBEAT_TIMEOUT, LOCAL_OPTIONS, RETRY_POLICY, host_queue
 
 # A run's worker that stops heartbeating is taken for dead this soon: long enough for a Temporal
 # server restart to pass unnoticed. Its worker heartbeats every second (workers/worker.py), and a
@@ -55,7 +55,7 @@ async def run_agent(request: AgentRunInput) -> AgentRunReport:
 async def stop_agent_runs(request: StopRequest) -> StopReport:
     return await workflow.execute_activity(
         "stop_agent_runs", request, result_type=StopReport, start_to_close_timeout=timedelta(minutes=5),
-        retry_policy=RETRY_POLICY,
+        heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
     )
 
 
@@ -66,7 +66,7 @@ async def drop_agent_runs(dropped: DroppedRuns) -> None:
 async def record_interrupted_run(run: InterruptedRun) -> None:
     await workflow.execute_activity(
         "record_interrupted_run", run, start_to_close_timeout=timedelta(seconds=30),
-        schedule_to_close_timeout=timedelta(hours=6), retry_policy=RETRY_POLICY,
+        schedule_to_close_timeout=timedelta(hours=6), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
     )
 
 
@@ -74,7 +74,7 @@ async def begin_team_run(request: AgentRunInput) -> RunStart:
     """A run of AGENT_WORKFLOW: recorded as started, and the worktree as it found it."""
     return await workflow.execute_activity(
         "begin_team_run", request, result_type=RunStart, task_queue=host_queue(request.environment.codebase.host),
-        start_to_close_timeout=timedelta(minutes=2), retry_policy=RETRY_POLICY,
+        start_to_close_timeout=timedelta(minutes=2), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
     )
 
 
@@ -82,5 +82,5 @@ async def end_team_run(request: AgentRunInput, end: TeamRunEnd) -> AgentRunRepor
     return await workflow.execute_activity(
         "end_team_run", args=[request, end], result_type=AgentRunReport,
         task_queue=host_queue(request.environment.codebase.host),
-        start_to_close_timeout=timedelta(minutes=5), retry_policy=RETRY_POLICY,
+        start_to_close_timeout=timedelta(minutes=5), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
     )

@@ -13,6 +13,7 @@ from isolator.contracts.codebase import (
     RepositorySource,
 )
 from workflows.steps.options import (
+    HEARTBEAT_TIMEOUT,
     HOST_PICKUP_TIMEOUT,
     LOCAL_OPTIONS,
     RETRY_POLICY,
@@ -36,7 +37,7 @@ async def inspect_repository(source: RepositorySource) -> RepositoryInfo:
     return await workflow.execute_activity(
         "inspect_repository", source, result_type=RepositoryInfo, task_queue=host_queue(source.host),
         start_to_close_timeout=timedelta(minutes=1), schedule_to_start_timeout=HOST_PICKUP_TIMEOUT,
-        retry_policy=RETRY_POLICY,
+        heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
     )
 
 

@@ -14,7 +14,7 @@ from isolator.contracts.environment import (
     SignalRequest,
 )
 from isolator.contracts.worktree import RemovalReport
-from workflows.steps.options import LOCAL_OPTIONS, RETRY_POLICY
+from workflows.steps.options import HEARTBEAT_TIMEOUT, LOCAL_OPTIONS, RETRY_POLICY
 
 
 async def attach_environment(request: AttachRequest) -> None:
@@ -29,7 +29,7 @@ async def destroy_environment(request: DestroyEnvironmentInput) -> RemovalReport
     """Ask the environment's workflow to remove it, and wait for what it did."""
     return await workflow.execute_activity(
         "destroy_environment", request, result_type=RemovalReport,
-        start_to_close_timeout=timedelta(minutes=10), retry_policy=RETRY_POLICY,
+        start_to_close_timeout=timedelta(minutes=10), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
     )
 
 

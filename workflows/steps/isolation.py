@@ -47,7 +47,7 @@ async def validate_environment(environment: Environment, host: str) -> Environme
         return result
     return await workflow.execute_activity(
         "validate_environment", check, result_type=EnvironmentCheck, task_queue=host_queue(host),
-        start_to_close_timeout=timedelta(seconds=30), retry_policy=RETRY_POLICY,
+        start_to_close_timeout=timedelta(seconds=30), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
     )
 
 
@@ -55,7 +55,7 @@ async def find_adoptable_worktree(query: AdoptQuery) -> Adoptable | None:
     """Worktrees are listed on the codebase's host: a local activity when that is this worker's host,
     which saves the round trip through the server."""
     host_options = dict(task_queue=host_queue(query.codebase.host), start_to_close_timeout=timedelta(minutes=1),
-                        retry_policy=RETRY_POLICY)
+                        heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY)
     if not create_path_v2_or_later():
         return await workflow.execute_activity(
             "find_adoptable_worktree", query, result_type=Adoptable | None, **host_options
@@ -93,12 +93,12 @@ async def remove_worktree(environment: EnvironmentRef, force: bool) -> RemovalRe
                                   provider=environment.provider)
     return await workflow.execute_activity(
         "remove_worktree", request, result_type=RemovalReport, task_queue=host_queue(environment.codebase.host),
-        start_to_close_timeout=timedelta(minutes=5), retry_policy=RETRY_POLICY,
+        start_to_close_timeout=timedelta(minutes=5), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
     )
 
 
 async def survey_worktrees(request: SurveyInput) -> WorktreeSurvey:
     return await workflow.execute_activity(
         "survey_worktrees", request, result_type=WorktreeSurvey, task_queue=host_queue(request.codebase.host),
-        start_to_close_timeout=timedelta(minutes=5), retry_policy=RETRY_POLICY,
+        start_to_close_timeout=timedelta(minutes=5), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
     )

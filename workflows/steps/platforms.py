@@ -7,12 +7,12 @@ from datetime import timedelta
 from temporalio import workflow
 
 from isolator.contracts.message import CompleteHintsInput, IsolationHints
-from workflows.steps.options import RETRY_POLICY
+from workflows.steps.options import HEARTBEAT_TIMEOUT, RETRY_POLICY
 
 
 async def complete_hints(request: CompleteHintsInput) -> IsolationHints:
     """Ask the platform's API what the webhook did not carry; platform outages are waited out."""
     return await workflow.execute_activity(
         "complete_hints", request, result_type=IsolationHints, start_to_close_timeout=timedelta(seconds=30),
-        schedule_to_close_timeout=timedelta(minutes=30), retry_policy=RETRY_POLICY,
+        schedule_to_close_timeout=timedelta(minutes=30), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
     )

@@ -7,7 +7,7 @@ from datetime import timedelta
 from temporalio import workflow
 
 from isolator.contracts.environment import EnvironmentRef, PortBlock, PortRequest
-from workflows.steps.options import LOCAL_OPTIONS, RETRY_POLICY, host_queue
+from workflows.steps.options import HEARTBEAT_TIMEOUT, LOCAL_OPTIONS, RETRY_POLICY, host_queue
 
 
 async def allocate_ports(environment: EnvironmentRef, count: int) -> PortBlock:
@@ -21,5 +21,5 @@ async def allocate_ports(environment: EnvironmentRef, count: int) -> PortBlock:
         return here
     return await workflow.execute_activity(
         "allocate_ports", request, result_type=PortBlock, task_queue=host_queue(environment.codebase.host),
-        start_to_close_timeout=timedelta(minutes=1), retry_policy=RETRY_POLICY,
+        start_to_close_timeout=timedelta(minutes=1), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
     )

@@ -19,7 +19,7 @@ _MARGIN = timedelta(minutes=5)
 async def read_repository_setup(request: ReadSetupInput) -> RepositorySetup:
     return await workflow.execute_activity(
         "read_repository_setup", request, result_type=RepositorySetup, task_queue=host_queue(request.codebase.host),
-        start_to_close_timeout=timedelta(minutes=2), retry_policy=RETRY_POLICY,
+        start_to_close_timeout=timedelta(minutes=2), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
     )
 
 

@@ -24,7 +24,13 @@ from activities.ownership import mark_as_made_here
 from activities.paths import UnsafePathError, ensure_inside, worktree_path
 from activities.providers.worktree.base import Base, committed_config, fresh_base
 from activities.providers.worktree.include import copy_included
-from isolator.contracts.errors import DISK_FULL, INVALID_BRANCH, UNSAFE_PATH, WORKTREE_CONFLICT
+from activities.removal_records import RemovalRecords
+from isolator.contracts.errors import (
+    DISK_FULL,
+    INVALID_BRANCH,
+    UNSAFE_PATH,
+    WORKTREE_CONFLICT,
+)
 from isolator.contracts.repository import WorktreeBase
 from isolator.contracts.worktree import WorktreeReady, WorktreeRequest
 from isolator.repository_config import read_setup
@@ -82,6 +88,7 @@ class WorktreeCreator:
             # `lfs = "skip"`: a huge LFS repository's files stay pointers until asked for.
             checkout_env = {"GIT_LFS_SKIP_SMUDGE": "1"} if config.config.lfs == "skip" else {}
             added = await self._add(repository, path, branch, start_point, request.source == "pr_branch", checkout_env)
+            RemovalRecords(self.settings.worktree_base).forget(path)
             try:
                 # Before the lock is let go: a message waiting to adopt a worktree here must see it is ours.
                 mark_as_made_here(path)

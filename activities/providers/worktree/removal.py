@@ -24,6 +24,7 @@ from activities.providers.worktree.survey import (
     list_worktrees,
     read_refs,
 )
+from activities.removal_records import RemovalRecords
 from activities.working_trees import working_tree
 from isolator.contracts.errors import WORKTREE_CONFLICT
 from isolator.contracts.worktree import Refusal, RemovalReport, RemoveWorktreeInput
@@ -39,6 +40,7 @@ BranchOutcome = Literal["deleted", "kept", "archived", "absent"]
 class WorktreeRemover:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        self.records = RemovalRecords(settings.worktree_base)
 
     async def remove(self, request: RemoveWorktreeInput) -> RemovalReport:
         """Remove the worktree at `request.working_path`, then delete, keep or archive its branch."""
@@ -51,7 +53,12 @@ class WorktreeRemover:
         # The same locks as create_worktree: a removal and a creation never interleave on one path, and
         # git's records of the repository's worktrees and refs change one process at a time.
         async with host_locks(self.settings.worktree_base, path, Path(request.codebase.canonical_path)):
-            return await self._remove(request, path)
+            if not path.exists() and (done := self.records.recall(path)) is not None:
+                return done  # a retry of a removal that finished: its report, not "already gone"
+            report = await self._remove(request, path)
+            if report.outcome == "removed":
+                self.records.keep(path, report)
+            return report
 
     async def _remove(self, request: RemoveWorktreeInput, path: Path) -> RemovalReport:
         repository = Path(request.codebase.canonical_path)
