@@ -1,10 +1,11 @@
 # The two commands of the README: `make dev` runs the service, `make test` runs the tests.
-# `make bench` prints the benchmark figures (BENCH_ARGS=--quick for a short check).
+# `make bench` prints the benchmark figures (BENCH_ARGS=--quick for a short check); `make soak` runs
+# every fault test 20 times over.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: dev test bench install clean
+.PHONY: dev test bench soak install clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "isolator needs Python 3.11 or newer")'
@@ -23,6 +24,13 @@ dev: install
 
 test: install
 	$(BIN)/python -m pytest -q
+
+# Every fault of tests/faults, SOAK_ROUNDS (20) rounds each, and a table of what was lost or
+# duplicated (zero of each is the target); not part of `make test`, which runs one round of each.
+SOAK_ROUNDS ?= 20
+soak: install
+	ISOLATOR_SOAK_ROUNDS=$(SOAK_ROUNDS) $(BIN)/python -m pytest -q -p tests.faults.soak_report tests/faults \
+		tests/activities/test_stale_git_locks.py
 
 bench: install
 	$(BIN)/python -m bench.run $(BENCH_ARGS)

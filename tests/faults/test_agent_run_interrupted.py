@@ -18,6 +18,9 @@ from tests.agents import command
 from tests.faults.conftest import WorkerProcess, register, wait_for
 
 
+ROUNDS = int(os.environ.get("ISOLATOR_SOAK_ROUNDS", "1"))
+
+
 def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -42,30 +45,32 @@ async def test_a_run_whose_worker_is_killed_is_interrupted_once_and_the_queue_go
     worker: WorkerProcess, api: httpx.AsyncClient, temporal: Client, db: asyncpg.Pool,
     settings: Settings, repo: Path, tmp_path: Path,
 ) -> None:
-    pids = tmp_path / "pids"
-    worker.extra_env["AGENT_COMMAND"] = command("spawner", str(pids))
     worker.start()
     await register(api, repo)
+    for round_number in range(ROUNDS):
+        pids, conversation = tmp_path / f"pids-{round_number}", f"killed-{round_number}"
+        worker.extra_env["AGENT_COMMAND"] = command("spawner", str(pids))
+        worker.stop()
+        worker.start()
+        first = await api.post("/test/message", params={"wait": "true"},
+                               json={"conversationId": conversation, "message": "work for ever"})
+        run = first.json()["result"]["agentRunId"]
+        await wait_for(pids, worker)
+        queued = await api.post("/test/message", params={"wait": "true"},
+                                json={"conversationId": conversation, "message": "then something quick"})
+        next_run = queued.json()["result"]["agentRunId"]
+        agent, child = (int(pid) for pid in pids.read_text().split())
 
-    first = await api.post("/test/message", params={"wait": "true"},
-                           json={"conversationId": "killed", "message": "work for ever"})
-    run = first.json()["result"]["agentRunId"]
-    await wait_for(pids, worker)
-    queued = await api.post("/test/message", params={"wait": "true"},
-                            json={"conversationId": "killed", "message": "then something quick"})
-    next_run = queued.json()["result"]["agentRunId"]
-    agent, child = (int(pid) for pid in pids.read_text().split())
+        worker.kill()
+        assert alive(agent) and alive(child), "the agent's own session outlives its worker for now"
+        worker.start()
 
-    worker.kill()
-    assert alive(agent) and alive(child), "the agent's own session outlives its worker for now"
-    worker.start()
-
-    await until_status(db, run, "interrupted")
-    assert not alive(agent) and not alive(child), "the restarted worker killed what the run left"
-    await until_status(db, next_run, "done")
-    assert len(pids.read_text().splitlines()) == 1, "the interrupted run was not started again"
-    replies = [row["body"] for row in await db.fetch(
-        "SELECT body FROM outbound_messages WHERE platform_conversation_id = 'killed' ORDER BY id")]
-    told = [reply for reply in replies if "was interrupted" in reply]
-    assert len(told) == 1 and "send your message again" in told[0]
-    assert any(reply.startswith("quick answer") for reply in replies)
+        await until_status(db, run, "interrupted")
+        assert not alive(agent) and not alive(child), "the restarted worker killed what the run left"
+        await until_status(db, next_run, "done")
+        assert len(pids.read_text().splitlines()) == 1, "the interrupted run was not started again"
+        replies = [row["body"] for row in await db.fetch(
+            "SELECT body FROM outbound_messages WHERE platform_conversation_id = $1 ORDER BY id", conversation)]
+        told = [reply for reply in replies if "was interrupted" in reply]
+        assert len(told) == 1 and "send your message again" in told[0]
+        assert any(reply.startswith("quick answer") for reply in replies)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,6 +75,12 @@ def telegram_delivery(fake: FakeTelegram) -> Delivery:
                     lambda: sum(1 for sent in fake.sent if sent.chat_id == chat["id"]))
 
 
+DELIVERIES: dict[str, Callable[[Any], Delivery]] = {
+    "github": github_delivery, "slack": slack_delivery, "telegram": telegram_delivery,
+}
+ROUNDS = int(os.environ.get("ISOLATOR_SOAK_ROUNDS", "1"))
+
+
 @pytest.fixture
 async def fakes() -> Any:
     started = {"github": FakeGitHub(), "slack": FakeSlack(), "telegram": FakeTelegram()}
@@ -102,52 +109,59 @@ async def test_a_webhook_redelivered_after_the_api_was_killed_makes_one_workflow
     repo: Path, tmp_path: Path,
 ) -> None:
     secrets = platform_environment(fakes)
-    worker = WorkerProcess(settings, tmp_path, extra_env=secrets)
+    worker = WorkerProcess(settings, tmp_path, extra_env={**secrets, "MAX_WORKTREES_PER_CODEBASE": "1000"})
     port = free_port()
     api = api_process(settings, tmp_path, port, **secrets)
-    url, marker = f"http://127.0.0.1:{port}", tmp_path / "paused"
-    delivery = {"github": github_delivery, "slack": slack_delivery, "telegram": telegram_delivery}[platform](
-        fakes[platform])
+    url = f"http://127.0.0.1:{port}"
     try:
         worker.start()
-        api.start(ISOLATOR_FAULT_API_PAUSE=point, ISOLATOR_FAULT_MARKER=str(marker))
-        await answering(url, api)
-        async with httpx.AsyncClient(base_url=url, timeout=60) as client:
-            await register_with_url(client, repo)
-            first = asyncio.create_task(client.post(delivery.path, content=delivery.body, headers=delivery.headers(0)))
-            for _ in range(600):
-                if marker.exists():
-                    break
-                await asyncio.sleep(0.05)
-            assert marker.exists(), api.log_text()[-3000:]
-            api.kill()
-            with pytest.raises(httpx.TransportError):
-                await first  # the platform saw no answer: it delivers again
-        api.start()
-        await answering(url, api)
-        async with httpx.AsyncClient(base_url=url, timeout=60) as client:
-            again = await client.post(delivery.path, content=delivery.body, headers=delivery.headers(1))
-        assert again.status_code in (200, 202), again.text
-
-        workflow_id = message_workflow_id(platform, delivery.key)
-        result = await temporal.get_workflow_handle_for(MessageWorkflow.run, workflow_id).result()
-        assert result.outcome == "created", worker.log_text()[-3000:]
-        for _ in range(100):  # visibility trails the history by a moment
-            runs = [execution async for execution in temporal.list_workflows(f"WorkflowId = '{workflow_id}'")]
-            if runs:
-                break
-            await asyncio.sleep(0.1)
-        assert len(runs) == 1, "one workflow for the delivery"
-        for _ in range(100):
-            if delivery.replies() >= 1:
-                break
-            await asyncio.sleep(0.05)
-        await asyncio.sleep(0.5)  # a second reply would have come by now
-        assert delivery.replies() == 1
-        assert await db.fetchval("SELECT count(*) FROM isolation_environments WHERE status = 'active'") == 1
+        for round_number in range(ROUNDS):
+            marker = tmp_path / f"paused-{round_number}"
+            delivery = DELIVERIES[platform](fakes[platform])
+            api.start(ISOLATOR_FAULT_API_PAUSE=point, ISOLATOR_FAULT_MARKER=str(marker))
+            await answering(url, api)
+            async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+                await register_with_url(client, repo)
+                first = asyncio.create_task(client.post(delivery.path, content=delivery.body,
+                                                        headers=delivery.headers(0)))
+                for _ in range(600):
+                    if marker.exists():
+                        break
+                    await asyncio.sleep(0.05)
+                assert marker.exists(), api.log_text()[-3000:]
+                api.kill()
+                with pytest.raises(httpx.TransportError):
+                    await first  # the platform saw no answer: it delivers again
+            api.start()
+            await answering(url, api)
+            async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+                again = await client.post(delivery.path, content=delivery.body, headers=delivery.headers(1))
+            assert again.status_code in (200, 202), again.text
+            api.stop()
+            await one_workflow_and_one_reply(temporal, db, platform, delivery, round_number + 1, worker)
     finally:
         api.stop()
         worker.stop()
+
+
+async def one_workflow_and_one_reply(temporal: Client, db: asyncpg.Pool, platform: str, delivery: Delivery,
+                                     environments: int, worker: WorkerProcess) -> None:
+    workflow_id = message_workflow_id(platform, delivery.key)
+    result = await temporal.get_workflow_handle_for(MessageWorkflow.run, workflow_id).result()
+    assert result.outcome == "created", worker.log_text()[-3000:]
+    for _ in range(100):  # visibility trails the history by a moment
+        runs = [execution async for execution in temporal.list_workflows(f"WorkflowId = '{workflow_id}'")]
+        if runs:
+            break
+        await asyncio.sleep(0.1)
+    assert len(runs) == 1, "one workflow for the delivery"
+    for _ in range(100):
+        if delivery.replies() >= 1:
+            break
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.5)  # a second reply would have come by now
+    assert delivery.replies() == 1
+    assert await db.fetchval("SELECT count(*) FROM isolation_environments WHERE status = 'active'") == environments
 
 
 async def register_with_url(client: httpx.AsyncClient, repo: Path) -> None:
