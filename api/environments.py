@@ -1,5 +1,5 @@
-"""`/api/environments`: the isolation environments, read. Read-only: removals and restores go through
-the environments' own workflows (`/worktree remove` in chat)."""
+"""`/api/environments`: the isolation environments, read, and removed through their own workflows:
+the same removal as `/worktree remove`."""
 
 from __future__ import annotations
 
@@ -9,8 +9,13 @@ from typing import Annotated, Literal
 import asyncpg
 from fastapi import APIRouter, Depends, HTTPException, Query, status
 from pydantic import BaseModel
+from temporalio.client import Client
 
-from api.deps import get_pool, require_api_token
+from activities.database import codebase_from_row
+from activities.environment_signals import EnvironmentSignalActivities
+from api.deps import get_client, get_pool, get_settings, require_api_token
+from isolator.contracts.environment import DestroyEnvironmentInput, DestroyRequest, EnvironmentRef
+from isolator.settings import Settings
 
 router = APIRouter(prefix="/api/environments", tags=["environments"], dependencies=[Depends(require_api_token)])
 
@@ -82,3 +87,43 @@ async def get_environment(environment_id: uuid.UUID, pool: Annotated[asyncpg.Poo
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no environment {environment_id}")
     return _view(row)
+
+
+class RemovalView(BaseModel):
+    outcome: str  # removed, already_gone
+    branch_outcome: str  # deleted, kept, archived, absent
+    archive_refs: list[str]
+    message: str
+
+
+@router.delete("/{environment_id}", response_model=RemovalView,
+               responses={409: {"description": "refused: uncommitted changes, or the agent is running (use force)"}})
+async def remove_environment(
+    environment_id: uuid.UUID,
+    pool: Annotated[asyncpg.Pool, Depends(get_pool)],
+    client: Annotated[Client, Depends(get_client)],
+    settings: Annotated[Settings, Depends(get_settings)],
+    force: Annotated[bool, Query(description="remove even with uncommitted changes (saved under "
+                                             "refs/isolator/archive/ first) or a running agent (stopped first)")] = False,
+) -> RemovalView:
+    """The same removal as `/worktree remove [--force]`, through the environment's workflow."""
+    row = await pool.fetchrow(
+        """SELECT e.*, c.id AS c_id, c.name AS c_name, c.canonical_path AS c_canonical_path,
+                  c.default_branch AS c_default_branch, c.host AS c_host, c.repository_url AS c_repository_url
+           FROM isolation_environments e JOIN codebases c ON c.id = e.codebase_id WHERE e.id = $1""",
+        environment_id,
+    )
+    if row is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no environment {environment_id}")
+    environment = EnvironmentRef(
+        environment_id=str(row["id"]), codebase=codebase_from_row(row, prefix="c_"), working_path=row["working_path"],
+        branch=row["branch_name"], workflow_type=row["workflow_type"], workflow_id=row["workflow_id"],
+        platform=row["created_by_platform"], provider=row["provider"],
+    )
+    request = DestroyRequest(force=force, reason="removed through the API", key=f"api:{uuid.uuid4()}")
+    signals = EnvironmentSignalActivities(client, settings.task_queue)
+    report = await signals.destroy_environment(DestroyEnvironmentInput(environment, request))
+    if report.outcome == "refused":
+        raise HTTPException(status.HTTP_409_CONFLICT, detail=report.message)
+    return RemovalView(outcome=report.outcome, branch_outcome=report.branch_outcome,
+                       archive_refs=list(report.archive_refs), message=report.message)

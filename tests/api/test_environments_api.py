@@ -7,6 +7,7 @@ import uuid
 from pathlib import Path
 
 from tests.conftest import Stack
+from tests.gitrepos import git
 
 
 async def test_environments_are_listed_filtered_and_read_one_by_one(stack: Stack, repo: Path) -> None:
@@ -61,3 +62,29 @@ async def test_a_codebase_is_read_and_forgotten_only_once_it_has_no_active_envir
     assert repo.is_dir(), "the checkout itself is left as it is"
     assert (await stack.api.delete(f"/api/codebases/{uuid.uuid4()}")).status_code == 404
     assert (await stack.api.get("/api/codebases/not-a-uuid")).status_code == 422
+
+
+async def test_an_environment_is_removed_through_the_api_as_by_worktree_remove(stack: Stack, repo: Path) -> None:
+    await stack.register(repo)
+    created = (await stack.say("rest-remove", "work"))["result"]
+    worktree = Path(created["workingPath"])
+    (worktree / "draft.txt").write_text("unsaved work\n")
+
+    refused = await stack.api.delete(f"/api/environments/{created['environmentId']}")
+    assert refused.status_code == 409 and "uncommitted" in refused.json()["detail"]
+    assert worktree.is_dir(), "nothing changed"
+
+    forced = await stack.api.delete(f"/api/environments/{created['environmentId']}", params={"force": "true"})
+    assert forced.status_code == 200, forced.text
+    removed = forced.json()
+    assert removed["outcome"] == "removed" and removed["archive_refs"], "the uncommitted work was saved first"
+    assert not worktree.exists()
+    read = (await stack.api.get(f"/api/environments/{created['environmentId']}")).json()
+    assert read["status"] == "destroyed"
+    snapshot = removed["archive_refs"][0]
+    assert "unsaved work" in git("show", f"{snapshot}:draft.txt", cwd=repo)
+
+    assert (await stack.api.delete(f"/api/environments/{uuid.uuid4()}")).status_code == 404
+    assert (await stack.api.delete("/api/environments/not-a-uuid")).status_code == 422
+    again = await stack.api.delete(f"/api/environments/{created['environmentId']}")
+    assert again.status_code == 200 and again.json()["outcome"] == "already_gone"
