@@ -132,3 +132,14 @@ def breakdown(
             stale += 1
     total = len(environments)
     return Breakdown(total=total, limit=limit, merged=merged, stale=stale, active=total - merged - stale)
+
+
+def cleanup_verdict(environment: EnvironmentRef, plan: CleanupPlan) -> str:
+    """What a cleanup of every kind would do with one environment, and why (`/worktree why`)."""
+    for candidate in plan.remove:
+        if candidate.environment.environment_id == environment.environment_id:
+            return f"the next cleanup removes it ({candidate.why})"
+    for skipped in plan.skipped:
+        if skipped.branch == environment.branch:
+            return f"the cleanup keeps it although it qualifies: {skipped.reason}"
+    return "not a cleanup candidate: not merged, and not stale"

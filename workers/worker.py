@@ -24,6 +24,7 @@ from activities.replies import ReplyActivities
 from activities.run_processes import RunProcesses
 from activities.setup import SetupActivities
 from activities.team_agent_runs import TeamAgentRunActivities
+from activities.worktree_facts import WorktreeFactsActivities
 from isolator.settings import Settings
 from workers.interceptors import worker_interceptors
 from workflows.agent_run import AgentRunWorkflow
@@ -118,6 +119,7 @@ def host_activities(pool: asyncpg.Pool, settings: Settings) -> list[Callable[...
         codebases.clone_repository,
         team_runs.begin_team_run,
         team_runs.end_team_run,
+        WorktreeFactsActivities().explain_worktree,
     ]
 
 

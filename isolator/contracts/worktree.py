@@ -146,3 +146,26 @@ class WorktreeSurvey:
     states: list[WorktreeState]
     # worktrees git knows under WORKTREE_BASE that no tracked environment covers
     orphans: list[str]
+
+
+@dataclass
+class ExplainRequest:
+    """`/worktree why`: the facts git and the disk hold about one worktree."""
+
+    codebase: Codebase
+    working_path: str
+    branch: str
+
+
+@dataclass
+class WorktreeFacts:
+    exists: bool
+    uncommitted: list[str] = field(default_factory=list)  # `git status --short` lines, the first few
+    uncommitted_count: int = 0
+    unpushed: list[str] = field(default_factory=list)  # `abc1234 subject` of commits on no remote, the first few
+    unpushed_count: int = 0
+    disk_bytes: int = 0  # real blocks (st_blocks), a hard link counted once
+    disk_complete: bool = True  # False: the count stopped at its time budget (then at least disk_bytes)
+    # which check says the branch is merged: its tip an ancestor of the base, or every change in it by patch id
+    merged_by: str | None = None
+    archive_refs: list[str] = field(default_factory=list)

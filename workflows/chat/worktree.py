@@ -7,7 +7,7 @@ import re
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from isolator.cleanup_rules import live_conversations, plan_cleanup
+    from isolator.cleanup_rules import cleanup_verdict, live_conversations, plan_cleanup
     from isolator.contracts.cleanup import CodebaseCleanupInput
     from isolator.contracts.codebase import Codebase
     from isolator.contracts.environment import (
@@ -18,14 +18,14 @@ with workflow.unsafe.imports_passed_through():
         NamedEnvironmentQuery,
     )
     from isolator.contracts.message import Conversation, MessageInput
-    from isolator.contracts.worktree import WorktreeReady, WorktreeRequest
+    from isolator.contracts.worktree import ExplainRequest, WorktreeReady, WorktreeRequest
     from workflows.chat import worktree_texts
     from workflows.cleanup import CodebaseCleanupWorkflow, view_codebase
     from workflows.errors import STEP_FAILURES, user_error
     from workflows.lookups import count_for_limit
     from workflows.naming import task_slug
     from workflows.provisioning import Provisioner, Reply, environment_ref
-    from workflows.steps import conversations, environment_signals, environments
+    from workflows.steps import conversations, environment_signals, environments, worktree_facts
 
 _LINK_TARGET = re.compile(r"^(issue|pr|thread|task)-(.+)$")
 
@@ -43,7 +43,7 @@ class WorktreeCommands:
         subcommand, args = (words[0].lower(), words[1:]) if words else ("", [])
         handlers = {
             "create": self._create, "list": self._list, "remove": self._remove, "link": self._link,
-            "cleanup": self._cleanup, "orphans": self._orphans, "setup": self._setup,
+            "cleanup": self._cleanup, "orphans": self._orphans, "setup": self._setup, "why": self._why,
         }
         handler = handlers.get(subcommand)
         if handler is None:
@@ -163,6 +163,25 @@ class WorktreeCommands:
         missing = [state.working_path for state in survey.states if not state.exists]
         await self.reply(worktree_texts.orphans(survey.orphans, missing))
 
+
+    async def _why(self, args: list[str]) -> None:
+        if len(args) != 1:
+            await self.reply(worktree_texts.WHY_USAGE)
+            return
+        target = await environments.find_named_environment(NamedEnvironmentQuery(self.codebase.id, args[0]))
+        if target is None:
+            await self.reply(worktree_texts.unknown_worktree(args[0], self.codebase.name))
+            return
+        view = await view_codebase(self.codebase)
+        tracked = next((e for e in view.listing.environments if e.ref.environment_id == target.id), None)
+        if tracked is None:
+            await self.reply(worktree_texts.unknown_worktree(args[0], self.codebase.name))
+            return
+        facts = await worktree_facts.explain_worktree(ExplainRequest(self.codebase, target.working_path,
+                                                                     target.branch_name))
+        threshold = view.listing.stale_threshold_days
+        plan = plan_cleanup(view.listing.environments, view.survey, ["missing", "merged", "stale"], threshold)
+        await self.reply(worktree_texts.why(tracked, facts, cleanup_verdict(tracked.ref, plan), threshold))
 
     async def _setup(self, args: list[str]) -> None:
         target = self.conversation.environment

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from isolator.cleanup_rules import CleanupPlan
-from isolator.contracts.cleanup import Breakdown, CleanupReport
-from isolator.contracts.worktree import WorktreeReady
+from isolator.contracts.cleanup import Breakdown, CleanupReport, TrackedEnvironment
+from isolator.contracts.worktree import WorktreeFacts, WorktreeReady
 from workflows.chat.texts import config_note, quoted_safely, started_from
 
 USAGE = """Usage:
@@ -14,7 +14,8 @@ USAGE = """Usage:
 `/worktree link <issue-42|pr-99|thread-xxxx|task-name>`: work in an existing worktree
 `/worktree cleanup merged|stale [--dry-run]`: remove merged or stale worktrees (or list what would go)
 `/worktree orphans`: worktrees git knows that nothing tracks
-`/worktree setup`: run this worktree's set-up (`.isolator.toml`) again"""
+`/worktree setup`: run this worktree's set-up (`.isolator.toml`) again
+`/worktree why <name>`: everything known about a worktree, and what the cleanup would do with it"""
 
 LINK_USAGE = """Usage: `/worktree link <workflow>`
 
@@ -157,3 +158,37 @@ def limit_reached(codebase: str, breakdown: Breakdown, stale_days: int) -> str:
         f"• {breakdown.active} active\n\n"
         "**Options:**\n" + "\n".join(options)
     )
+
+
+WHY_USAGE = "Usage: `/worktree why <name>`, for example `/worktree why issue-42`: everything known about a worktree."
+
+
+def why(environment: TrackedEnvironment, facts: WorktreeFacts, verdict: str, stale_days: int) -> str:
+    """`/worktree why <name>`: its state and the reasons behind it, as the cleanup rules see them."""
+    ref = environment.ref
+    lines = [f"`{ref.branch}` at `{ref.working_path}`" + ("" if facts.exists else " (gone from disk)")]
+    lines.append(f"Last activity: {_days(environment.days_inactive)} ago (stale after {stale_days} days"
+                 + (", except Telegram chats" if environment.created_by_platform != "telegram" else
+                    "; a Telegram chat never goes stale") + ")")
+    lines.append(f"Cleanup: {verdict}")
+    lines.append("Merged: " + (f"yes, {facts.merged_by}" if facts.merged_by else "no, it has work of its own"))
+    lines.append(_listed("Uncommitted", facts.uncommitted, facts.uncommitted_count, "none"))
+    lines.append(_listed("Unpushed commits", facts.unpushed, facts.unpushed_count, "none"))
+    size = f"{facts.disk_bytes / 2**20:.1f} MiB"
+    lines.append(f"Disk: {size}" + ("" if facts.disk_complete else " at least (counting stopped at its time limit)"))
+    conversations = [f"{conversation.platform} ({_days(conversation.days_inactive)} quiet)"
+                     for conversation in environment.open_conversations]
+    lines.append("Conversations: " + (", ".join(conversations) if conversations else "none open"))
+    lines.append("Archive refs: " + (", ".join(f"`{ref}`" for ref in facts.archive_refs) or "none"))
+    return "\n".join(lines)
+
+
+def _listed(title: str, items: list[str], count: int, empty: str) -> str:
+    if not count:
+        return f"{title}: {empty}"
+    more = f"\n  … and {count - len(items)} more" if count > len(items) else ""
+    return f"{title}: {count}\n" + "\n".join(f"  `{quoted_safely(item, 120)}`" for item in items) + more
+
+
+def _days(days: int) -> str:
+    return "1 day" if days == 1 else f"{days} days"
