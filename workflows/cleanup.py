@@ -32,10 +32,12 @@ with workflow.unsafe.imports_passed_through():
     from workflows.steps import codebases, environment_signals, environments, isolation
 
 
-async def survey_environments(codebase: Codebase, listing: EnvironmentListing) -> WorktreeSurvey:
+async def survey_environments(codebase: Codebase, listing: EnvironmentListing,
+                              measure_disk: bool = False) -> WorktreeSurvey:
     """One survey per codebase: three git processes whatever the count, then a few per candidate
-    (activities/survey.py says which)."""
-    return await isolation.survey_worktrees(SurveyInput(codebase, tracked_worktrees(listing)))
+    (activities/survey.py says which); with `measure_disk`, each worktree's size, within a budget."""
+    return await isolation.survey_worktrees(SurveyInput(codebase, tracked_worktrees(listing),
+                                                        measure_disk=measure_disk))
 
 
 @dataclass
@@ -47,9 +49,9 @@ class CodebaseView:
     counts: Breakdown
 
 
-async def view_codebase(codebase: Codebase) -> CodebaseView:
+async def view_codebase(codebase: Codebase, measure_disk: bool = False) -> CodebaseView:
     listing = await environments.list_environments(codebase.id)
-    survey = await survey_environments(codebase, listing)
+    survey = await survey_environments(codebase, listing, measure_disk)
     return CodebaseView(listing, survey, breakdown(listing.environments, survey, listing.limit,
                                                    listing.stale_threshold_days))
 

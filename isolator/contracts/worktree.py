@@ -120,6 +120,8 @@ class SurveyInput:
     # the worktrees the database tracks for this codebase (active environments)
     tracked: list[TrackedWorktree]
     provider: str = WORKTREE_PROVIDER  # which provider serves it (activities/providers/)
+    # `/status` and `/worktree list` show each worktree's size; the cleanup does not wait for it
+    measure_disk: bool = False
 
 
 @dataclass
@@ -139,6 +141,7 @@ class WorktreeState:
     dirty: bool  # uncommitted or untracked changes, or a worktree git cannot read
     unpushed: bool  # has commits found on no other branch and no remote
     tip: str | None = None  # the branch's commit; None when the branch is gone
+    disk_bytes: int | None = None  # real blocks, when measured and counted within the survey's time budget
 
 
 @dataclass

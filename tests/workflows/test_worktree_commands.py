@@ -60,7 +60,8 @@ async def ready_ports(stack: Stack, environment_id: str) -> tuple[int, int]:
 async def test_status_shows_the_codebase_the_worktree_and_the_counts(stack: Stack, repo: Path) -> None:
     await stack.register(repo)
     before = await say_one(stack, "status-1", "/status")
-    assert before.splitlines() == [
+    assert before.splitlines()[-1] == "Disk: 0 KiB in all"
+    assert before.splitlines()[:-1] == [
         "Codebase: project",
         "Current working directory: not set",
         "Worktree: none yet",
@@ -75,7 +76,8 @@ async def test_status_shows_the_codebase_the_worktree_and_the_counts(stack: Stac
     await command(stack, "status-2", "/worktree create other")
     first, last = await ready_ports(stack, created["result"]["environmentId"])
     after = await say_one(stack, "status-1", "/status")
-    assert after.splitlines() == [
+    assert after.splitlines()[-1].startswith("Disk: ") and after.splitlines()[-1].endswith(" KiB in all")
+    assert after.splitlines()[:-1] == [
         "Codebase: project",
         f"Current working directory: {path}",
         f"Worktree: `{path}` (branch `{branch}`)",
@@ -210,13 +212,15 @@ async def test_list_shows_every_worktree_and_marks_the_conversations_own(stack: 
     await command(stack, "list-a", "/worktree create alpha")
     reply = await say_one(stack, "list-a", "/worktree list")
     thread_path, thread_branch = thread["result"]["workingPath"], thread["result"]["branch"]
-    assert reply.splitlines() == [
-        "Worktrees of **project** (2/25):",
-        f"• `{thread_branch}` at `{thread_path}`",
-        f"• `task-alpha` at `{task_path(stack, 'alpha')}` ← active",
-    ]
+    lines = reply.splitlines()
+    assert lines[0] == "Worktrees of **project** (2/25):"
+    assert lines[1].startswith(f"• `{thread_branch}` at `{thread_path}` (") and lines[1].endswith(" KiB)")
+    assert lines[2].startswith(f"• `task-alpha` at `{task_path(stack, 'alpha')}` (") and lines[2].endswith(" KiB) ← active")
+    assert lines[3].startswith("Disk: ") and lines[3].endswith(" KiB in all") and len(lines) == 4
     other = await say_one(stack, "list-b", "/worktree list")
     assert other.splitlines()[1].endswith("← active") and not other.splitlines()[2].endswith("← active")
+    sizes = [int(line.rsplit("(", 1)[1].split(" KiB")[0]) for line in lines[1:3]]
+    assert all(4 <= size < 100 for size in sizes), "three small files and git's pointer: a few blocks each"
 
 
 # --- /worktree remove -----------------------------------------------------------------------------

@@ -82,9 +82,11 @@ class WorktreeCommands:
             await self.provision.create("task", slug, WorktreeRequest(self.codebase, f"task-{slug}"), announce)
 
     async def _list(self, args: list[str]) -> None:
-        view = await view_codebase(self.codebase)
+        view = await view_codebase(self.codebase, measure_disk=True)
         mine = self.conversation.environment.id if self.conversation.environment else None
-        lines = [(e.ref.branch, e.ref.working_path, e.ref.environment_id == mine) for e in view.listing.environments]
+        sizes = {state.environment_id: state.disk_bytes for state in view.survey.states}
+        lines = [(e.ref.branch, e.ref.working_path, e.ref.environment_id == mine, sizes.get(e.ref.environment_id))
+                 for e in view.listing.environments]
         await self.reply(worktree_texts.listing(self.codebase.name, lines, view.counts))
 
     async def _remove(self, args: list[str]) -> None:
@@ -193,6 +195,7 @@ class WorktreeCommands:
 
 
 async def status_counts(codebase: Codebase) -> str:
-    """The `Worktrees: N/LIMIT` block of `/status`."""
-    view = await view_codebase(codebase)
-    return worktree_texts.counts(view.counts, view.listing.stale_threshold_days)
+    """The `Worktrees: N/LIMIT` block of `/status`, with the disk they use."""
+    view = await view_codebase(codebase, measure_disk=True)
+    return (worktree_texts.counts(view.counts, view.listing.stale_threshold_days) + "\n"
+            + worktree_texts.disk_total([state.disk_bytes for state in view.survey.states if state.exists]))

@@ -57,11 +57,32 @@ def counts(breakdown: Breakdown, stale_days: int) -> str:
     )
 
 
-def listing(codebase: str, lines: list[tuple[str, str, bool]], breakdown: Breakdown) -> str:
+def listing(codebase: str, lines: list[tuple[str, str, bool, int | None]], breakdown: Breakdown) -> str:
     if not lines:
         return f"No worktrees for **{codebase}** yet.\nWorktrees: 0/{breakdown.limit}"
-    rows = [f"• `{branch}` at `{path}`" + (" ← active" if active else "") for branch, path, active in lines]
-    return f"Worktrees of **{codebase}** ({breakdown.total}/{breakdown.limit}):\n" + "\n".join(rows)
+    rows = [f"• `{branch}` at `{path}` ({_size(size)})" + (" ← active" if active else "")
+            for branch, path, active, size in lines]
+    return (f"Worktrees of **{codebase}** ({breakdown.total}/{breakdown.limit}):\n" + "\n".join(rows) + "\n"
+            + disk_total([size for *_, size in lines]))
+
+
+def disk_total(sizes: list[int | None]) -> str:
+    """The codebase's worktrees on disk; those not counted within the time budget are said so."""
+    counted = [size for size in sizes if size is not None]
+    total = f"Disk: {human_size(sum(counted))} in all"
+    missing = len(sizes) - len(counted)
+    return total + (f" ({missing} not counted in time)" if missing else "")
+
+
+def _size(size: int | None) -> str:
+    return human_size(size) if size is not None else "size not counted in time"
+
+
+def human_size(size: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20)):
+        if size >= scale:
+            return f"{size / scale:.1f} {unit}"
+    return f"{size / 2**10:.0f} KiB"
 
 
 def no_worktree_here() -> str:
@@ -174,8 +195,7 @@ def why(environment: TrackedEnvironment, facts: WorktreeFacts, verdict: str, sta
     lines.append("Merged: " + (f"yes, {facts.merged_by}" if facts.merged_by else "no, it has work of its own"))
     lines.append(_listed("Uncommitted", facts.uncommitted, facts.uncommitted_count, "none"))
     lines.append(_listed("Unpushed commits", facts.unpushed, facts.unpushed_count, "none"))
-    size = f"{facts.disk_bytes / 2**20:.1f} MiB"
-    lines.append(f"Disk: {size}" + ("" if facts.disk_complete else " at least (counting stopped at its time limit)"))
+    lines.append(f"Disk: {human_size(facts.disk_bytes)}" + ("" if facts.disk_complete else " at least (counting stopped at its time limit)"))
     conversations = [f"{conversation.platform} ({_days(conversation.days_inactive)} quiet)"
                      for conversation in environment.open_conversations]
     lines.append("Conversations: " + (", ".join(conversations) if conversations else "none open"))

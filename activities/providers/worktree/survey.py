@@ -13,10 +13,12 @@ It reports facts, as git sees them; what they mean for the cleanup is decided in
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from activities.disk_usage import disk_usage
 from activities.git import GitResult, run_git
 from isolator.cleanup_rules import is_fresh, needs_worktree_facts
 from isolator.contracts.worktree import SurveyInput, WorktreeState, WorktreeSurvey
@@ -175,6 +177,19 @@ async def _patch_merged(git: GitRunner, repository: Path, base: MergeBase, tip: 
     return merge.returncode == 0 and merge.stdout.split("\n", 1)[0].strip() == base.tree
 
 
+# How long one survey spends counting disk use, all its worktrees together: `/status` never waits longer.
+DISK_SECONDS = 1.5
+
+
+def _measured(path: Path, deadline: float) -> int | None:
+    """The worktree's disk use, if it can be counted before the survey's disk budget runs out."""
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        return None
+    used, complete = disk_usage(path, remaining)
+    return used if complete else None
+
+
 class WorktreeSurveyor:
     def __init__(self, settings: Settings, git: GitRunner = run_git) -> None:
         self.settings = settings
@@ -187,6 +202,7 @@ class WorktreeSurveyor:
         refs = await read_refs(self.git, repository, request.codebase.default_branch)
         merged: dict[str, bool] = {}
         states: list[WorktreeState] = []
+        disk_deadline = time.monotonic() + DISK_SECONDS
         for tracked in request.tracked:
             path = Path(tracked.working_path).resolve()
             exists = path in linked and path.is_dir()
@@ -209,6 +225,7 @@ class WorktreeSurveyor:
                     dirty=candidate and await is_dirty(self.git, path),
                     unpushed=candidate and not is_merged_now and await holder(self.git, repository, ref, tip) is None,
                     tip=tip,
+                    disk_bytes=_measured(path, disk_deadline) if request.measure_disk and exists else None,
                 )
             )
         base = self.settings.worktree_base.resolve()
