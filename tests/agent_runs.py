@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+from pathlib import Path
 from typing import Callable
 
 from tests.conftest import Stack
@@ -35,3 +37,12 @@ async def replies_when(stack: Stack, conversation: str, ready: Callable[[list[st
             return replies
         await asyncio.sleep(0.05)
     raise AssertionError(f"replies of {conversation}: {replies}")
+
+
+def alive(pid: int) -> bool:
+    """Whether a process runs; a zombie does not (it runs nothing, its parent just has not reaped it)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"

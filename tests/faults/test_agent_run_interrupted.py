@@ -14,19 +14,11 @@ import httpx
 from temporalio.client import Client
 
 from isolator.settings import Settings
+from tests.agent_runs import alive
 from tests.agents import command
 from tests.faults.conftest import WorkerProcess, register, wait_for
 
-
 ROUNDS = int(os.environ.get("ISOLATOR_SOAK_ROUNDS", "1"))
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
 
 
 async def status_of(db: asyncpg.Pool, run_id: str) -> str:

@@ -5,7 +5,6 @@ removals meet the runs as a user would expect. Real git, PostgreSQL and Temporal
 from __future__ import annotations
 
 import asyncio
-import os
 import uuid
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 
 from api.dispatch import start_message
 from isolator.settings import Settings
-from tests.agent_runs import finished_run, replies_when, run_of
+from tests.agent_runs import alive, finished_run, replies_when, run_of
 from tests.agents import command
 from tests.conftest import Stack
 
@@ -21,15 +20,6 @@ from tests.conftest import Stack
 @pytest.fixture
 def settings(settings: Settings, tmp_path: Path) -> Settings:
     return settings.model_copy(update={"agent_command_line": command("recorder", str(tmp_path / "runs.log"), "1.5")})
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie is gone for our purpose: it runs nothing.
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
 
 
 async def running(stack: Stack, run_id: str, seconds: float = 30) -> None:
