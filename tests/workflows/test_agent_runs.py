@@ -13,11 +13,11 @@ import pytest
 
 from activities.agent_answer import MAX_MESSAGES
 from isolator.settings import Settings
-from tests.agents import command
 from tests.agent_runs import finished_run, replies_when, run_of
+from tests.agents import command
 from tests.conftest import Stack
 from tests.gitrepos import git
-from tests.workflows.test_search_attribute_queries import found
+from tests.visibility import found
 
 SECRETS = {"DATABASE_URL": "postgresql://secret", "GITHUB_TOKEN": "ghp_secret", "SLACK_BOT_TOKEN": "xoxb-secret",
            "API_TOKEN": "api-secret", "TELEGRAM_BOT_TOKEN": "123:secret", "SLACK_SIGNING_SECRET": "signing",

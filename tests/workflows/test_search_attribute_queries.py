@@ -3,22 +3,11 @@ environment's IsolatorStatus follows it to `destroyed`."""
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from pathlib import Path
 
-from temporalio.client import Client
-
 from tests.conftest import Stack
-
-
-async def found(client: Client, query: str, workflow_id: str, seconds: float = 20) -> bool:
-    """Whether `query` lists the workflow; visibility trails the history by a moment."""
-    for _ in range(int(seconds * 10)):
-        if any([execution.id async for execution in client.list_workflows(query) if execution.id == workflow_id]):
-            return True
-        await asyncio.sleep(0.1)
-    return False
+from tests.visibility import found
 
 
 async def test_a_message_and_its_environment_are_found_by_every_search_attribute(stack: Stack, repo: Path) -> None:
