@@ -53,4 +53,10 @@ async def merged_by(repository: Path, branch: str, default_branch: str) -> str |
     marks = [line[:1] for line in cherry.stdout.splitlines()]
     if cherry.returncode == 0 and marks and all(mark == "-" for mark in marks):
         return f"every one of its {len(marks)} commits is already in `{shown}` (by patch id)"
+    # A squash merge of several commits matches none of them one by one: merging the branch again
+    # then changes nothing, the merge result is the base's own tree.
+    base_tree = (await run_git("rev-parse", f"{base}^{{tree}}", cwd=repository)).stdout.strip()
+    merge = await run_git("merge-tree", "--write-tree", base, branch, cwd=repository, check=False)
+    if merge.returncode == 0 and merge.stdout.split("\n", 1)[0].strip() == base_tree:
+        return f"its whole change is already in `{shown}` (squashed: merging it again changes nothing)"
     return None

@@ -59,3 +59,19 @@ async def test_why_refuses_what_it_cannot_name(stack: Stack, repo: Path) -> None
     assert (await why(stack, "why-3", "issue-404")).startswith("No active worktree `issue-404`")
     usage = (await stack.say("why-3", "/worktree why"))["result"]["replies"][0]
     assert usage.startswith("Usage: `/worktree why <name>`")
+
+
+async def test_why_finds_a_squash_merge_and_not_one_commit_more(stack: Stack, repo: Path) -> None:
+    await stack.register(repo)
+    created = (await stack.say("why-4", "work"))["result"]
+    worktree, branch = Path(created["workingPath"]), created["branch"]
+    for number in range(3):
+        commit_in(worktree, f"part{number}.txt", f"part {number}\n")
+    git("merge", "-q", "--squash", branch, cwd=repo)
+    git("commit", "-q", "-m", "squashed", cwd=repo)
+    text = await why(stack, "why-5", branch)
+    assert "Merged: yes, its whole change is already in `main` (squashed: merging it again changes nothing)" in text
+
+    commit_in(worktree, "after.txt", "one more\n")
+    text = await why(stack, "why-5", branch)
+    assert "Merged: no, it has work of its own" in text
