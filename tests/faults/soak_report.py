@@ -15,6 +15,13 @@ import pytest
 
 ROUNDS = int(os.environ.get("ISOLATOR_SOAK_ROUNDS", "1"))
 _results: list[tuple[str, str, float]] = []
+_rounds: dict[str, int] = {}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test module that reads ISOLATOR_SOAK_ROUNDS (its `ROUNDS`) repeats its fault; others run once."""
+    for item in items:
+        _rounds[item.nodeid] = getattr(getattr(item, "module", None), "ROUNDS", 1)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -23,10 +30,10 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    terminalreporter.section(f"soak: {ROUNDS} rounds of each fault")
+    terminalreporter.section(f"soak: {ROUNDS} rounds of each fault (a test that does not repeat says 1)")
     width = max((len(nodeid) for nodeid, _, _ in _results), default=10)
     terminalreporter.write_line(f"{'fault test'.ljust(width)}  rounds  lost  duplicated  result   minutes")
     for nodeid, outcome, seconds in _results:
         clean = "0" if outcome == "passed" else "see failure"
         terminalreporter.write_line(
-            f"{nodeid.ljust(width)}  {ROUNDS:>6}  {clean:>4}  {clean:>10}  {outcome:<7}  {seconds / 60:7.1f}")
+            f"{nodeid.ljust(width)}  {_rounds.get(nodeid, 1):>6}  {clean:>4}  {clean:>10}  {outcome:<7}  {seconds / 60:7.1f}")
