@@ -19,7 +19,8 @@ from tests.conftest import Stack
 
 @pytest.fixture
 def settings(settings: Settings, tmp_path: Path) -> Settings:
-    return settings.model_copy(update={"agent_command_line": command("recorder", str(tmp_path / "runs.log"), "1.5")})
+    return settings.model_copy(update={"agent_command_line": command("recorder", str(tmp_path / "runs.log"), "1.5"),
+                                       "agent_max_concurrent": 2})
 
 
 async def running(stack: Stack, run_id: str, seconds: float = 30) -> None:
@@ -146,3 +147,25 @@ async def test_the_cleanup_skips_a_worktree_whose_agent_runs_and_force_stops_it_
     environment = await stack.db.fetchval("SELECT status FROM isolation_environments WHERE id = $1",
                                           uuid.UUID(created["environmentId"]))
     assert environment == "destroyed"
+
+
+async def test_no_more_runs_at_once_than_agent_max_concurrent_and_the_rest_wait(
+    stack: Stack, repo: Path, tmp_path: Path
+) -> None:
+    """Four conversations, four worktrees, and AGENT_MAX_CONCURRENT=2: never more than two runs at once."""
+    await stack.register(repo)
+    conversations = [f"slots-{number}" for number in range(4)]
+    stack.settings.agent_command_line = ""  # the worktrees first, without runs
+    for conversation in conversations:
+        await stack.say(conversation, "make the worktree")
+    log = tmp_path / "slots.log"
+    stack.settings.agent_command_line = command("recorder", str(log), "1")
+    sent = await asyncio.gather(*(stack.say(conversation, conversation) for conversation in conversations))
+    for answer in sent:
+        assert (await finished_run(stack, answer["result"]["agentRunId"]))["status"] == "done"
+    events = sorted((float(moment), kind) for kind, _, moment in (line.split() for line in log.read_text().splitlines()))
+    running, most = 0, 0
+    for _, kind in events:
+        running += 1 if kind == "start" else -1
+        most = max(most, running)
+    assert most == 2, events
