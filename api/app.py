@@ -15,7 +15,7 @@ from temporalio.client import Client
 
 from activities.database import create_pool
 from api import codebases, environments, health, runs, test_adapter
-from api.webhooks import github, slack, telegram
+from api.webhooks import discord, github, slack, telegram
 from api.webhooks.limits import WebhookBodyLimit
 from isolator.payloads import connect
 from isolator.settings import Settings
@@ -52,6 +52,8 @@ def create_app(settings: Settings, *, temporal: Client | None = None, pool: asyn
         app.include_router(slack.build_router(settings))
     if settings.telegram_webhook_secret:
         app.include_router(telegram.build_router(settings))
+    if settings.discord_public_key:
+        app.include_router(discord.build_router(settings))
     app.add_middleware(WebhookBodyLimit)
     app.add_exception_handler(RequestValidationError, _invalid_request)
     return app

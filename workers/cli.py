@@ -86,6 +86,24 @@ def api(
     uvicorn.run(create_app(settings), host=host, port=port)
 
 
+@app.command()
+def discord() -> None:
+    """Run the Discord listener: messages and thread events from Discord's Gateway (DISCORD_BOT_TOKEN)."""
+    from workers.discord_listener import explained, run_discord_listener
+
+    settings = _settings()
+    _require_database(settings)
+    if settings.discord_bot_token is None:
+        typer.echo("isolator: DISCORD_BOT_TOKEN is not set", err=True)
+        raise typer.Exit(2)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        asyncio.run(run_discord_listener(settings))
+    except Exception as error:
+        typer.echo(f"isolator: {explained(error)}", err=True)
+        raise typer.Exit(1) from None
+
+
 def main() -> None:
     app(prog_name="isolator")
 

@@ -5,16 +5,20 @@ from __future__ import annotations
 import asyncio
 import socket
 import sys
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
+import asyncpg
 import uvicorn
+from temporalio.client import Client
 
 from activities.database import create_pool
 from api.app import create_app
 from isolator.payloads import connect
 from isolator.settings import Settings
 from migrations.runner import apply_migrations
+from workers.discord_listener import running_discord_listener
 from workers.postgres import EmbeddedPostgres, start_embedded_postgres
 from workers.schedule import ensure_cleanup_schedule
 from workers.serving import ApiServer, serve_until, stop_on_signals
@@ -74,7 +78,7 @@ async def run_dev(settings: Settings, ports: DevPorts) -> None:
         try:
             app = create_app(settings, temporal=client, pool=pool)
             server = ApiServer(uvicorn.Config(app, host="127.0.0.1", port=ports.api, log_level="warning"))
-            async with running_workers(client, pool, settings):
+            async with running_workers(client, pool, settings), _discord(settings, client, pool):
                 await ensure_cleanup_schedule(client, settings)
                 _announce(settings, ports, temporal, database_url)
                 await serve_until(stop, server)
@@ -88,6 +92,13 @@ async def run_dev(settings: Settings, ports: DevPorts) -> None:
         print("isolator dev stopped", file=sys.stderr, flush=True)
 
 
+def _discord(settings: Settings, client: Client, pool: asyncpg.Pool) -> AbstractAsyncContextManager[object]:
+    """Discord's Gateway listener, when DISCORD_BOT_TOKEN is set."""
+    if settings.discord_bot_token is None:
+        return nullcontext()
+    return running_discord_listener(settings, client, pool)
+
+
 def _announce(settings: Settings, ports: DevPorts, temporal: TemporalDevServer, database_url: str) -> None:
     print(
         "isolator dev is running\n"
@@ -97,6 +108,7 @@ def _announce(settings: Settings, ports: DevPorts, temporal: TemporalDevServer, 
         f"  Database:     {database_url}\n"
         f"  Worktrees:    {settings.worktree_base}\n"
         f"  Data dir:     {Path(settings.data_dir)}\n"
-        "Press Ctrl-C to stop.",
+        + ("  Discord:      listening on the Gateway (DISCORD_BOT_TOKEN)\n" if settings.discord_bot_token else "")
+        + "Press Ctrl-C to stop.",
         flush=True,
     )

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from typing import Any, AsyncIterator, Callable, Sequence
 
 import asyncpg
@@ -58,7 +58,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
     signals = EnvironmentSignalActivities(client, settings.task_queue)
     codebases = CodebaseActivities(settings, pool)
     isolation = IsolationActivities(settings)
-    replies = ReplyActivities(pool, deliverers(settings))
+    replies = ReplyActivities(pool, deliverers(settings, pool))
     agent_runs = AgentRunActivities(settings, pool, client, replies)
     return [
         # local activities run on the workflow's worker
@@ -103,7 +103,7 @@ def host_activities(pool: asyncpg.Pool, settings: Settings) -> list[Callable[...
     """What the host's queue serves: the git work of the codebases this host holds, and their set-up."""
     isolation = IsolationActivities(settings)
     codebases = CodebaseActivities(settings, pool)
-    replies = ReplyActivities(pool, deliverers(settings))
+    replies = ReplyActivities(pool, deliverers(settings, pool))
     setup = SetupActivities(settings, replies)
     team_runs = TeamAgentRunActivities(pool, replies)
     return [
@@ -156,7 +156,7 @@ def agent_activities(pool: asyncpg.Pool, settings: Settings,
                      processes: RunProcesses | None = None) -> list[Callable[..., Any]]:
     """What the host's agent queue serves: the runs of the coding agent."""
     processes = processes or RunProcesses(settings.worktree_base / ".runs")
-    return [AgentActivities(settings, pool, ReplyActivities(pool, deliverers(settings)), processes).run_agent]
+    return [AgentActivities(settings, pool, ReplyActivities(pool, deliverers(settings, pool)), processes).run_agent]
 
 
 def agent_worker(

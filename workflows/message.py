@@ -193,7 +193,8 @@ class MessageWorkflow:
     async def _reply(self, text: str) -> None:
         key = f"{workflow.info().workflow_id}:{len(self._replies)}"
         self._replies.append(text)
-        reply = ReplyInput(self._message.platform, self._message.conversation_id, text, key)
+        reply = ReplyInput(self._message.platform, self._message.conversation_id, text, key,
+                           answers=self._message.message_key)
         await replies.send_reply(reply, locally=versions.uses_local_steps())
 
     def _finish(self, resolution: Resolution) -> Resolution:

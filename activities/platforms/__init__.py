@@ -1,6 +1,6 @@
 """The platforms' side of the seam: one module per platform in this package.
 
-Each module offers `make_deliverer(settings) -> Deliver` (posts a reply through the platform's SDK)
+Each module offers `make_deliverer(settings[, pool]) -> Deliver` (posts a reply through the platform's SDK)
 and may offer `complete_hints(settings, conversation_id, hints) -> IsolationHints` (asks the
 platform's API for what the webhook did not carry). Nothing in `workflows/` names a platform.
 """
@@ -9,18 +9,25 @@ from __future__ import annotations
 
 from types import ModuleType
 
+import asyncpg
 from temporalio import activity
 
-from activities.platforms import github, slack, telegram
+from activities.platforms import discord, github, slack, telegram
 from activities.replies import Deliver
 from isolator.contracts.message import CompleteHintsInput, IsolationHints
 from isolator.settings import Settings
 
-PLATFORMS: dict[str, ModuleType] = {"github": github, "slack": slack, "telegram": telegram}
+PLATFORMS: dict[str, ModuleType] = {"github": github, "slack": slack, "telegram": telegram, "discord": discord}
 
 
-def deliverers(settings: Settings) -> dict[str, Deliver]:
-    return {name: module.make_deliverer(settings) for name, module in PLATFORMS.items()}
+def deliverers(settings: Settings, pool: asyncpg.Pool) -> dict[str, Deliver]:
+    return {
+        "github": github.make_deliverer(settings),
+        "slack": slack.make_deliverer(settings),
+        "telegram": telegram.make_deliverer(settings),
+        # Discord answers a slash command through its interaction, whose token the API keeps in the database.
+        "discord": discord.make_deliverer(settings, pool),
+    }
 
 
 class PlatformActivities:

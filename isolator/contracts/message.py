@@ -120,3 +120,5 @@ class ReplyInput:
     idempotency_key: str
     # the key of an earlier reply this one replaces: that message is updated in place (progress)
     updates: str | None = None
+    # the message_key of the message this reply answers (a Discord slash command is answered by follow-ups)
+    answers: str | None = None

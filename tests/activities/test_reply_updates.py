@@ -31,7 +31,7 @@ async def test_each_platform_updates_one_message_in_place(settings: Settings, db
             "slack_bot_token": SecretStr(SLACK_TOKEN), "slack_api_url": slack.api_url,
             "telegram_bot_token": SecretStr(TELEGRAM_TOKEN), "telegram_api_url": telegram.api_url,
         })
-        replies = ReplyActivities(db, deliverers(configured))
+        replies = ReplyActivities(db, deliverers(configured, db))
         unique = uuid.uuid4().int % 10**6
         conversations = {"github": f"octo/hello-{unique}#7", "slack": f"C{unique}:1700000000.000001",
                          "telegram": f"{unique}:0", "test": f"updates-{unique}"}

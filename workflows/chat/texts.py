@@ -15,7 +15,8 @@ HELP = """Commands:
 
 Any other message gets its own isolated git worktree, created on first use and reused after; when a
 coding agent is configured, it works on the message there and its answer appears here as it is written.
-A GitHub issue's or PR's worktree goes when it is closed. Slack and Telegram send no close event:
+A GitHub issue's or PR's worktree goes when it is closed, a Discord thread's when it is archived or
+deleted. Slack and Telegram send no close event:
 there a worktree goes with `/worktree remove`, or by the cleanup once the conversation has been
 quiet for the stale threshold (14 days unless configured; Telegram chats never go stale)."""
 

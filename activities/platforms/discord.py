@@ -1,0 +1,139 @@
+"""Replies to Discord through discord.py's REST client.
+
+A reply is a message in the conversation's channel (its thread, or a DM), split at Discord's
+2,000 characters. A reply to a slash command is a follow-up of its interaction instead, sent with
+the token the interactions endpoint kept: the first follow-up replaces the "thinking…" message.
+Past the token's 15 minutes the reply goes to the channel.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import asyncpg
+import discord
+from temporalio.exceptions import ApplicationError
+
+from activities.replies import Deliver
+from isolator.contracts.discord import interaction_of
+from isolator.contracts.message import ReplyInput
+from isolator.settings import Settings
+
+MAX_TEXT = 2000
+TOKEN_LIFETIME = timedelta(minutes=14)  # Discord's is 15: a minute kept for the request itself
+# The id of a follow-up message is kept with its interaction's id, so that an update edits it through the webhook.
+_FOLLOW_UP = "follow-up:"
+# What a person can do about Discord's common final refusals (JSON error codes).
+_FIXES = {
+    10003: "the channel or thread no longer exists",
+    50001: "give the bot access to the channel (View Channel, Send Messages, Send Messages in Threads)",
+    50013: "give the bot the Send Messages and Send Messages in Threads permissions",
+    50083: "the thread is archived and locked; unarchive it",
+}
+
+
+def use_api_url(settings: Settings) -> None:
+    """Point discord.py at DISCORD_API_URL. Its base URL is a class attribute: one Discord API per process."""
+    discord.http.Route.BASE = settings.discord_api_url.rstrip("/")
+
+
+def make_deliverer(settings: Settings, pool: asyncpg.Pool) -> Deliver:
+    token = settings.discord_bot_token.get_secret_value() if settings.discord_bot_token else None
+    use_api_url(settings)
+
+    async def deliver(reply: ReplyInput, replacing: str | None = None) -> str | None:
+        if token is None:
+            raise ApplicationError(
+                "DISCORD_BOT_TOKEN is not set: cannot post replies to Discord",
+                type="DiscordNotConfigured", non_retryable=True,
+            )
+        channel_id = _channel_id(reply.conversation_id)
+        follow_up = await _interaction_token(pool, interaction_of(reply.answers))
+        try:
+            # A client per reply: the worker gives deliverers no shutdown hook, and `async with`
+            # closes the HTTP session that login opens (checking the token on the way).
+            async with discord.Client(intents=discord.Intents.none()) as client:
+                await client.login(token)
+                if replacing is not None:
+                    await _edit(client, pool, channel_id, replacing, reply.text)
+                    return replacing
+                if follow_up is not None:
+                    return await _follow_up(client, *follow_up, reply.text)
+                channel = client.get_partial_messageable(channel_id)
+                sent = [await channel.send(part) for part in split_text(reply.text)]
+                return str(sent[0].id)
+        except discord.LoginFailure:
+            raise ApplicationError(
+                "Discord rejected DISCORD_BOT_TOKEN; check the bot token (and DISCORD_API_URL)",
+                type="DiscordRefused", non_retryable=True,
+            ) from None
+        except discord.HTTPException as error:
+            raise _classify(error, channel_id) from None
+
+
+def split_text(text: str, limit: int = MAX_TEXT) -> list[str]:
+    """Parts of at most `limit` characters, cut after a line where one ends close enough."""
+    parts = []
+    while len(text) > limit:
+        cut = text.rfind("\n", limit // 2, limit)
+        cut = cut + 1 if cut != -1 else limit
+        parts.append(text[:cut])
+        text = text[cut:]
+    return [*parts, text] if text or not parts else parts
+
+
+async def _interaction_token(pool: asyncpg.Pool, interaction_id: str | None) -> tuple[str, str, str] | None:
+    """(interaction id, application id, token) while the token is good; None for channel messages."""
+    if interaction_id is None:
+        return None
+    row = await pool.fetchrow(
+        "SELECT application_id, token FROM discord_interactions WHERE interaction_id = $1 AND received_at > now() - $2",
+        interaction_id, TOKEN_LIFETIME,
+    )
+    return (interaction_id, row["application_id"], row["token"]) if row else None
+
+
+async def _follow_up(client: discord.Client, interaction_id: str, application_id: str, token: str, text: str) -> str:
+    webhook = discord.Webhook.partial(int(application_id), token, client=client)
+    sent = [await webhook.send(part, wait=True) for part in split_text(text)]
+    return f"{_FOLLOW_UP}{interaction_id}:{sent[0].id}"
+
+
+async def _edit(client: discord.Client, pool: asyncpg.Pool, channel_id: int, message_id: str, text: str) -> None:
+    """Update a message in place: a follow-up through its interaction's webhook, else in its channel."""
+    content = text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
+    if not message_id.startswith(_FOLLOW_UP):
+        await client.get_partial_messageable(channel_id).get_partial_message(int(message_id)).edit(content=content)
+        return
+    interaction_id, _, follow_up_id = message_id.removeprefix(_FOLLOW_UP).partition(":")
+    follow_up = await _interaction_token(pool, interaction_id)
+    if follow_up is None:  # the token has expired: the new text goes to the channel instead
+        await client.get_partial_messageable(channel_id).send(content)
+        return
+    _, application_id, token = follow_up
+    webhook = discord.Webhook.partial(int(application_id), token, client=client)
+    await webhook.edit_message(int(follow_up_id), content=content)
+
+
+def _channel_id(conversation_id: str) -> int:
+    if not conversation_id.isdigit():
+        raise ApplicationError(
+            f"not a Discord conversation id (expected a channel or thread id): {conversation_id!r}",
+            type="DiscordBadConversation", non_retryable=True,
+        )
+    return int(conversation_id)
+
+
+def _classify(error: discord.HTTPException, channel_id: int) -> ApplicationError:
+    """Discord's answer as a Temporal error: retried when waiting can help, final otherwise.
+
+    discord.py already waits out rate limits itself; what reaches here is final or a server error.
+    """
+    reason = f"HTTP {error.status}, code {error.code}: {error.text or 'no message'}"
+    if error.status == 429 or error.status >= 500:
+        return ApplicationError(f"Discord is unavailable for now ({reason})", type="DiscordUnavailable")
+    fix = f"; {_FIXES[error.code]}" if error.code in _FIXES else ""
+    return ApplicationError(
+        f"Discord refused the reply to channel {channel_id} ({reason}){fix}",
+        type="DiscordRefused", non_retryable=True,
+    )
