@@ -106,8 +106,8 @@ def command_lines_mentioning(text: str) -> list[str]:
 class Dev:
     """One `isolator dev` process, in its own session so that teardown can always kill it."""
 
-    def __init__(self, tmp_path: Path, data_dir: Path, ports: list[int]) -> None:
-        self.tmp_path, self.data_dir = tmp_path, data_dir
+    def __init__(self, tmp_path: Path, data_dir: Path, ports: list[int], env: dict[str, str] | None = None) -> None:
+        self.tmp_path, self.data_dir, self.env = tmp_path, data_dir, env or {}
         self.ports, (self.api_port, self.temporal_port, self.ui_port) = ports, ports
         self.api = f"http://127.0.0.1:{self.api_port}"
         self.process: subprocess.Popen[bytes] | None = None
@@ -119,7 +119,7 @@ class Dev:
         args += [item for flag, port in zip(FLAGS, self.ports) for item in (flag, str(port))]
         with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
             self.process = subprocess.Popen(
-                args, env=dev_env(self.tmp_path), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                args, env={**dev_env(self.tmp_path), **self.env}, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                 start_new_session=True,
             )
         if wait_ready:
@@ -184,11 +184,12 @@ class Dev:
 
 @pytest.fixture
 def start_dev(tmp_path: Path) -> Iterator:
-    """`start_dev(data_dir, ports=None)` starts `isolator dev` and waits for /readyz; all are killed at teardown."""
+    """`start_dev(data_dir, ports=None, env=None)` starts `isolator dev` (`env`: variables added to its
+    environment) and waits for /readyz; all are killed at teardown."""
     started: list[Dev] = []
 
-    def start(data_dir: Path, ports: list[int] | None = None) -> Dev:
-        started.append(Dev(tmp_path, data_dir, ports or free_ports(3)))  # before start(): a failed start is killed too
+    def start(data_dir: Path, ports: list[int] | None = None, env: dict[str, str] | None = None) -> Dev:
+        started.append(Dev(tmp_path, data_dir, ports or free_ports(3), env))  # before start(): a failed start is killed too
         return started[-1].start()
 
     yield start

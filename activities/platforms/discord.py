@@ -8,6 +8,7 @@ Past the token's 15 minutes the reply goes to the channel.
 
 from __future__ import annotations
 
+import hashlib
 from datetime import timedelta
 
 import asyncpg
@@ -52,7 +53,7 @@ def make_deliverer(settings: Settings, pool: asyncpg.Pool) -> Deliver:
         try:
             # A client per reply: the worker gives deliverers no shutdown hook, and `async with`
             # closes the HTTP session that login opens (checking the token on the way).
-            async with discord.Client(intents=discord.Intents.none()) as client:
+            async with discord.Client(intents=discord.Intents(guilds=True)) as client:  # no Gateway: intents unused
                 await client.login(token)
                 if replacing is not None:
                     await _edit(client, pool, channel_id, replacing, reply.text)
@@ -60,7 +61,9 @@ def make_deliverer(settings: Settings, pool: asyncpg.Pool) -> Deliver:
                 if follow_up is not None:
                     return await _follow_up(client, *follow_up, reply.text)
                 channel = client.get_partial_messageable(channel_id)
-                sent = [await channel.send(part) for part in split_text(reply.text)]
+                parts = split_text(reply.text)
+                sent = [await channel.send(part, nonce=_nonce(reply.idempotency_key, number))
+                        for number, part in enumerate(parts)]
                 return str(sent[0].id)
         except discord.LoginFailure:
             raise ApplicationError(
@@ -69,6 +72,8 @@ def make_deliverer(settings: Settings, pool: asyncpg.Pool) -> Deliver:
             ) from None
         except discord.HTTPException as error:
             raise _classify(error, channel_id) from None
+
+    return deliver
 
 
 def split_text(text: str, limit: int = MAX_TEXT) -> list[str]:
@@ -82,12 +87,17 @@ def split_text(text: str, limit: int = MAX_TEXT) -> list[str]:
     return [*parts, text] if text or not parts else parts
 
 
+def _nonce(idempotency_key: str, part: int) -> str:
+    """The same for a retried send: Discord then returns the message it already has (discord.py enforces nonces)."""
+    return str(int(hashlib.sha256(f"{idempotency_key}:{part}".encode()).hexdigest(), 16) % 10**18)
+
+
 async def _interaction_token(pool: asyncpg.Pool, interaction_id: str | None) -> tuple[str, str, str] | None:
     """(interaction id, application id, token) while the token is good; None for channel messages."""
     if interaction_id is None:
         return None
     row = await pool.fetchrow(
-        "SELECT application_id, token FROM discord_interactions WHERE interaction_id = $1 AND received_at > now() - $2",
+        "SELECT application_id, token FROM discord_interactions WHERE interaction_id = $1 AND received_at > now() - $2::interval",
         interaction_id, TOKEN_LIFETIME,
     )
     return (interaction_id, row["application_id"], row["token"]) if row else None

@@ -10,11 +10,14 @@ import uuid
 
 import httpx
 import pytest
+from nacl.signing import SigningKey
 from pydantic import SecretStr
 
 from isolator.contracts.message import message_workflow_id
 from isolator.settings import Settings
 from tests.conftest import Stack
+from tests.platforms.discord import SIGNING_KEY, slash_command
+from tests.platforms.discord import signed as discord_signed
 from tests.platforms.github import issues_event
 from tests.platforms.github import signed as github_signed
 from tests.platforms.slack import app_mention, event_callback, new_ts
@@ -37,6 +40,7 @@ def settings(settings: Settings) -> Settings:
         "slack_signing_secret": SecretStr(SLACK_SECRET),
         "slack_bot_token": SecretStr("xoxb-never-called"),
         "telegram_webhook_secret": SecretStr(TELEGRAM_SECRET),
+        "discord_public_key": SIGNING_KEY.verify_key.encode().hex(),
         "api_token": SecretStr(API_TOKEN),
     })
 
@@ -86,6 +90,12 @@ async def test_refused_requests_start_nothing_and_leak_no_secret(
     for headers in ({}, {SECRET_HEADER: WRONG}):
         refused.append(("telegram", await stack.api.post("/webhooks/telegram", json=update, headers=headers)))
 
+    # Discord: signed with another application's key, and a signature of another body.
+    interaction = slash_command("fix it")
+    body = json.dumps(interaction).encode()
+    for headers in (discord_signed(body, SigningKey.generate()), discord_signed(body.replace(b"fix", b"rm"))):
+        refused.append(("discord", await stack.api.post("/webhooks/discord", content=body, headers=headers)))
+
     # The REST API: no token, another scheme, a wrong token.
     for headers in ({}, {"authorization": f"Basic {WRONG}"}, {"authorization": f"Bearer {WRONG}"}):
         refused.append(("api", await stack.api.get("/api/codebases", headers=headers)))
@@ -96,7 +106,8 @@ async def test_refused_requests_start_nothing_and_leak_no_secret(
         assert_no_secret(answered(response), f"the {source} answer")
     assert_no_secret(logged_text(caplog), "the log")
     warnings = [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING]
-    for source, count in (("github delivery", 2), ("slack request", 2), ("telegram update", 2), ("/api/codebases", 6)):
+    for source, count in (("github delivery", 2), ("slack request", 2), ("telegram update", 2), ("discord interaction", 2),
+                          ("/api/codebases", 6)):
         assert sum(source in line and "refused" in line for line in warnings) == count, (source, warnings)
 
     # Nothing started: not the deliveries' own workflows, nor anything else on this test's queue.
@@ -104,6 +115,7 @@ async def test_refused_requests_start_nothing_and_leak_no_secret(
         assert not await workflow_exists(stack, message_workflow_id("github", delivery))
     assert not await workflow_exists(stack, message_workflow_id("slack", f"C0CHANNEL01:{ts}"))
     assert not await workflow_exists(stack, message_workflow_id("telegram", str(update_id)))
+    assert not await workflow_exists(stack, message_workflow_id("discord", f"interaction:{interaction['id']}"))
     assert await message_workflows(stack) == set()
     assert await stack.db.fetchval("SELECT count(*) FROM codebases") == 0
 

@@ -1,0 +1,374 @@
+"""A fake Discord for the real discord.py: its REST API under `/api/v10`, and its Gateway, a websocket
+at `/gateway`, served by aiohttp (which discord.py brings along: it has websockets, uvicorn here has not).
+
+REST: `GET /users/@me` and `/oauth2/applications/@me` (asked at login), `GET /gateway/bot`, `GET /channels/{id}`, messages posted and edited in
+channels and threads, threads started from messages, the application's commands, and interaction
+follow-ups. Bot routes need `Authorization: Bot <token>` (401 otherwise); follow-ups need an
+interaction token the test announced with `expect_interaction` (404 Unknown Webhook otherwise).
+
+Gateway: HELLO, IDENTIFY answered with READY and the guild's GUILD_CREATE, heartbeats, RESUME
+answered with the events after the client's sequence. Tests push events with `dispatch`, and
+`replay_everything` makes the client reconnect and receive every event of its session again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+_DISCORD_EPOCH_MS = 1420070400000
+# Snowflakes from now: tests share one Temporal server per session, and workflows are keyed by these ids.
+_snowflakes = itertools.count((int(time.time() * 1000) - _DISCORD_EPOCH_MS) << 22)
+
+
+def snowflake() -> str:
+    return str(next(_snowflakes))
+
+
+BOT_TOKEN = "MTEwMDAwMDAwMDAwMDAwMDAwMQ.fake.isolator-test-token"
+APPLICATION_ID = "1100000000000000001"
+BOT_USER = {"id": APPLICATION_ID, "username": "isolator", "discriminator": "0", "global_name": "isolator",
+            "avatar": None, "bot": True}
+PERSON = {"id": "1100000000000000100", "username": "ada", "discriminator": "0", "global_name": "Ada", "avatar": None}
+OTHER_BOT = {"id": "1100000000000000200", "username": "otherbot", "discriminator": "0", "global_name": None,
+             "avatar": None, "bot": True}
+GUILD_ID = "1100000000000000300"
+CHANNEL_ID = "1100000000000000400"
+# Gateway opcodes
+DISPATCH, HEARTBEAT, IDENTIFY, RESUME, RECONNECT, INVALID_SESSION, HELLO, HEARTBEAT_ACK = 0, 1, 2, 6, 7, 9, 10, 11
+
+
+@dataclass
+class SentMessage:
+    channel_id: str
+    message_id: str
+    content: str
+
+
+@dataclass
+class CreatedThread:
+    parent_id: str
+    message_id: str
+    name: str
+
+
+@dataclass
+class FollowUp:
+    token: str
+    message_id: str
+    content: str
+
+
+@dataclass
+class Session:
+    """One Gateway session: its events, numbered, kept for resumes."""
+
+    session_id: str
+    events: list[dict[str, Any]] = field(default_factory=list)
+    socket: web.WebSocketResponse | None = None
+    replay_all: bool = False  # the next RESUME gets every event again, as after a lost acknowledgement
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+def _json(data: Any, status: int = 200) -> web.Response:
+    # Exactly `application/json`, without a charset: discord.py reads anything else as text.
+    return web.Response(body=json.dumps(data).encode(), status=status, content_type="application/json")
+
+
+def _refusal(status: int, code: int, message: str) -> web.Response:
+    return _json({"message": message, "code": code}, status=status)
+
+
+class FakeDiscord:
+    def __init__(self, token: str = BOT_TOKEN) -> None:
+        self.token = token
+        self.sent: list[SentMessage] = []  # messages posted in channels and threads, in order
+        self.edits: list[SentMessage] = []  # their edits: the new content
+        self.threads: list[CreatedThread] = []
+        self.followups: list[FollowUp] = []
+        self.followup_edits: list[FollowUp] = []
+        self.commands: list[dict[str, Any]] = []  # the application commands last registered
+        self.identifies: list[dict[str, Any]] = []
+        self.resumes: list[dict[str, Any]] = []
+        self.channels: dict[str, dict[str, Any]] = {CHANNEL_ID: self._text_channel()}
+        self._messages: dict[str, dict[str, Any]] = {}
+        self._interaction_tokens: set[str] = set()
+        self._sessions: dict[str, Session] = {}
+        self._ready = asyncio.Event()
+        self._resumed = asyncio.Event()
+        self._runner: web.AppRunner | None = None
+        self.url = ""
+
+    # --- running -------------------------------------------------------------------------------
+
+    async def start(self) -> str:
+        """Start serving; returns the URL to use as DISCORD_API_URL."""
+        app = web.Application()
+        app.router.add_get("/gateway", self._gateway)
+        app.router.add_route("*", "/api/v10/{path:.*}", self._rest)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = self._runner.addresses[0][1]
+        self.url = f"http://127.0.0.1:{port}"
+        return self.api_url
+
+    async def stop(self) -> None:
+        for session in self._sessions.values():
+            if session.socket is not None and not session.socket.closed:
+                await session.socket.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    @property
+    def api_url(self) -> str:
+        return f"{self.url}/api/v10"
+
+    @property
+    def gateway_url(self) -> str:
+        return self.url.replace("http://", "ws://") + "/gateway"
+
+    async def wait_ready(self, timeout: float = 10) -> None:
+        """Until a client has identified and been sent READY and its guild."""
+        await asyncio.wait_for(self._ready.wait(), timeout)
+
+    # --- what tests do -------------------------------------------------------------------------
+
+    def expect_interaction(self, token: str) -> None:
+        """Follow-ups with this interaction token are accepted (Discord knows the interactions it sent)."""
+        self._interaction_tokens.add(token)
+
+    def add_thread(self, thread_id: str, parent_id: str = CHANNEL_ID, archived: bool = False) -> dict[str, Any]:
+        thread = self._thread(thread_id, parent_id, name=f"thread {thread_id}", archived=archived)
+        self.channels[thread_id] = thread
+        return thread
+
+    async def dispatch(self, event: str, data: dict[str, Any]) -> None:
+        """Send an event to every connected session, numbered in its session."""
+        for session in self._sessions.values():
+            payload = {"op": DISPATCH, "t": event, "s": len(session.events) + 1, "d": data}
+            session.events.append(payload)
+            if session.socket is not None and not session.socket.closed:
+                await session.socket.send_str(json.dumps(payload))
+
+    async def replay_everything(self, timeout: float = 15) -> None:
+        """A reconnect after which every event of the session arrives again; returns once resumed."""
+        self._resumed.clear()
+        for session in self._sessions.values():
+            if session.socket is not None and not session.socket.closed:
+                session.replay_all = True
+                await session.socket.send_str(json.dumps({"op": RECONNECT, "d": None}))
+        await asyncio.wait_for(self._resumed.wait(), timeout)
+
+    def message_create(self, content: str, *, channel_id: str = CHANNEL_ID, author: dict[str, Any] = PERSON,
+                       mentions: tuple[dict[str, Any], ...] = (BOT_USER,),
+                       referenced_message: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A MESSAGE_CREATE event's data: a message a person (or `author`) writes in a guild channel or thread."""
+        message = self._message(snowflake(), channel_id, content, author, list(mentions))
+        message["guild_id"] = GUILD_ID
+        message["member"] = {"roles": [], "joined_at": _now(), "deaf": False, "mute": False, "flags": 0}
+        if referenced_message is not None:
+            message["type"] = 19  # a reply
+            message["message_reference"] = {"type": 0, "message_id": referenced_message["id"],
+                                            "channel_id": referenced_message["channel_id"], "guild_id": GUILD_ID}
+            message["referenced_message"] = referenced_message
+        return message
+
+    def message_of(self, sent: SentMessage) -> dict[str, Any]:
+        """The message object of something the bot posted, as Discord would return it."""
+        return self._messages[sent.message_id]
+
+    def thread_update(self, thread_id: str, archived: bool = True) -> dict[str, Any]:
+        thread = self.channels.get(thread_id) or self._thread(thread_id, CHANNEL_ID, f"thread {thread_id}", False)
+        thread["thread_metadata"].update(archived=archived, archive_timestamp=_now())
+        return {**thread, "guild_id": GUILD_ID}
+
+    def thread_delete(self, thread_id: str) -> dict[str, Any]:
+        self.channels.pop(thread_id, None)
+        return {"id": thread_id, "guild_id": GUILD_ID, "parent_id": CHANNEL_ID, "type": 11}
+
+    # --- the Gateway ---------------------------------------------------------------------------
+
+    async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        await socket.send_str(json.dumps({"op": HELLO, "d": {"heartbeat_interval": 41250}}))
+        async for frame in socket:
+            if frame.type != WSMsgType.TEXT:
+                continue
+            payload = json.loads(frame.data)
+            op, data = payload.get("op"), payload.get("d")
+            if op == HEARTBEAT:
+                await socket.send_str(json.dumps({"op": HEARTBEAT_ACK, "d": None}))
+            elif op == IDENTIFY:
+                await self._identify(socket, data)
+            elif op == RESUME:
+                await self._resume(socket, data)
+        return socket
+
+    async def _identify(self, socket: web.WebSocketResponse, data: dict[str, Any]) -> None:
+        self.identifies.append(data)
+        if data.get("token") != self.token:
+            await socket.close(code=4004, message=b"Authentication failed.")
+            return
+        session = Session(uuid.uuid4().hex, socket=socket)
+        self._sessions[session.session_id] = session
+        ready = {"v": 10, "user": BOT_USER, "guilds": [{"id": GUILD_ID, "unavailable": True}],
+                 "session_id": session.session_id, "resume_gateway_url": self.gateway_url,
+                 "application": {"id": APPLICATION_ID, "flags": 0}, "private_channels": [], "relationships": []}
+        await self._send_event(session, "READY", ready)
+        await self._send_event(session, "GUILD_CREATE", self._guild())
+        self._ready.set()
+
+    async def _resume(self, socket: web.WebSocketResponse, data: dict[str, Any]) -> None:
+        self.resumes.append(data)
+        session = self._sessions.get(data.get("session_id", ""))
+        if session is None or data.get("token") != self.token:
+            await socket.send_str(json.dumps({"op": INVALID_SESSION, "d": False}))
+            return
+        session.socket = socket
+        after = 0 if session.replay_all else (data.get("seq") or 0)
+        session.replay_all = False
+        for payload in session.events[after:]:
+            await socket.send_str(json.dumps(payload))
+        await self._send_event(session, "RESUMED", {})
+        self._resumed.set()
+
+    async def _send_event(self, session: Session, event: str, data: dict[str, Any]) -> None:
+        payload = {"op": DISPATCH, "t": event, "s": len(session.events) + 1, "d": data}
+        session.events.append(payload)
+        assert session.socket is not None
+        await session.socket.send_str(json.dumps(payload))
+
+    def _guild(self) -> dict[str, Any]:
+        channels = [channel for channel in self.channels.values() if channel["type"] == 0]
+        threads = [channel for channel in self.channels.values() if channel["type"] == 11]
+        return {
+            "id": GUILD_ID, "name": "Team", "owner_id": PERSON["id"], "member_count": 2, "large": False,
+            "unavailable": False, "roles": [{"id": GUILD_ID, "name": "@everyone", "permissions": "1099511627775",
+                                             "position": 0, "color": 0, "hoist": False, "managed": False,
+                                             "mentionable": False, "flags": 0}],
+            "channels": [{key: value for key, value in channel.items() if key != "guild_id"} for channel in channels],
+            "threads": threads,
+            "members": [{"user": BOT_USER, "roles": [], "joined_at": _now(), "deaf": False, "mute": False, "flags": 0}],
+            "emojis": [], "stickers": [], "features": [], "voice_states": [], "presences": [],
+            "stage_instances": [], "guild_scheduled_events": [], "soundboard_sounds": [],
+        }
+
+    # --- REST ----------------------------------------------------------------------------------
+
+    async def _rest(self, request: web.Request) -> web.Response:
+        path, method = "/" + request.match_info["path"], request.method
+        body = await request.json() if request.can_read_body else {}
+        parts = path.strip("/").split("/")
+        if parts[0] == "webhooks":
+            return self._webhook(method, parts, body)
+        if request.headers.get("Authorization") != f"Bot {self.token}":
+            return _refusal(401, 0, "401: Unauthorized")
+        if (method, path) == ("GET", "/users/@me"):
+            return _json(BOT_USER)
+        if (method, path) == ("GET", "/oauth2/applications/@me"):  # discord.py asks at login
+            return _json({"id": APPLICATION_ID, "name": "isolator", "description": "", "icon": None,
+                          "bot_public": False, "bot_require_code_grant": False, "owner": PERSON,
+                          "verify_key": "0" * 64, "flags": 0})
+        if (method, path) in (("GET", "/gateway/bot"), ("GET", "/gateway")):
+            return _json({"url": self.gateway_url, "shards": 1, "session_start_limit": {
+                "total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}})
+        if method == "PUT" and parts[0] == "applications" and parts[2:] == ["commands"]:
+            self.commands = body
+            return _json([{**command, "id": snowflake(), "application_id": parts[1], "version": "1"}
+                                      for command in body])
+        if parts[0] == "channels":
+            return self._channel_route(method, parts[1:], body)
+        return _refusal(404, 0, f"no fake route for {method} {path}")
+
+    def _channel_route(self, method: str, parts: list[str], body: dict[str, Any]) -> web.Response:
+        channel = self.channels.get(parts[0])
+        if channel is None:
+            return _refusal(404, 10003, "Unknown Channel")
+        channel_id = parts[0]
+        if method == "GET" and len(parts) == 1:
+            return _json(channel)
+        if method == "POST" and parts[1:] == ["messages"]:
+            content = body.get("content") or ""
+            if len(content) > 2000:
+                return _json({"code": 50035, "message": "Invalid Form Body", "errors": {"content": {
+                    "_errors": [{"code": "BASE_TYPE_MAX_LENGTH", "message": "Must be 2000 or fewer in length."}]}}},
+                    status=400)
+            if channel["type"] == 11:
+                channel["thread_metadata"]["archived"] = False  # posting in an archived thread reopens it
+            message = self._message(snowflake(), channel_id, content, BOT_USER, [])
+            self._messages[message["id"]] = message
+            self.sent.append(SentMessage(channel_id, message["id"], content))
+            return _json(message)
+        if method == "PATCH" and len(parts) == 3 and parts[1] == "messages":
+            message = self._messages.get(parts[2])
+            if message is None or message["channel_id"] != channel_id:
+                return _refusal(404, 10008, "Unknown Message")
+            message.update(content=body.get("content", message["content"]), edited_timestamp=_now())
+            self.edits.append(SentMessage(channel_id, parts[2], message["content"]))
+            return _json(message)
+        if method == "POST" and len(parts) == 4 and parts[1] == "messages" and parts[3] == "threads":
+            return self._start_thread(channel_id, parts[2], body)
+        return _refusal(404, 0, f"no fake route for {method} /channels/{'/'.join(parts)}")
+
+    def _start_thread(self, parent_id: str, message_id: str, body: dict[str, Any]) -> web.Response:
+        if message_id in self.channels:
+            return _refusal(400, 160004, "A thread has already been created for this message")
+        thread = self._thread(message_id, parent_id, body.get("name", ""), archived=False)
+        self.channels[message_id] = thread
+        self.threads.append(CreatedThread(parent_id, message_id, thread["name"]))
+        # Discord tells the Gateway about the new thread too; the client then has it in its cache.
+        asyncio.get_running_loop().create_task(self.dispatch("THREAD_CREATE", {**thread, "newly_created": True}))
+        return _json(thread, status=201)
+
+    def _webhook(self, method: str, parts: list[str], body: dict[str, Any]) -> web.Response:
+        token = parts[2] if len(parts) >= 3 else ""
+        if parts[1:2] != [APPLICATION_ID] or token not in self._interaction_tokens:
+            return _refusal(404, 10015, "Unknown Webhook")
+        content = body.get("content") or ""
+        if method == "POST" and len(parts) == 3:
+            message = {**self._message(snowflake(), CHANNEL_ID, content, BOT_USER, []), "webhook_id": APPLICATION_ID}
+            self.followups.append(FollowUp(token, message["id"], content))
+            return _json(message)
+        if method == "PATCH" and len(parts) == 5 and parts[3] == "messages":
+            self.followup_edits.append(FollowUp(token, parts[4], content))
+            return _json({**self._message(parts[4], CHANNEL_ID, content, BOT_USER, []),
+                                      "webhook_id": APPLICATION_ID})
+        return _refusal(404, 0, f"no fake route for {method} /{'/'.join(parts[:2])}/…")
+
+    # --- Discord's objects ---------------------------------------------------------------------
+
+    @staticmethod
+    def _text_channel() -> dict[str, Any]:
+        return {"id": CHANNEL_ID, "type": 0, "guild_id": GUILD_ID, "name": "general", "position": 0,
+                "permission_overwrites": [], "nsfw": False, "parent_id": None, "topic": None,
+                "last_message_id": None, "rate_limit_per_user": 0}
+
+    @staticmethod
+    def _thread(thread_id: str, parent_id: str, name: str, archived: bool) -> dict[str, Any]:
+        return {"id": thread_id, "type": 11, "guild_id": GUILD_ID, "parent_id": parent_id, "owner_id": BOT_USER["id"],
+                "name": name, "last_message_id": None, "rate_limit_per_user": 0, "message_count": 0,
+                "member_count": 1, "flags": 0,
+                "thread_metadata": {"archived": archived, "auto_archive_duration": 1440, "archive_timestamp": _now(),
+                                    "locked": False}}
+
+    @staticmethod
+    def _message(message_id: str, channel_id: str, content: str, author: dict[str, Any],
+                 mentions: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"id": message_id, "channel_id": channel_id, "type": 0, "content": content, "author": author,
+                "timestamp": _now(), "edited_timestamp": None, "tts": False, "mention_everyone": False,
+                "mentions": mentions, "mention_roles": [], "attachments": [], "embeds": [], "pinned": False,
+                "flags": 0, "components": []}
