@@ -103,6 +103,8 @@ class FakeDiscord:
         self.resumes: list[dict[str, Any]] = []
         self.channels: dict[str, dict[str, Any]] = {CHANNEL_ID: self._text_channel()}
         self._messages: dict[str, dict[str, Any]] = {}
+        self._nonces: dict[tuple[str, str], dict[str, Any]] = {}  # (channel, nonce) -> the message it made
+        self._failures: list[tuple[int, int, str]] = []
         self._interaction_tokens: set[str] = set()
         self._sessions: dict[str, Session] = {}
         self._ready = asyncio.Event()
@@ -149,6 +151,10 @@ class FakeDiscord:
     def expect_interaction(self, token: str) -> None:
         """Follow-ups with this interaction token are accepted (Discord knows the interactions it sent)."""
         self._interaction_tokens.add(token)
+
+    def fail(self, status: int, code: int, message: str, times: int = 1) -> None:
+        """The next `times` messages posted in channels get this error, as Discord words it."""
+        self._failures += [(status, code, message)] * times
 
     def add_thread(self, thread_id: str, parent_id: str = CHANNEL_ID, archived: bool = False) -> dict[str, Any]:
         thread = self._thread(thread_id, parent_id, name=f"thread {thread_id}", archived=archived)
@@ -302,6 +308,12 @@ class FakeDiscord:
         if method == "GET" and len(parts) == 1:
             return _json(channel)
         if method == "POST" and parts[1:] == ["messages"]:
+            if self._failures:
+                return _refusal(*self._failures.pop(0))
+            # With `enforce_nonce`, a nonce seen lately in the channel gets its message back, not a new one.
+            nonce_key = (channel_id, str(body.get("nonce")))
+            if body.get("enforce_nonce") and nonce_key in self._nonces:
+                return _json(self._nonces[nonce_key])
             content = body.get("content") or ""
             if len(content) > 2000:
                 return _json({"code": 50035, "message": "Invalid Form Body", "errors": {"content": {
@@ -311,6 +323,8 @@ class FakeDiscord:
                 channel["thread_metadata"]["archived"] = False  # posting in an archived thread reopens it
             message = self._message(snowflake(), channel_id, content, BOT_USER, [])
             self._messages[message["id"]] = message
+            if body.get("enforce_nonce"):
+                self._nonces[nonce_key] = message
             self.sent.append(SentMessage(channel_id, message["id"], content))
             return _json(message)
         if method == "PATCH" and len(parts) == 3 and parts[1] == "messages":
