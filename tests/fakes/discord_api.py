@@ -156,6 +156,10 @@ class FakeDiscord:
         """The next `times` messages posted in channels get this error, as Discord words it."""
         self._failures += [(status, code, message)] * times
 
+    def add_dm(self, channel_id: str, recipient: dict[str, Any] = PERSON) -> None:
+        """A DM channel between the bot and `recipient`, which messages can be posted to."""
+        self.channels[channel_id] = {"id": channel_id, "type": 1, "recipients": [recipient], "last_message_id": None}
+
     def add_thread(self, thread_id: str, parent_id: str = CHANNEL_ID, archived: bool = False) -> dict[str, Any]:
         thread = self._thread(thread_id, parent_id, name=f"thread {thread_id}", archived=archived)
         self.channels[thread_id] = thread
@@ -181,10 +185,12 @@ class FakeDiscord:
     def message_create(self, content: str, *, channel_id: str = CHANNEL_ID, author: dict[str, Any] = PERSON,
                        mentions: tuple[dict[str, Any], ...] = (BOT_USER,),
                        referenced_message: dict[str, Any] | None = None) -> dict[str, Any]:
-        """A MESSAGE_CREATE event's data: a message a person (or `author`) writes in a guild channel or thread."""
+        """A MESSAGE_CREATE event's data: a message a person (or `author`) writes in a guild channel or
+        thread, or in a DM (a channel added with `add_dm`: no guild)."""
         message = self._message(snowflake(), channel_id, content, author, list(mentions))
-        message["guild_id"] = GUILD_ID
-        message["member"] = {"roles": [], "joined_at": _now(), "deaf": False, "mute": False, "flags": 0}
+        if self.channels.get(channel_id, {}).get("type") != 1:
+            message["guild_id"] = GUILD_ID
+            message["member"] = {"roles": [], "joined_at": _now(), "deaf": False, "mute": False, "flags": 0}
         if referenced_message is not None:
             message["type"] = 19  # a reply
             message["message_reference"] = {"type": 0, "message_id": referenced_message["id"],

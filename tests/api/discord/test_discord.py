@@ -81,6 +81,21 @@ async def test_a_mention_starts_a_thread_with_a_worktree_and_the_thread_goes_on_
     assert "project" in fake.sent[-1].content and fake.sent[-1].channel_id == thread_id
 
 
+async def test_in_a_dm_every_message_is_for_the_bot(
+    stack: Stack, fake: FakeDiscord, repo: Path, listener: object
+) -> None:
+    await stack.register(repo)
+    fake.add_dm("1300000000000000099")
+    first = fake.message_create("fix the login bug", channel_id="1300000000000000099", mentions=())
+    await fake.dispatch("MESSAGE_CREATE", first)
+    created = await resolution(stack, first["id"])
+    branch = thread_branch("discord:1300000000000000099")
+    assert (created.outcome, created.branch) == ("created", branch)
+    assert [(sent.channel_id, sent.content) for sent in fake.sent] == [
+        ("1300000000000000099", created_reply(branch, repo))]
+    assert fake.threads == [], "a DM is the conversation itself"
+
+
 async def test_a_signed_slash_command_is_deferred_then_followed_up_and_a_bad_signature_starts_nothing(
     stack: Stack, fake: FakeDiscord, repo: Path
 ) -> None:
