@@ -12,8 +12,10 @@ import asyncio
 import json
 import os
 import uuid
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import AsyncIterator
 
 import asyncpg
 import httpx
@@ -82,6 +84,17 @@ class Point:
         assert response.status_code == 200, response.text
         return response.json()
 
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator["Point"]:
+        """Its worker started and its repository registered for the block; stopped afterwards, whatever happened."""
+        try:
+            self.worker.start()
+            await register(self.api, self.repo)
+            yield self
+        finally:
+            self.worker.stop()
+            await self.api.aclose()
+
     async def killed_there(self, conversation: str, text: str) -> str:
         """Send the message with the worker paused at the activity; kill it there, start it again.
         The message workflow's id."""
@@ -140,10 +153,7 @@ async def test_a_worker_killed_at_any_activity_of_the_create_path_leaves_one_of_
     assert {"record_conversation", "create_worktree_here", "record_environment", "send_reply"} <= set(create_path)
 
     async def kill_at(activity: str) -> None:
-        point = Point.make(activity, settings, temporal, db, tmp_path)
-        try:
-            point.worker.start()
-            await register(point.api, point.repo)
+        async with Point.make(activity, settings, temporal, db, tmp_path).running() as point:
             for round_number in range(ROUNDS):
                 conversation = f"killed-at-{activity}-{round_number}-{point.settings.host}"
                 await point.say(conversation, f"/clone {point.repo}")
@@ -157,9 +167,6 @@ async def test_a_worker_killed_at_any_activity_of_the_create_path_leaves_one_of_
                 assert rows == 1, activity
                 assert len(await point.replies(db, conversation)) == 2, activity  # /clone's, and the creation's
             assert len(worktree_paths(point.repo)) == ROUNDS, f"{activity}: no worktree half-made"
-        finally:
-            point.worker.stop()
-            await point.api.aclose()
 
     await asyncio.gather(*(kill_at(activity) for activity in create_path))
 
@@ -171,10 +178,7 @@ async def test_a_worker_killed_at_any_activity_of_the_removal_path_removes_once_
     assert {"destroy_environment", "remove_worktree", "mark_environment_destroyed"} <= set(removal_path)
 
     async def kill_at(activity: str) -> None:
-        point = Point.make(activity, settings, temporal, db, tmp_path)
-        try:
-            point.worker.start()
-            await register(point.api, point.repo)
+        async with Point.make(activity, settings, temporal, db, tmp_path).running() as point:
             for round_number in range(ROUNDS):
                 conversation = f"removed-at-{activity}-{round_number}-{point.settings.host}"
                 await point.say(conversation, f"/clone {point.repo}")
@@ -201,8 +205,5 @@ async def test_a_worker_killed_at_any_activity_of_the_removal_path_removes_once_
                 assert status == "destroyed", activity
                 replies = await point.replies(db, conversation)
                 assert len(replies) == 3 and "removed" in replies[2].lower(), (activity, replies)
-        finally:
-            point.worker.stop()
-            await point.api.aclose()
 
     await asyncio.gather(*(kill_at(activity) for activity in removal_path))
