@@ -172,9 +172,9 @@ class EnvironmentActivities:
         """The worktree is gone: the row says so and no conversation points at it any more."""
         async with self.pool.acquire() as connection, connection.transaction():
             await connection.execute(
-                """UPDATE isolation_environments SET status = 'destroyed', destroyed_at = now()
+                """UPDATE isolation_environments SET status = 'destroyed', destroyed_at = now(), removal_reason = $2
                    WHERE id = $1 AND status = 'active'""",
-                request.environment_id,
+                request.environment_id, request.reason,
             )
             await connection.execute(
                 "UPDATE conversations SET environment_id = NULL, cwd = NULL WHERE environment_id = $1",

@@ -11,6 +11,7 @@ from temporalio import activity
 from activities.disk_usage import disk_usage
 from activities.git import run_git
 from activities.providers.worktree.removal import ARCHIVE_PREFIX
+from activities.providers.worktree.survey import merge_proof, read_refs
 from isolator.contracts.worktree import ExplainRequest, WorktreeFacts
 
 SHOWN = 8  # lines of each list shown
@@ -34,7 +35,7 @@ class WorktreeFactsActivities:
                                      "--remotes", "--", cwd=repository, check=False)
             commits = unpushed.stdout.splitlines()
             facts.unpushed, facts.unpushed_count = commits[:SHOWN], len(commits)
-            facts.merged_by = await merged_by(repository, branch, request.codebase.default_branch)
+            facts.merged_by = await merged_by(repository, request.branch, request.codebase.default_branch)
         archives = await run_git("for-each-ref", "--format=%(refname)", f"{ARCHIVE_PREFIX}{request.branch}-*",
                                  cwd=repository, check=False)
         facts.archive_refs = archives.stdout.splitlines()
@@ -42,21 +43,7 @@ class WorktreeFactsActivities:
 
 
 async def merged_by(repository: Path, branch: str, default_branch: str) -> str | None:
-    """Which check finds the branch's work in the default branch (origin's when there is one)."""
-    base = f"refs/remotes/origin/{default_branch}"
-    if (await run_git("rev-parse", "--verify", "--quiet", base, cwd=repository, check=False)).returncode != 0:
-        base = f"refs/heads/{default_branch}"
-    shown = base.removeprefix("refs/remotes/").removeprefix("refs/heads/")
-    if (await run_git("merge-base", "--is-ancestor", branch, base, cwd=repository, check=False)).returncode == 0:
-        return f"its tip is an ancestor of `{shown}`"
-    cherry = await run_git("cherry", base, branch, cwd=repository, check=False)
-    marks = [line[:1] for line in cherry.stdout.splitlines()]
-    if cherry.returncode == 0 and marks and all(mark == "-" for mark in marks):
-        return f"every one of its {len(marks)} commits is already in `{shown}` (by patch id)"
-    # A squash merge of several commits matches none of them one by one: merging the branch again
-    # then changes nothing, the merge result is the base's own tree.
-    base_tree = (await run_git("rev-parse", f"{base}^{{tree}}", cwd=repository)).stdout.strip()
-    merge = await run_git("merge-tree", "--write-tree", base, branch, cwd=repository, check=False)
-    if merge.returncode == 0 and merge.stdout.split("\n", 1)[0].strip() == base_tree:
-        return f"its whole change is already in `{shown}` (squashed: merging it again changes nothing)"
-    return None
+    """Which check finds the branch's work in the default branch or its upstream: the survey's own proof."""
+    refs = await read_refs(run_git, repository, default_branch)
+    tip = refs.tips.get(f"refs/heads/{branch}")
+    return None if tip is None else await merge_proof(run_git, repository, refs, branch, tip)

@@ -21,7 +21,7 @@ router = APIRouter(prefix="/api/environments", tags=["environments"], dependenci
 
 _SELECT = """
 SELECT e.id, e.workflow_type, e.workflow_id, e.working_path, e.branch_name, e.status, e.setup_state,
-       e.created_at, e.destroyed_at, e.created_by_platform, c.name AS codebase,
+       e.created_at, e.destroyed_at, e.removal_reason, e.created_by_platform, c.name AS codebase,
        coalesce(array_agg(v.platform || ':' || v.platform_conversation_id ORDER BY v.id)
                 FILTER (WHERE v.id IS NOT NULL), '{}') AS conversations,
        (SELECT min(port) FROM port_allocations p WHERE p.environment_id = e.id) AS first_port,
@@ -46,6 +46,8 @@ class EnvironmentView(BaseModel):
     created_by_platform: str | None
     created_at: str
     destroyed_at: str | None
+    # why it was removed: "closed", "removed by command", "45 days inactive", or "merged: " and the proof
+    removal_reason: str | None
 
 
 def _view(row: asyncpg.Record) -> EnvironmentView:
@@ -57,6 +59,7 @@ def _view(row: asyncpg.Record) -> EnvironmentView:
         conversations=list(row["conversations"]), created_by_platform=row["created_by_platform"],
         created_at=row["created_at"].isoformat(),
         destroyed_at=row["destroyed_at"].isoformat() if row["destroyed_at"] else None,
+        removal_reason=row["removal_reason"],
     )
 
 

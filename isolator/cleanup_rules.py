@@ -63,6 +63,10 @@ def needs_worktree_facts(tracked: TrackedWorktree, merged: bool, tip: str | None
 class Candidate:
     environment: EnvironmentRef
     why: str  # "merged", "45 days inactive", "path gone"
+    proof: str | None = None  # a merged one's: which check said so (the survey's merge proof)
+
+    def reason(self) -> str:
+        return f"{self.why}: {self.proof}" if self.proof else self.why
 
 
 @dataclass
@@ -104,7 +108,7 @@ def plan_cleanup(
         if reason:
             plan.skipped.append(Skipped(environment.ref.branch, reason))
         else:
-            plan.remove.append(Candidate(environment.ref, why))
+            plan.remove.append(Candidate(environment.ref, why, state.merge_proof if why == "merged" else None))
     return plan
 
 

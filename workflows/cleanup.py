@@ -76,7 +76,7 @@ class CodebaseCleanupWorkflow:
         return report
 
     async def _destroy(self, candidate: Candidate, run_key: str) -> RemovalReport:
-        request = DestroyRequest(force=False, reason=candidate.why,
+        request = DestroyRequest(force=False, reason=candidate.why, proof=candidate.proof,
                                  key=f"{run_key}:{candidate.environment.environment_id}")
         return await environment_signals.destroy_environment(DestroyEnvironmentInput(candidate.environment, request))
 

@@ -178,7 +178,7 @@ class EnvironmentWorkflow:
         if pending is None:
             self._state.pending = request
         elif request.force and not pending.force:
-            self._state.pending = DestroyRequest(True, pending.reason, pending.key, pending.requested_by)
+            self._state.pending = DestroyRequest(True, pending.reason, pending.key, pending.requested_by, pending.proof)
         self._state.waiting.append(request.key)
 
     def _removal_due(self) -> bool:
@@ -206,7 +206,7 @@ class EnvironmentWorkflow:
             if request.reason == "closed" and request.requested_by:
                 await self._tell(request.requested_by, report.message, request.key)
         else:
-            await environments.mark_environment_destroyed(environment.environment_id)
+            await environments.mark_environment_destroyed(environment.environment_id, request.recorded_reason())
             self._state.status = "destroyed"
             self._state.refusal = None
             self._show_status()

@@ -127,6 +127,7 @@ class MoveConversationInput:
 @dataclass
 class MarkDestroyedInput:
     environment_id: str
+    reason: str | None = None  # why it was removed, kept with it (a merged one's proof included)
 
 
 @dataclass
@@ -169,6 +170,11 @@ class DestroyRequest:
     key: str
     # who asked, told of the outcome when the environment workflow acts on its own later
     requested_by: str | None = None
+    # a merged one's: which check found all of its work upstream (kept with the environment)
+    proof: str | None = None
+
+    def recorded_reason(self) -> str:
+        return f"{self.reason}: {self.proof}" if self.proof else self.reason
 
 
 @dataclass

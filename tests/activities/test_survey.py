@@ -70,6 +70,38 @@ async def test_states_and_orphans(settings: Settings, repo: Path, tmp_path: Path
     assert survey.orphans == [str(stray)]
 
 
+async def test_merged_is_proven_and_the_proof_names_the_check(settings: Settings, repo: Path) -> None:
+    """A squash of three commits, a rebase merge and a merge commit are merged, each by its own check;
+    a squash with one commit more after it, and work merged nowhere, are not."""
+    squashed = add_worktree(settings, repo, "squashed", commits=3)
+    git("merge", "-q", "--squash", "squashed", cwd=repo)
+    git("commit", "-q", "-m", "squash of three", cwd=repo)
+    rebased = add_worktree(settings, repo, "rebased", commits=3)
+    commit(repo, "meanwhile.txt", "main moved on\n")  # so that the picked commits are new ones
+    for number in range(3):  # as a rebase merge lands them: the same patches, new commits
+        git("cherry-pick", f"rebased~{2 - number}", cwd=repo)
+    merge_commit = add_worktree(settings, repo, "merge-commit", commits=2)
+    git("merge", "-q", "--no-ff", "-m", "merge", "merge-commit", cwd=repo)
+    one_more = add_worktree(settings, repo, "one-more", commits=3)
+    git("merge", "-q", "--squash", "one-more", cwd=repo)
+    git("commit", "-q", "-m", "squash", cwd=repo)
+    commit(one_more, "after.txt", "one commit after the squash\n")
+    unmerged = add_worktree(settings, repo, "unmerged", commits=2)
+    entries = tracked(("squashed", squashed), ("rebased", rebased), ("merge-commit", merge_commit),
+                      ("one-more", one_more), ("unmerged", unmerged))
+
+    survey = await IsolationActivities(settings).survey_worktrees(SurveyInput(codebase=codebase_of(repo), tracked=entries))
+
+    proofs = {state.branch: (state.merged, state.merge_proof) for state in survey.states}
+    assert proofs == {
+        "squashed": (True, "its whole change is in `main`: merging it again changes nothing (a squash merge)"),
+        "rebased": (True, "every one of its 3 commit(s) is in `main` by patch id (a rebase merge)"),
+        "merge-commit": (True, "its tip is an ancestor of `main`"),
+        "one-more": (False, None),
+        "unmerged": (False, None),
+    }
+
+
 async def test_remotes_count_for_merged_and_pushed(settings: Settings, tmp_path: Path) -> None:
     seed = make_repo(tmp_path / "seed")
     origin = tmp_path / "origin.git"

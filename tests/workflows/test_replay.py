@@ -248,7 +248,7 @@ class SwappedEnvironmentWorkflow(EnvironmentWorkflow):
 
     async def _remove(self) -> RemovalReport:
         environment = self._state.environment
-        await environments.mark_environment_destroyed(environment.environment_id)
+        await environments.mark_environment_destroyed(environment.environment_id, "closed")
         return await isolation.remove_worktree(environment, False)
 
 

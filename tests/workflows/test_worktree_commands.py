@@ -236,8 +236,10 @@ async def test_remove_without_a_name_removes_the_conversations_own_worktree(stac
     assert reply.startswith(f"Removed worktree `{path}` (branch `task-gone`).")
     assert "Branch `task-gone` was deleted: its work is already in `main`." in reply
     assert not path.exists() and worktree_paths(repo) == [] and "task-gone" not in branches(repo)
-    status = await stack.db.fetchrow("SELECT status, destroyed_at FROM isolation_environments WHERE id = $1", row["id"])
+    status = await stack.db.fetchrow("SELECT status, destroyed_at, removal_reason FROM isolation_environments "
+                                     "WHERE id = $1", row["id"])
     assert status["status"] == "destroyed" and status["destroyed_at"] is not None
+    assert status["removal_reason"] == "removed by command"
     assert await environment_of(stack, "remove-1") is None and await cwd_of(stack, "remove-1") is None
 
     assert await say_one(stack, "remove-1", "/worktree remove") == worktree_texts.no_worktree_here()

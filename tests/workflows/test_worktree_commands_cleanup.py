@@ -47,6 +47,11 @@ async def test_cleanup_merged_removes_merged_worktrees_nobody_uses_and_says_why_
     )
     assert not task_path(stack, "done").exists() and "task-done" not in branches(repo)
     assert await status_of(stack, "task-done") == "destroyed"
+    # The proof that it was merged is kept with it, and served with the environment.
+    done = await stack.db.fetchrow("SELECT id, removal_reason FROM isolation_environments WHERE branch_name = 'task-done'")
+    assert done["removal_reason"] == "merged: its tip is an ancestor of `main`"
+    served = await stack.api.get(f"/api/environments/{done['id']}")
+    assert served.json()["removal_reason"] == "merged: its tip is an ancestor of `main`"
     assert sorted(worktree_paths(repo)) == sorted(
         str(task_path(stack, name)) for name in ("next", "used", "dirty", "elsewhere")
     )
@@ -134,7 +139,7 @@ async def test_a_dry_run_says_what_would_go_and_why_and_removes_nothing(stack: S
     preview = await say_one(stack, "admin", "/worktree cleanup merged --dry-run")
 
     assert preview == (
-        "Would clean up 1 merged worktree(s):\n• task-done (merged)\n\n"
+        "Would clean up 1 merged worktree(s):\n• task-done (merged: its tip is an ancestor of `main`)\n\n"
         "Would keep 1:\n• task-dirty (has uncommitted changes)\n\n"
         "Nothing was removed (`--dry-run`)."
     )

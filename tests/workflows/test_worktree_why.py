@@ -40,7 +40,7 @@ async def test_why_shows_the_work_a_worktree_holds_and_what_the_cleanup_would_do
     commit_in(repo, "other.txt", "main moved on\n")  # so that the picked commit is another commit
     git("cherry-pick", tip, cwd=repo)
     text = await why(stack, "why-2", branch)
-    assert "Merged: yes, every one of its 1 commits is already in `main` (by patch id)" in text
+    assert "Merged: yes, every one of its 1 commit(s) is in `main` by patch id (a rebase merge)" in text
     assert "Cleanup: the cleanup keeps it although it qualifies: still used by 1 conversation(s)" in text
 
     # Merged by a merge commit: its tip is an ancestor; quiet for 30 days, the next cleanup removes it.
@@ -70,7 +70,7 @@ async def test_why_finds_a_squash_merge_and_not_one_commit_more(stack: Stack, re
     git("merge", "-q", "--squash", branch, cwd=repo)
     git("commit", "-q", "-m", "squashed", cwd=repo)
     text = await why(stack, "why-5", branch)
-    assert "Merged: yes, its whole change is already in `main` (squashed: merging it again changes nothing)" in text
+    assert "Merged: yes, its whole change is in `main`: merging it again changes nothing (a squash merge)" in text
 
     commit_in(worktree, "after.txt", "one more\n")
     text = await why(stack, "why-5", branch)

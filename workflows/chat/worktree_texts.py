@@ -129,7 +129,7 @@ def cleanup_result(kind: str, report: CleanupReport, breakdown: Breakdown) -> st
 def cleanup_preview(kind: str, plan: CleanupPlan) -> str:
     """`/worktree cleanup <kind> --dry-run`: what would go, and why, and what would stay."""
     parts = [f"Would clean up {len(plan.remove)} {kind} worktree(s):\n"
-             + "\n".join(f"• {candidate.environment.branch} ({candidate.why})" for candidate in plan.remove)
+             + "\n".join(f"• {candidate.environment.branch} ({candidate.reason()})" for candidate in plan.remove)
              if plan.remove else f"No {kind} worktrees would be cleaned up."]
     if plan.skipped:
         parts.append(f"Would keep {len(plan.skipped)}:\n"

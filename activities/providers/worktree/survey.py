@@ -94,6 +94,10 @@ class RefSnapshot:
     bases: list[MergeBase]
     ancestry_merged: set[str]  # branch names whose tip is reachable from a base
 
+    def ancestry_proof(self) -> str:
+        names = " or ".join(f"`{_short(base.ref)}`" for base in self.bases)
+        return f"its tip is an ancestor of {names}"
+
 
 async def read_refs(git: GitRunner, repository: Path, default_branch: str) -> RefSnapshot:
     """Two git processes, whatever the number of branches."""
@@ -123,8 +127,12 @@ async def read_refs(git: GitRunner, repository: Path, default_branch: str) -> Re
 @dataclass(frozen=True)
 class BranchState:
     exists: bool
-    merged: bool = False  # all its work is in a base, by ancestry or by patch
+    merge_proof: str | None = None  # which check found all its work in a base (merge_proof below)
     found_on: str | None = None  # another branch or remote ref holding its tip (short name)
+
+    @property
+    def merged(self) -> bool:
+        return self.merge_proof is not None
 
     @property
     def unpushed(self) -> bool:
@@ -138,19 +146,24 @@ async def branch_state(git: GitRunner, repository: Path, refs: RefSnapshot, bran
     tip = refs.tips.get(ref)
     if tip is None:
         return BranchState(exists=False)
-    if await is_merged(git, repository, refs, branch, tip):
-        return BranchState(exists=True, merged=True)
+    if (proof := await merge_proof(git, repository, refs, branch, tip)) is not None:
+        return BranchState(exists=True, merge_proof=proof)
     return BranchState(exists=True, found_on=await holder(git, repository, ref, tip))
 
 
-async def is_merged(git: GitRunner, repository: Path, refs: RefSnapshot, branch: str, tip: str) -> bool:
-    """By ancestry (already read, no process), else by patch against each base."""
+async def merge_proof(git: GitRunner, repository: Path, refs: RefSnapshot, branch: str, tip: str) -> str | None:
+    """Which check finds all the branch's work in a base, in words; None when none does.
+
+    By ancestry (already read, no process), else by patch against each base: every commit's patch
+    (a rebase merge, cherry-picks), or the whole change (a squash merge). One commit more than was
+    merged fails all three.
+    """
     if branch in refs.ancestry_merged:
-        return True
+        return refs.ancestry_proof()
     for base in refs.bases:
-        if await _patch_merged(git, repository, base, tip):
-            return True
-    return False
+        if (proof := await _patch_proof(git, repository, base, tip)) is not None:
+            return proof
+    return None
 
 
 async def holder(git: GitRunner, repository: Path, ref: str, tip: str) -> str | None:
@@ -163,18 +176,24 @@ async def holder(git: GitRunner, repository: Path, ref: str, tip: str) -> str | 
     return others[0] if others else None
 
 
-async def _patch_merged(git: GitRunner, repository: Path, base: MergeBase, tip: str) -> bool:
+async def _patch_proof(git: GitRunner, repository: Path, base: MergeBase, tip: str) -> str | None:
     # Rebase merges and cherry-picks: every commit has an equivalent patch in base ('-' lines).
     cherry = await git("cherry", base.commit, tip, cwd=repository, check=False)
     commits = cherry.stdout.splitlines()
     if cherry.returncode == 0 and all(line.startswith("-") for line in commits):
-        return True
+        return f"every one of its {len(commits)} commit(s) is in `{_short(base.ref)}` by patch id (a rebase merge)"
     if cherry.returncode == 0 and len(commits) == 1:
-        return False  # one commit: a squash of it would have had the same patch
+        return None  # one commit: a squash of it would have had the same patch
     # A squash merge of several commits matches none of them one by one, but merging the branch
     # into base again then changes nothing: the merge result is base's own tree.
     merge = await git("merge-tree", "--write-tree", base.commit, tip, cwd=repository, check=False)
-    return merge.returncode == 0 and merge.stdout.split("\n", 1)[0].strip() == base.tree
+    if merge.returncode == 0 and merge.stdout.split("\n", 1)[0].strip() == base.tree:
+        return f"its whole change is in `{_short(base.ref)}`: merging it again changes nothing (a squash merge)"
+    return None
+
+
+def _short(ref: str) -> str:
+    return ref.removeprefix("refs/heads/").removeprefix("refs/remotes/")
 
 
 # How long one survey spends counting disk use, all its worktrees together: `/status` never waits longer.
@@ -200,7 +219,7 @@ class WorktreeSurveyor:
         repository = Path(request.codebase.canonical_path)
         linked = {entry.path for entry in await list_worktrees(self.git, repository) if not entry.main}
         refs = await read_refs(self.git, repository, request.codebase.default_branch)
-        merged: dict[str, bool] = {}
+        proofs: dict[str, str | None] = {}
         states: list[WorktreeState] = []
         disk_deadline = time.monotonic() + DISK_SECONDS
         for tracked in request.tracked:
@@ -208,12 +227,14 @@ class WorktreeSurveyor:
             exists = path in linked and path.is_dir()
             ref = f"refs/heads/{tracked.branch}"
             tip = refs.tips.get(ref)
-            if tip is not None and tracked.branch not in merged:
+            if tip is not None and tracked.branch not in proofs:
                 # A fresh branch has nothing to compare: only ancestry, which costs nothing more.
-                merged[tracked.branch] = (tracked.branch in refs.ancestry_merged
-                                          if is_fresh(tracked.start_commit, tip)
-                                          else await is_merged(self.git, repository, refs, tracked.branch, tip))
-            is_merged_now = merged.get(tracked.branch, False)
+                if is_fresh(tracked.start_commit, tip):
+                    proofs[tracked.branch] = refs.ancestry_proof() if tracked.branch in refs.ancestry_merged else None
+                else:
+                    proofs[tracked.branch] = await merge_proof(self.git, repository, refs, tracked.branch, tip)
+            proof = proofs.get(tracked.branch)
+            is_merged_now = proof is not None
             candidate = exists and needs_worktree_facts(tracked, is_merged_now, tip)
             states.append(
                 WorktreeState(
@@ -222,6 +243,7 @@ class WorktreeSurveyor:
                     branch=tracked.branch,
                     exists=exists,
                     merged=is_merged_now,
+                    merge_proof=proof,
                     dirty=candidate and await is_dirty(self.git, path),
                     unpushed=candidate and not is_merged_now and await holder(self.git, repository, ref, tip) is None,
                     tip=tip,

@@ -22,7 +22,7 @@ from tests.platforms.discord import (
     started,
 )
 from tests.platforms.github_issues import environment, settled_state, status_of
-from tests.security.fuzzing import message_workflows
+from tests.security.fuzzing import settled_workflows
 from workflows.naming import thread_branch
 
 MENTION = f"<@{BOT_USER['id']}>"
@@ -148,7 +148,6 @@ async def test_replayed_events_and_interactions_start_nothing_new(
     fake.expect_interaction(command["token"])
     assert (await post(stack, command)).json() == {"type": 5}
     assert (await resolution(stack, f"interaction:{command['id']}")).outcome == "command"
-    workflows_before = await message_workflows(stack)
     replies_before, follow_ups_before = list(fake.sent), list(fake.followups)
 
     # The Gateway replays everything after a reconnect; Discord sends the interaction again.
@@ -159,7 +158,9 @@ async def test_replayed_events_and_interactions_start_nothing_new(
     await fake.dispatch("MESSAGE_CREATE", last)
     assert (await resolution(stack, last["id"])).outcome == "command"
 
-    assert await message_workflows(stack) == workflows_before | {message_workflow_id("discord", last["id"])}
+    keys = [first["id"], f"interaction:{command['id']}", last["id"]]
+    expected = {message_workflow_id("discord", key) for key in keys}
+    assert await settled_workflows(stack, expected) == expected
     assert len(fake.threads) == 1, "the replayed mention made no second thread"
     assert fake.sent[: len(replies_before)] == replies_before and len(fake.sent) == len(replies_before) + 1
     assert fake.followups == follow_ups_before
@@ -195,9 +196,10 @@ async def test_deleting_or_archiving_a_thread_removes_its_worktree_or_keeps_it_w
     ))
 
     # A thread that is no conversation of the bot's closes nothing; its archiving starts no workflow.
-    before = await message_workflows(stack)
     await fake.dispatch("THREAD_UPDATE", fake.thread_update("1999999999999999999", archived=True))
     last = fake.message_create(f"{MENTION} /help")
     await fake.dispatch("MESSAGE_CREATE", last)
     await resolution(stack, last["id"])
-    assert await message_workflows(stack) == before | {message_workflow_id("discord", last["id"])}
+    keys = [clean["id"], dirty["id"], f"deleted:{clean['id']}", archive_key, last["id"]]
+    expected = {message_workflow_id("discord", key) for key in keys}
+    assert await settled_workflows(stack, expected) == expected
