@@ -17,6 +17,7 @@ from isolator.contracts.cleanup import (
     Skipped,
     TrackedEnvironment,
 )
+from isolator.contracts.codebase import repository_full_name
 from isolator.contracts.environment import EnvironmentRef
 from isolator.contracts.worktree import TrackedWorktree, WorktreeState, WorktreeSurvey
 
@@ -80,9 +81,18 @@ def tracked_worktrees(listing: EnvironmentListing) -> list[TrackedWorktree]:
     about fresh branches and live conversations only what it must."""
     return [
         TrackedWorktree(environment.ref.environment_id, environment.ref.working_path, environment.ref.branch,
-                        environment.start_commit, is_stale(environment, listing.stale_threshold_days))
+                        environment.start_commit, is_stale(environment, listing.stale_threshold_days),
+                        pull_request_of(environment.ref))
         for environment in listing.environments
     ]
+
+
+def pull_request_of(environment: EnvironmentRef) -> str | None:
+    """`owner/repo#N` of a GitHub PR's environment, whose merge GitHub can prove; None for the others."""
+    if environment.platform != "github" or environment.workflow_type != "pr":
+        return None
+    full_name = repository_full_name(environment.codebase.repository_url)
+    return f"{full_name}#{environment.workflow_id}" if full_name else None
 
 
 def plan_cleanup(

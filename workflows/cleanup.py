@@ -35,9 +35,10 @@ with workflow.unsafe.imports_passed_through():
 async def survey_environments(codebase: Codebase, listing: EnvironmentListing,
                               measure_disk: bool = False) -> WorktreeSurvey:
     """One survey per codebase: three git processes whatever the count, then a few per candidate
-    (activities/survey.py says which); with `measure_disk`, each worktree's size, within a budget."""
+    (activities/survey.py says which). With `measure_disk` (`/status`), each worktree's size within
+    a budget; without (a cleanup, a dry run), GitHub is asked about PRs git finds unmerged."""
     return await isolation.survey_worktrees(SurveyInput(codebase, tracked_worktrees(listing),
-                                                        measure_disk=measure_disk))
+                                                        measure_disk=measure_disk, ask_github=not measure_disk))
 
 
 @dataclass

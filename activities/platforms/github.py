@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 from datetime import timedelta
 from functools import partial
 from typing import Any, Callable, TypeVar
@@ -18,6 +19,8 @@ from temporalio.exceptions import ApplicationError
 from activities.replies import Deliver
 from isolator.contracts.message import IsolationHints, ReplyInput
 from isolator.settings import Settings
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -79,6 +82,23 @@ async def complete_hints(settings: Settings, conversation_id: str, hints: Isolat
     return completed
 
 
+async def merged_at_tip(settings: Settings, pull_request: str, tip: str) -> str | None:
+    """Whether GitHub says the PR (`owner/repo#N`) was merged *and* its head is `tip`, in words.
+
+    The branch may have moved on after the merge: a head that is not the tip proves nothing. None too
+    when GitHub cannot be asked: merged is never assumed.
+    """
+    full_name, number = split_conversation_id(pull_request)
+    try:
+        merged, head = await _call(settings, partial(_pull_merged, full_name, number), f"reading PR {pull_request}")
+    except Exception as error:  # noqa: BLE001 - the other checks stand; this one just says nothing
+        log.warning("could not ask GitHub whether %s was merged: %s", pull_request, error)
+        return None
+    if merged and head == tip:
+        return f"GitHub says PR #{number} was merged, and its head `{tip[:7]}` is the branch's tip"
+    return None
+
+
 def split_conversation_id(conversation_id: str) -> tuple[str, int]:
     """`owner/repo#N` (as the webhook builds it) into the repository's full name and the number."""
     full_name, _, number = conversation_id.rpartition("#")
@@ -95,6 +115,11 @@ def _pull_head(full_name: str, number: int, github: Github) -> tuple[str, str, b
     head_repo = pull.head.repo  # None when the fork was deleted
     is_fork = head_repo is None or head_repo.full_name != pull.base.repo.full_name
     return pull.head.ref, pull.head.sha, is_fork
+
+
+def _pull_merged(full_name: str, number: int, github: Github) -> tuple[bool, str]:
+    pull = github.get_repo(full_name).get_pull(number)
+    return bool(pull.merged), pull.head.sha
 
 
 def _closing_issues(full_name: str, number: int, github: Github) -> list[dict[str, Any]]:

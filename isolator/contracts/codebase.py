@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -39,3 +40,11 @@ class RegisteredCodebase:
     codebase: Codebase
     # False when the repository was already registered and nothing was cloned
     created: bool
+
+
+def repository_full_name(url: str | None) -> str | None:
+    """`owner/repo` of a clone URL (https or ssh, with or without `.git`); None for anything else."""
+    if not url:
+        return None
+    match = re.search(r"[/:]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$", url)
+    return f"{match.group(1)}/{match.group(2)}" if match else None

@@ -112,6 +112,8 @@ class TrackedWorktree:
     start_commit: str | None = None
     # inactive past the threshold: a cleanup candidate whatever git says
     stale: bool = False
+    # a GitHub PR's environment: `owner/repo#N`, whose merge GitHub can prove when git cannot
+    pull_request: str | None = None
 
 
 @dataclass
@@ -122,6 +124,8 @@ class SurveyInput:
     provider: str = WORKTREE_PROVIDER  # which provider serves it (activities/providers/)
     # `/status` and `/worktree list` show each worktree's size; the cleanup does not wait for it
     measure_disk: bool = False
+    # the cleanup (and its dry run) asks GitHub about PRs git finds unmerged; `/status` does not wait for it
+    ask_github: bool = False
 
 
 @dataclass

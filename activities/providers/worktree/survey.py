@@ -20,6 +20,7 @@ from typing import Protocol
 
 from activities.disk_usage import disk_usage
 from activities.git import GitResult, run_git
+from activities.platforms.github import merged_at_tip
 from isolator.cleanup_rules import is_fresh, needs_worktree_facts
 from isolator.contracts.worktree import SurveyInput, WorktreeState, WorktreeSurvey
 from isolator.settings import Settings
@@ -233,6 +234,8 @@ class WorktreeSurveyor:
                     proofs[tracked.branch] = refs.ancestry_proof() if tracked.branch in refs.ancestry_merged else None
                 else:
                     proofs[tracked.branch] = await merge_proof(self.git, repository, refs, tracked.branch, tip)
+                if proofs[tracked.branch] is None and tracked.pull_request and self._may_ask_github(request):
+                    proofs[tracked.branch] = await merged_at_tip(self.settings, tracked.pull_request, tip)
             proof = proofs.get(tracked.branch)
             is_merged_now = proof is not None
             candidate = exists and needs_worktree_facts(tracked, is_merged_now, tip)
@@ -254,3 +257,7 @@ class WorktreeSurveyor:
         covered = {Path(tracked.working_path).resolve() for tracked in request.tracked}
         orphans = sorted(str(path) for path in linked - covered if path.is_relative_to(base) and path.is_dir())
         return WorktreeSurvey(states=states, orphans=orphans)
+
+    def _may_ask_github(self, request: SurveyInput) -> bool:
+        # Without a token GitHub allows 60 requests an hour: the git checks alone decide then.
+        return request.ask_github and self.settings.github_token is not None
