@@ -54,7 +54,7 @@ def make_deliverer(settings: Settings, pool: asyncpg.Pool) -> Deliver:
             # A client per reply: the worker gives deliverers no shutdown hook, and `async with`
             # closes the HTTP session that login opens (checking the token on the way).
             async with discord.Client(intents=discord.Intents(guilds=True)) as client:  # no Gateway: intents unused
-                await client.login(token)
+                await client.http.static_login(token)  # the session and the token check; no application lookup
                 if replacing is not None:
                     await _edit(client, pool, channel_id, replacing, reply.text)
                     return replacing
