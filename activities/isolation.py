@@ -15,8 +15,12 @@ from isolator.contracts.environment import EnvironmentCheck, EnvironmentCheckInp
 from isolator.contracts.worktree import (
     AdoptionSearch,
     AdoptQuery,
+    PruneArchivesInput,
+    PrunedArchive,
     RemovalReport,
     RemoveWorktreeInput,
+    RestoredWorktree,
+    RestoreWorktreeInput,
     SurveyInput,
     WorktreeCreation,
     WorktreeReady,
@@ -68,6 +72,14 @@ class IsolationActivities:
     @activity.defn
     async def remove_worktree(self, request: RemoveWorktreeInput) -> RemovalReport:
         return await self._provider(request.provider).destroy(request)
+
+    @activity.defn
+    async def restore_worktree(self, request: RestoreWorktreeInput) -> RestoredWorktree:
+        return await self._provider(request.provider).restore(request)
+
+    @activity.defn
+    async def prune_archives(self, request: PruneArchivesInput) -> list[PrunedArchive]:
+        return await self._provider(request.provider).prune(request)
 
     @activity.defn
     async def survey_worktrees(self, request: SurveyInput) -> WorktreeSurvey:

@@ -10,7 +10,7 @@ from temporalio import activity
 
 from activities.disk_usage import disk_usage
 from activities.git import run_git
-from activities.providers.worktree.removal import ARCHIVE_PREFIX
+from activities.providers.worktree.archive import archives_of_branch
 from activities.providers.worktree.survey import merge_proof, read_refs
 from isolator.contracts.worktree import ExplainRequest, WorktreeFacts
 
@@ -36,9 +36,7 @@ class WorktreeFactsActivities:
             commits = unpushed.stdout.splitlines()
             facts.unpushed, facts.unpushed_count = commits[:SHOWN], len(commits)
             facts.merged_by = await merged_by(repository, request.branch, request.codebase.default_branch)
-        archives = await run_git("for-each-ref", "--format=%(refname)", f"{ARCHIVE_PREFIX}{request.branch}-*",
-                                 cwd=repository, check=False)
-        facts.archive_refs = archives.stdout.splitlines()
+        facts.archive_refs = await archives_of_branch(repository, request.branch)
         return facts
 
 

@@ -31,6 +31,10 @@ class Settings(BaseSettings):
     worktree_base_setting: Path | None = Field(None, validation_alias=_env("WORKTREE_BASE"))
     max_worktrees_per_codebase: int = Field(25, ge=1, validation_alias=_env("MAX_WORKTREES_PER_CODEBASE"))
     stale_threshold_days: int = Field(14, ge=1, validation_alias=_env("STALE_THRESHOLD_DAYS"))
+    # Every removal is archived; the scheduled cleanup prunes archives older than this.
+    archive_retention_days: int = Field(30, ge=1, validation_alias=_env("ARCHIVE_RETENTION_DAYS"))
+    # Per codebase; over it, the scheduled cleanup hibernates idle worktrees. Unset: no budget.
+    disk_budget_gb: float | None = Field(None, gt=0, validation_alias=_env("DISK_BUDGET_GB"))
     cleanup_interval_hours: int = Field(6, ge=1, validation_alias=_env("CLEANUP_INTERVAL_HOURS"))
     # A new worktree starts from origin's default branch, fetched at most once per this many seconds.
     fetch_interval_seconds: int = Field(60, ge=0, validation_alias=_env("FETCH_INTERVAL_SECONDS"))

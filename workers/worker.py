@@ -114,6 +114,8 @@ def host_activities(pool: asyncpg.Pool, settings: Settings) -> list[Callable[...
         isolation.create_worktree,
         isolation.find_adoptable_worktree,
         isolation.remove_worktree,
+        isolation.restore_worktree,
+        isolation.prune_archives,
         isolation.survey_worktrees,
         codebases.inspect_repository,
         codebases.clone_repository,

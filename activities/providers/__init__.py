@@ -16,8 +16,12 @@ from activities.providers.worktree.survey import GitRunner
 from isolator.contracts.worktree import (
     Adoptable,
     AdoptQuery,
+    PruneArchivesInput,
+    PrunedArchive,
     RemovalReport,
     RemoveWorktreeInput,
+    RestoredWorktree,
+    RestoreWorktreeInput,
     SurveyInput,
     WorktreeReady,
     WorktreeRequest,
@@ -32,7 +36,15 @@ class IsolationProvider(Protocol):
         ...
 
     async def destroy(self, request: RemoveWorktreeInput) -> RemovalReport:
-        """Remove it; refused when it holds uncommitted work and `force` is not set."""
+        """Archive it, then remove it; refused when it holds uncommitted work and `force` is not set."""
+        ...
+
+    async def restore(self, request: RestoreWorktreeInput) -> RestoredWorktree:
+        """Bring it back from its archive, as it was (idempotent)."""
+        ...
+
+    async def prune(self, request: PruneArchivesInput) -> list[PrunedArchive]:
+        """Delete archives past their retention, and the branches nothing else needs."""
         ...
 
     def validate(self, working_path: str) -> bool:

@@ -77,7 +77,7 @@ class AdoptionSearch:
 
 
 # Why a removal was refused (RemovalReport.refused_because).
-Refusal = Literal["uncommitted_changes", "not_a_worktree", "outside_base", "agent_running"]
+Refusal = Literal["uncommitted_changes", "not_a_worktree", "outside_base", "agent_running", "busy"]
 
 
 @dataclass
@@ -85,8 +85,11 @@ class RemoveWorktreeInput:
     codebase: Codebase
     working_path: str
     branch: str
-    force: bool = False
+    force: bool = False  # a dirty worktree goes too (archived first)
     provider: str = WORKTREE_PROVIDER  # which provider serves it (activities/providers/)
+    # names the archive (refs/isolator/archive/<id>); empty for a worktree of no environment (an undone
+    # create), which is then never removed dirty
+    environment_id: str = ""
 
 
 @dataclass
@@ -95,10 +98,11 @@ class RemovalReport:
 
     outcome: Literal["removed", "already_gone", "refused"]
     refused_because: Refusal | None = None
-    # deleted: all its commits are upstream; kept: commits found nowhere else (no force);
-    # archived: saved under refs/isolator/archive/ first (force); absent: no such branch
+    # archived: kept with the worktree's archive; deleted: no archive, all its commits upstream or
+    # elsewhere; kept: no archive, but commits found nowhere else (or checked out elsewhere); absent: none
     branch_outcome: Literal["deleted", "kept", "archived", "absent"] = "absent"
     archive_refs: list[str] = field(default_factory=list)
+    branch_tip: str | None = None  # the branch's commit when it was archived
     # for the user: what happened and, for archives, how to restore
     message: str = ""
 
@@ -177,3 +181,46 @@ class WorktreeFacts:
     # which check says the branch is merged: its tip an ancestor of the base, or every change in it by patch id
     merged_by: str | None = None
     archive_refs: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RestoreWorktreeInput:
+    """Bring a worktree back from its archive, at `working_path` on `branch` (made again at
+    `branch_tip` when it was deleted by hand)."""
+
+    codebase: Codebase
+    working_path: str
+    branch: str
+    archive_ref: str
+    branch_tip: str | None
+    provider: str = WORKTREE_PROVIDER
+
+
+@dataclass
+class RestoredWorktree:
+    outcome: Literal["restored", "refused"]
+    message: str = ""  # why it was refused, for the user
+    setup: RepositorySetup | None = None  # `.isolator.toml` as committed on the branch
+
+
+@dataclass
+class ArchivedBranch:
+    environment_id: str
+    archive_ref: str
+    branch: str
+
+
+@dataclass
+class PruneArchivesInput:
+    codebase: Codebase
+    archives: list[ArchivedBranch]
+    provider: str = WORKTREE_PROVIDER
+
+
+@dataclass
+class PrunedArchive:
+    environment_id: str
+    branch: str
+    # what became of the branch once no archive refers to it: deleted (its work is upstream or
+    # elsewhere), kept (it has work of its own, or another archive or worktree uses it), absent
+    branch_outcome: Literal["deleted", "kept", "absent"]

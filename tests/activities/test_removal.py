@@ -1,4 +1,5 @@
-"""The removal activity against real git repositories: what is removed, what is kept, what is archived."""
+"""The removal activity against real git repositories, for a worktree of no environment (nothing to
+archive it under): what is removed and which branches are kept. Archives: test_archive_restore.py."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import pytest
 from temporalio.testing import ActivityEnvironment
 
 from activities.isolation import IsolationActivities
-from activities.providers.worktree.removal import _snapshot
 from isolator.contracts.worktree import RemovalReport, RemoveWorktreeInput
 from isolator.settings import Settings, load_settings
 from tests.gitrepos import branches, git, make_repo, worktree_paths
@@ -66,23 +66,6 @@ async def test_unique_commits_keep_the_branch_but_the_clean_worktree_goes(settin
     assert report.archive_refs == []
 
 
-async def test_force_archives_unique_commits_then_deletes_the_branch(settings: Settings, repo: Path) -> None:
-    path = add_worktree(settings, repo, "feature/solo", commits=2)
-    tip = git("rev-parse", "feature/solo", cwd=repo).strip()
-
-    report = await remove(settings, repo, path, "feature/solo", force=True)
-
-    assert (report.outcome, report.branch_outcome) == ("removed", "archived")
-    [archive] = report.archive_refs
-    assert archive.startswith("refs/isolator/archive/feature/solo-")
-    assert git("rev-parse", archive, cwd=repo).strip() == tip
-    assert "feature/solo" not in branches(repo)
-    restore = f"git branch feature/solo {archive}"
-    assert restore in report.message
-    git(*restore.split()[1:], cwd=repo)  # the restore command in the message works
-    assert git("rev-parse", "feature/solo", cwd=repo).strip() == tip
-
-
 async def test_a_dirty_worktree_is_refused_without_force_and_nothing_changes(settings: Settings, repo: Path) -> None:
     path = add_worktree(settings, repo, "busy", commits=1)
     (path / "file0.txt").write_text("edited\n")
@@ -98,32 +81,16 @@ async def test_a_dirty_worktree_is_refused_without_force_and_nothing_changes(set
     assert "busy" in branches(repo)
 
 
-@pytest.mark.parametrize("untracked_only", [False, True])
-async def test_force_snapshots_uncommitted_and_untracked_changes(
-    settings: Settings, repo: Path, untracked_only: bool
+async def test_without_an_environment_to_archive_under_force_still_keeps_a_dirty_worktree(
+    settings: Settings, repo: Path
 ) -> None:
-    path = add_worktree(settings, repo, "wip")
-    head = git("rev-parse", "HEAD", cwd=path).strip()
-    if not untracked_only:
-        (path / "file0.txt").write_text("edited\n")
-        (path / "file1.txt").write_text("staged\n")
-        git("add", "file1.txt", cwd=path)
-    (path / "sub").mkdir()
-    (path / "sub" / "notes.txt").write_text("untracked\n")
+    path = add_worktree(settings, repo, "undone")
+    (path / "notes.txt").write_text("untracked\n")
 
-    report = await remove(settings, repo, path, "wip", force=True)
+    report = await remove(settings, repo, path, "undone", force=True)
 
-    assert report.outcome == "removed"
-    assert not path.exists()
-    [snapshot] = report.archive_refs
-    assert snapshot.startswith("refs/isolator/archive/wip-") and snapshot.endswith("-wip")
-    assert git("show", f"{snapshot}:sub/notes.txt", cwd=repo) == "untracked\n"
-    assert git("rev-parse", f"{snapshot}^", cwd=repo).strip() == head
-    if not untracked_only:
-        assert git("show", f"{snapshot}:file0.txt", cwd=repo) == "edited\n"
-        assert git("show", f"{snapshot}:file1.txt", cwd=repo) == "staged\n"
-    assert f"git checkout {snapshot} -- ." in report.message
-    assert report.branch_outcome == "deleted"  # no commits of its own: the snapshot keeps the work
+    assert (report.outcome, report.refused_because) == ("refused", "uncommitted_changes")
+    assert (path / "notes.txt").read_text() == "untracked\n"
 
 
 async def test_a_path_outside_the_base_is_refused_and_untouched(settings: Settings, repo: Path, tmp_path: Path) -> None:
@@ -235,23 +202,6 @@ async def test_a_retry_after_the_worktree_was_removed_finishes_the_branch(settin
     assert (retried.outcome, retried.branch_outcome) == ("already_gone", "deleted")
     assert (again.outcome, again.branch_outcome) == ("already_gone", "absent")
     assert branches(repo) == ["main"]
-
-
-async def test_a_retry_reuses_the_archive_and_the_snapshot_already_made(settings: Settings, repo: Path) -> None:
-    path = add_worktree(settings, repo, "solo", commits=1)
-    (path / "notes.txt").write_text("untracked\n")
-    tip = git("rev-parse", "solo", cwd=repo).strip()
-    # the first attempt saved both, then stopped before removing anything
-    snapshot = await _snapshot(path, "solo")
-    archive = "refs/isolator/archive/solo-20240101-000000"
-    git("update-ref", archive, tip, cwd=repo)
-
-    report = await remove(settings, repo, path, "solo", force=True)
-
-    assert (report.outcome, report.branch_outcome) == ("removed", "archived")
-    assert report.archive_refs == [snapshot, archive]
-    saved = git("for-each-ref", "--format=%(refname)", "refs/isolator/archive/", cwd=repo).split()
-    assert sorted(saved) == sorted([snapshot, archive])
 
 
 async def test_an_invalid_branch_name_is_left_alone(settings: Settings, repo: Path) -> None:

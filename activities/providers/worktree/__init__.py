@@ -1,5 +1,5 @@
 """The git worktree provider: a worktree per environment under WORKTREE_BASE, on the host of the
-codebase's checkout. One module per operation: creation, adoption, removal, survey."""
+codebase's checkout. One module per operation: creation, adoption, removal (and its archive), restoring, survey."""
 
 from __future__ import annotations
 
@@ -9,13 +9,18 @@ from activities.git import run_git
 from activities.providers.worktree.adoption import AdoptionFinder
 from activities.providers.worktree.creation import WorktreeCreator, is_healthy_worktree
 from activities.providers.worktree.removal import WorktreeRemover
+from activities.providers.worktree.restoring import WorktreeRestorer, prune_archives
 from activities.providers.worktree.survey import GitRunner, WorktreeSurveyor
 from isolator.contracts.worktree import (
     WORKTREE_PROVIDER,
     Adoptable,
     AdoptQuery,
+    PruneArchivesInput,
+    PrunedArchive,
     RemovalReport,
     RemoveWorktreeInput,
+    RestoredWorktree,
+    RestoreWorktreeInput,
     SurveyInput,
     WorktreeReady,
     WorktreeRequest,
@@ -30,6 +35,8 @@ class WorktreeProvider:
     def __init__(self, settings: Settings, git: GitRunner = run_git) -> None:
         self._creator = WorktreeCreator(settings)
         self._remover = WorktreeRemover(settings)
+        self._restorer = WorktreeRestorer(settings)
+        self._settings = settings
         self._finder = AdoptionFinder(settings)
         self._surveyor = WorktreeSurveyor(settings, git)
 
@@ -38,6 +45,12 @@ class WorktreeProvider:
 
     async def destroy(self, request: RemoveWorktreeInput) -> RemovalReport:
         return await self._remover.remove(request)
+
+    async def restore(self, request: RestoreWorktreeInput) -> RestoredWorktree:
+        return await self._restorer.restore(request)
+
+    async def prune(self, request: PruneArchivesInput) -> list[PrunedArchive]:
+        return await prune_archives(self._settings.worktree_base, request)
 
     def validate(self, working_path: str) -> bool:
         return is_healthy_worktree(Path(working_path))

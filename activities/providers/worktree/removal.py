@@ -1,13 +1,14 @@
 """Removing a worktree and settling its branch: the one removal every path uses (command, close, cleanup).
 
-Nothing with uncommitted changes is removed without `force`, and no commit is lost: work found
-nowhere else either keeps its branch or, with `force`, is saved under refs/isolator/archive/ first.
-Retries are safe: each step checks what is already done.
+Every removal of an environment's worktree is archived first (activities/providers/worktree/archive.py):
+its files, uncommitted and untracked ones included, become a commit under refs/isolator/archive/<id>,
+and its branch stays while the archive lives, so `/worktree restore` can bring it back. A dirty
+worktree goes only with `force` (every path but a plain command or API call sets it). Retries are
+safe: each step checks what is already done.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -17,6 +18,7 @@ from activities.git import is_valid_branch_name, run_git
 from activities.git_locks import clear_stale_lock
 from activities.locks import host_locks
 from activities.paths import UnsafePathError, ensure_inside
+from activities.providers.worktree.archive import Archive, archive_ref, archives_of_branch, save_archive
 from activities.providers.worktree.survey import (
     ListedWorktree,
     branch_state,
@@ -25,14 +27,9 @@ from activities.providers.worktree.survey import (
     read_refs,
 )
 from activities.removal_records import RemovalRecords
-from activities.working_trees import working_tree
 from isolator.contracts.errors import WORKTREE_CONFLICT
 from isolator.contracts.worktree import Refusal, RemovalReport, RemoveWorktreeInput
 from isolator.settings import Settings
-
-ARCHIVE_PREFIX = "refs/isolator/archive/"
-# The snapshot commit is the service's own, whatever identity (if any) the host has configured.
-_SNAPSHOT_IDENTITY = ["-c", "user.name=isolator", "-c", "user.email=isolator@localhost"]
 
 BranchOutcome = Literal["deleted", "kept", "archived", "absent"]
 
@@ -72,36 +69,48 @@ class WorktreeRemover:
 
         # A name git would not accept cannot be a branch of ours: its branch is left alone.
         branch = request.branch if await is_valid_branch_name(request.branch) else None
-        archive_refs: list[str] = []
-        notes: list[str] = []
+        ref = archive_ref(request.environment_id) if request.environment_id else None
+        archive: Archive | None = None
         if entry is not None and path.exists():
             dirty = await is_dirty(run_git, path)
-            if dirty and not request.force:
+            # Without an environment there is no archive to save changes in: they are never removed.
+            if dirty and (not request.force or ref is None):
                 return _refused("uncommitted_changes", _uncommitted(path))
-            if dirty:
-                snapshot = await _snapshot(path, branch or path.name)
-                archive_refs.append(snapshot)
-                notes.append(
-                    f"Its uncommitted changes were saved as `{snapshot}`: see them with `git show {snapshot}`, "
-                    f"restore them in a checkout of `{request.branch}` with `git checkout {snapshot} -- .`."
-                )
-            if not await _remove_worktree(repository, path, force=dirty):
+            if ref is not None:
+                archive = await save_archive(path, ref, request.branch)
+            if not await _remove_worktree(repository, path, force=archive is not None):
                 return _refused("uncommitted_changes", _uncommitted(path))
             outcome: Literal["removed", "already_gone"] = "removed"
-            notes.insert(0, f"Removed worktree `{path}`.")
+            note = f"Removed worktree `{path}`."
         else:
             # Gone from disk (or a retry after the removal itself): drop git's stale record of it.
             await run_git("worktree", "prune", cwd=repository)
             outcome = "already_gone"
-            notes.insert(0, f"The worktree at `{path}` was already gone; git's record of it was pruned.")
+            note = f"The worktree at `{path}` was already gone; git's record of it was pruned."
+            archive = await _existing_archive(repository, ref)
 
-        branch_outcome, note, archived = await _settle_branch(request, branch, worktrees, path)
-        archive_refs += archived
-        if note:
-            notes.append(note)
-        return RemovalReport(
-            outcome=outcome, branch_outcome=branch_outcome, archive_refs=archive_refs, message=" ".join(notes)
-        )
+        if archive is not None:
+            restore = branch or request.branch
+            return RemovalReport(
+                outcome=outcome, branch_outcome="archived", archive_refs=[archive.ref], branch_tip=archive.head,
+                message=f"{note} Everything in it, uncommitted and untracked files included, was archived as "
+                        f"`{archive.ref}`, and its branch `{request.branch}` kept: `/worktree restore {restore}` "
+                        f"brings it back for {self.settings.archive_retention_days} days.",
+            )
+        branch_outcome, branch_note = await _settle_branch(request, branch, worktrees, path)
+        return RemovalReport(outcome=outcome, branch_outcome=branch_outcome,
+                             message=" ".join(part for part in (note, branch_note) if part))
+
+
+async def _existing_archive(repository: Path, ref: str | None) -> Archive | None:
+    """The archive an earlier attempt of this removal saved before the worktree went."""
+    if ref is None:
+        return None
+    shown = await run_git("show", "-s", "--format=%H %P", ref, "--", cwd=repository, check=False)
+    if shown.returncode != 0 or not shown.stdout.strip():
+        return None
+    commit, *parents = shown.stdout.split()
+    return Archive(ref, commit, parents[0] if len(parents) > 1 else None)
 
 
 def _refused(reason: Refusal, message: str) -> RemovalReport:
@@ -111,8 +120,8 @@ def _refused(reason: Refusal, message: str) -> RemovalReport:
 def _uncommitted(path: Path) -> str:
     return (
         f"`{path}` has uncommitted changes, so it was not removed. Commit and push them, or use "
-        "`/worktree remove --force` to remove it anyway (the changes are saved under "
-        f"`{ARCHIVE_PREFIX}` first)."
+        "`/worktree remove --force` to remove it anyway: it is archived first, and `/worktree restore` "
+        "brings it back with its changes."
     )
 
 
@@ -136,74 +145,31 @@ async def _remove_worktree(repository: Path, path: Path, force: bool) -> bool:
 
 async def _settle_branch(
     request: RemoveWorktreeInput, branch: str | None, worktrees: list[ListedWorktree], path: Path
-) -> tuple[BranchOutcome, str, list[str]]:
-    """Delete the branch when its work survives elsewhere; keep it, or archive it with force, when not."""
+) -> tuple[BranchOutcome, str]:
+    """With no archive of the worktree: delete the branch when its work survives elsewhere and no
+    archive refers to it; keep it otherwise."""
     if branch is None:
-        return "absent", "", []
+        return "absent", ""
     repository = Path(request.codebase.canonical_path)
     default = request.codebase.default_branch
     refs = await read_refs(run_git, repository, default)
     state = await branch_state(run_git, repository, refs, branch)
     if not state.exists:
-        return "absent", "", []
+        return "absent", ""
     if branch == default:
-        return "kept", f"Branch `{branch}` was kept: it is the default branch.", []
+        return "kept", f"Branch `{branch}` was kept: it is the default branch."
     holder = next((other.path for other in worktrees if other.branch == branch and other.path != path), None)
     if holder is not None:
-        return "kept", f"Branch `{branch}` was kept: it is checked out at `{holder}`.", []
+        return "kept", f"Branch `{branch}` was kept: it is checked out at `{holder}`."
+    if archives := await archives_of_branch(repository, branch):
+        return "kept", f"Branch `{branch}` was kept: the archive `{archives[0]}` refers to it."
     if state.merged:
         await run_git("branch", "-D", "--", branch, cwd=repository)
-        return "deleted", f"Branch `{branch}` was deleted: its work is already in `{default}`.", []
+        return "deleted", f"Branch `{branch}` was deleted: its work is already in `{default}`."
     if state.found_on is not None:
         await run_git("branch", "-D", "--", branch, cwd=repository)
-        return "deleted", f"Branch `{branch}` was deleted: its commits are still on `{state.found_on}`.", []
-    if not request.force:
-        return "kept", (
-            f"Branch `{branch}` was kept: it has commits found on no other branch or remote. "
-            f"Push it, or delete it with `git branch -D {branch}`."
-        ), []
-    archive = await _archive_branch(repository, branch, refs.tips[f"refs/heads/{branch}"])
-    await run_git("branch", "-D", "--", branch, cwd=repository)
-    return "archived", (
-        f"Branch `{branch}` had commits found on no other branch or remote: they were saved as `{archive}` "
-        f"and the branch was deleted. Restore it with `git branch {branch} {archive}`."
-    ), [archive]
-
-
-async def _archive_branch(repository: Path, branch: str, tip: str) -> str:
-    # A retry after the archive was made but before the branch was deleted reuses that archive.
-    existing = await run_git(
-        "for-each-ref", "--format=%(refname)", "--points-at", tip, f"{ARCHIVE_PREFIX}{branch}-*", cwd=repository
+        return "deleted", f"Branch `{branch}` was deleted: its commits are still on `{state.found_on}`."
+    return "kept", (
+        f"Branch `{branch}` was kept: it has commits found on no other branch or remote. "
+        f"Push it, or delete it with `git branch -D {branch}`."
     )
-    for refname in existing.stdout.splitlines():
-        if not refname.endswith("-wip"):
-            return refname
-    archive = f"{ARCHIVE_PREFIX}{branch}-{_timestamp()}"
-    await run_git("update-ref", archive, tip, "", cwd=repository)  # "": the ref must not exist yet
-    return archive
-
-
-async def _snapshot(path: Path, label: str) -> str:
-    """Save the worktree's uncommitted and untracked changes as a commit on top of HEAD, named after
-    `label` (`git stash create` would leave the untracked files out)."""
-    state = await working_tree(path)
-    head, tree = state.head, state.tree
-    # A retry after the snapshot was saved but before the worktree was removed reuses it.
-    existing = await run_git(
-        "for-each-ref", "--format=%(refname)%00%(tree)%00%(parent)", f"{ARCHIVE_PREFIX}{label}-*-wip", cwd=path
-    )
-    for line in existing.stdout.splitlines():
-        refname, ref_tree, parent = line.split("\0")
-        if (ref_tree, parent) == (tree, head):
-            return refname
-    message = f"isolator: uncommitted changes of {label} before its worktree was removed"
-    parents = ["-p", head] if head else []
-    made = await run_git(*_SNAPSHOT_IDENTITY, "commit-tree", tree, *parents, "-m", message, cwd=path)
-    commit = made.stdout.strip()
-    ref = f"{ARCHIVE_PREFIX}{label}-{_timestamp()}-wip"
-    await run_git("update-ref", ref, commit, "", cwd=path)
-    return ref
-
-
-def _timestamp() -> str:
-    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S")

@@ -1,0 +1,141 @@
+"""Bringing a removed (or hibernated) worktree back from its archive, and pruning old archives.
+
+A restore builds the worktree in a staging folder under WORKTREE_BASE/.restoring and moves it to its
+path when it is whole: a restore killed halfway leaves nothing at the user's path, and its retry
+clears the staging folder and starts again. The archive is only read, so nothing can be lost.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from activities.git import commits_of, is_valid_branch_name, run_git
+from activities.locks import host_locks
+from activities.ownership import mark_as_made_here
+from activities.paths import UnsafePathError, ensure_inside
+from activities.providers.worktree.archive import (
+    archived_trees,
+    archives_of_branch,
+    delete_archive,
+    fill_from_archive,
+    staging_path,
+)
+from activities.providers.worktree.base import Base, committed_config
+from activities.providers.worktree.include import copy_included
+from activities.providers.worktree.survey import branch_state, list_worktrees, read_refs
+from activities.removal_records import RemovalRecords
+from activities.working_trees import working_tree
+from isolator.contracts.worktree import (
+    PruneArchivesInput,
+    PrunedArchive,
+    RestoredWorktree,
+    RestoreWorktreeInput,
+)
+from isolator.repository_config import read_setup
+from isolator.settings import Settings
+
+
+class WorktreeRestorer:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    async def restore(self, request: RestoreWorktreeInput) -> RestoredWorktree:
+        base = self.settings.worktree_base
+        try:
+            path = ensure_inside(base, Path(request.working_path))
+        except UnsafePathError:
+            return _refused(f"`{request.working_path}` is outside the worktree folder.")
+        if not await is_valid_branch_name(request.branch):
+            return _refused(f"`{request.branch}` is not a valid branch name.")
+        repository = Path(request.codebase.canonical_path)
+        async with host_locks(base, path, repository):
+            trees = await archived_trees(repository, request.archive_ref)
+            if trees is None:
+                return _refused(f"The archive `{request.archive_ref}` is gone, so there is nothing to restore.")
+            if path.exists():
+                return await self._already_there(path, request, trees.files)
+            if (problem := await self._branch_problem(repository, path, request)) is not None:
+                return _refused(problem)
+            staging = staging_path(base, path)
+            await _clear(repository, staging)
+            staging.parent.mkdir(parents=True, exist_ok=True)
+            await run_git("worktree", "add", "--no-checkout", "--", str(staging), request.branch, cwd=repository)
+            await fill_from_archive(staging, trees)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            await run_git("worktree", "move", "--", str(staging), str(path), cwd=repository)
+            RemovalRecords(base).forget(path)
+            mark_as_made_here(path)
+        config = read_setup(await committed_config(repository, Base(f"refs/heads/{request.branch}")))
+        await copy_included(repository, path, config.config.include)
+        return RestoredWorktree("restored", setup=config)
+
+    async def _already_there(self, path: Path, request: RestoreWorktreeInput, files: str) -> RestoredWorktree:
+        """A retry after the move: the worktree is there, on its branch, with the archive's files."""
+        listed = {entry.path: entry for entry in await list_worktrees(run_git, Path(request.codebase.canonical_path))}
+        entry = listed.get(path)
+        if entry is not None and entry.branch == request.branch and (await working_tree(path)).tree == files:
+            repository = Path(request.codebase.canonical_path)
+            config = read_setup(await committed_config(repository, Base(f"refs/heads/{request.branch}")))
+            return RestoredWorktree("restored", setup=config)
+        return _refused(f"`{path}` already exists. Move it away or remove it, then restore again.")
+
+    async def _branch_problem(self, repository: Path, path: Path, request: RestoreWorktreeInput) -> str | None:
+        """The branch must be where the archive left it, and free; one deleted by hand is made again."""
+        branch = request.branch
+        [tip] = await commits_of(repository, f"refs/heads/{branch}")
+        if tip is None:
+            if request.branch_tip is None:
+                return f"Branch `{branch}` is gone, and its archive has no commit to make it again from."
+            await run_git("update-ref", f"refs/heads/{branch}", request.branch_tip, "", cwd=repository)
+            return None
+        if request.branch_tip is not None and tip != request.branch_tip:
+            return (
+                f"Branch `{branch}` has moved since it was archived (it was at {request.branch_tip[:10]}, it is at "
+                f"{tip[:10]} now): its archived files over the new commits would undo them. The archived files "
+                f"can be looked at with `git worktree add <folder> {request.archive_ref}`."
+            )
+        staging = staging_path(self.settings.worktree_base, path)
+        for entry in await list_worktrees(run_git, repository):
+            if entry.branch == branch and entry.path != staging and not entry.prunable:
+                return f"Branch `{branch}` is checked out at `{entry.path}`: remove that worktree first."
+        return None
+
+
+async def _clear(repository: Path, staging: Path) -> None:
+    """What a restore killed halfway left in its staging folder (ours alone: nothing there is the user's)."""
+    await run_git("worktree", "remove", "--force", "--force", "--", str(staging), cwd=repository, check=False)
+    if staging.exists():
+        shutil.rmtree(staging)
+    await run_git("worktree", "prune", cwd=repository)
+
+
+def _refused(message: str) -> RestoredWorktree:
+    return RestoredWorktree("refused", message)
+
+
+async def prune_archives(worktree_base: Path, request: PruneArchivesInput) -> list[PrunedArchive]:
+    """Delete each archive, then its branch when no other archive or worktree uses it and its work is
+    upstream or on another branch or remote (a branch with work of its own is kept, as by a removal)."""
+    repository = Path(request.codebase.canonical_path)
+    default = request.codebase.default_branch
+    pruned = []
+    async with host_locks(worktree_base, repository):
+        for archive in request.archives:
+            await delete_archive(repository, archive.archive_ref)
+            pruned.append(PrunedArchive(archive.environment_id, archive.branch,
+                                        await _settle(repository, archive.branch, default)))
+    return pruned
+
+
+async def _settle(repository: Path, branch: str, default: str) -> str:
+    if not await is_valid_branch_name(branch) or branch == default:
+        return "kept" if branch == default else "absent"
+    state = await branch_state(run_git, repository, await read_refs(run_git, repository, default), branch)
+    if not state.exists:
+        return "absent"
+    in_use = any(entry.branch == branch for entry in await list_worktrees(run_git, repository))
+    if in_use or await archives_of_branch(repository, branch) or not (state.merged or state.found_on):
+        return "kept"
+    await run_git("branch", "-D", "--", branch, cwd=repository)
+    return "deleted"
