@@ -13,7 +13,7 @@ from temporalio.common import (
     TypedSearchAttributes,
     WorkflowIDReusePolicy,
 )
-from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from isolator.contracts import search_attributes
@@ -26,8 +26,9 @@ from isolator.contracts.environment import (
     SignalRequest,
     environment_workflow_id,
 )
+from isolator.contracts.errors import RESTORE_REFUSED
 from isolator.contracts.repository import RepositorySetup
-from isolator.contracts.worktree import RemovalReport
+from isolator.contracts.worktree import RemovalReport, RestoredWorktree
 
 ENVIRONMENT_WORKFLOW = "EnvironmentWorkflow"
 # A destroyed environment's workflow completed: its ID is never started again. One that failed or
@@ -43,13 +44,13 @@ class EnvironmentSignalActivities:
     @activity.defn
     async def attach_environment(self, request: AttachRequest) -> None:
         """Attach the conversation, starting the environment's workflow if it is not running yet."""
+        attach = {"start_signal": "attach", "start_signal_args": [request.signal]} if request.signal else {}
         try:
-            await self._start(request.environment, request.setup, start_signal="attach",
-                              start_signal_args=[request.signal])
+            await self._start(request.environment, request.setup, **attach)
         except WorkflowAlreadyStartedError:
-            activity.logger.info("environment %s is already destroyed; attach ignored",
+            activity.logger.info("environment %s is already destroyed or running; attach ignored",
                                  request.environment.environment_id)
-        if request.previous_environment_id and request.previous_environment_id != request.environment.environment_id:
+        if request.signal and request.previous_environment_id and request.previous_environment_id != request.environment.environment_id:
             await self._signal(request.previous_environment_id, "detach", request.signal)
 
     @activity.defn
@@ -73,6 +74,20 @@ class EnvironmentSignalActivities:
         """`/worktree setup`: the environment's workflow runs its set-up again; its state afterwards."""
         handle = self.client.get_workflow_handle(environment_workflow_id(environment.environment_id))
         return await handle.execute_update("set_up_again", result_type=str)
+
+    @activity.defn
+    async def wake_environment(self, environment: EnvironmentRef) -> RestoredWorktree:
+        """A hibernated environment's worktree back from its archive; a refusal is the user's to hear."""
+        handle = self.client.get_workflow_handle(environment_workflow_id(environment.environment_id))
+        try:
+            woken = await handle.execute_update("wake", result_type=RestoredWorktree)
+        except RPCError as error:
+            if error.status != RPCStatusCode.NOT_FOUND:
+                raise
+            woken = RestoredWorktree("refused", f"`{environment.branch}` has no workflow to wake it.")
+        if woken.outcome == "refused":
+            raise ApplicationError(woken.message, type=RESTORE_REFUSED, non_retryable=True)
+        return woken
 
     @activity.defn
     async def wait_for_setup(self, environment_id: str) -> str:

@@ -36,8 +36,9 @@ from isolator.contracts.setup import EnvironmentDetails, RunLine, SetupStateInpu
 from isolator.settings import Settings
 
 _COUNT_ACTIVE = "SELECT count(*) FROM isolation_environments WHERE codebase_id = $1 AND status = 'active'"
-_BY_IDENTITY = """SELECT * FROM isolation_environments
-                  WHERE codebase_id = $1 AND workflow_type = $2 AND workflow_id = $3 AND status = 'active'"""
+# A hibernated environment keeps its identity: the next message for the work wakes it.
+_BY_IDENTITY = """SELECT * FROM isolation_environments WHERE codebase_id = $1 AND workflow_type = $2
+                  AND workflow_id = $3 AND status IN ('active', 'hibernated')"""
 # A change, or the same attachment by the same message again: a retry after a crash that lost the
 # first answer must still tell the user.
 _ATTACH = """UPDATE conversations SET environment_id = $2, cwd = $3, attached_by = $4
@@ -55,7 +56,8 @@ SELECT e.*, c.name AS c_name, c.canonical_path AS c_canonical_path, c.default_br
                     FILTER (WHERE v.id IS NOT NULL AND v.closed_at IS NULL), '{}')
            AS open_days_inactive,
        floor(extract(epoch FROM now() - coalesce(max(v.last_activity_at), e.created_at)) / 86400)::int
-           AS days_inactive
+           AS days_inactive,
+       floor(extract(epoch FROM now() - coalesce(max(v.last_activity_at), e.created_at)))::bigint AS seconds_inactive
 FROM isolation_environments e
 JOIN codebases c ON c.id = e.codebase_id
 LEFT JOIN conversations v ON v.environment_id = e.id
@@ -150,17 +152,20 @@ class EnvironmentActivities:
                 ],
                 days_inactive=row["days_inactive"],
                 start_commit=(row["metadata"] or {}).get("start_commit"),
+                seconds_inactive=row["seconds_inactive"],
             )
             for row in rows
         ]
-        return EnvironmentListing(environments, self.limit, self.settings.stale_threshold_days)
+        budget = self.settings.disk_budget_gb
+        return EnvironmentListing(environments, self.limit, self.settings.stale_threshold_days,
+                                  int(budget * 1024**3) if budget is not None else None)
 
     @activity.defn
     async def find_named_environment(self, query: NamedEnvironmentQuery) -> Environment | None:
-        """An active environment by `type-id` (`issue-42`, `task-name`) or by branch (`thread-1a2b3c4d`)."""
+        """An active (or hibernated) environment by `type-id` (`issue-42`, `task-name`) or by branch (`thread-1a2b3c4d`)."""
         row = await self.pool.fetchrow(
             """SELECT * FROM isolation_environments
-               WHERE codebase_id = $1 AND status = 'active'
+               WHERE codebase_id = $1 AND status IN ('active', 'hibernated')
                  AND (branch_name = $2 OR workflow_type || '-' || workflow_id = $2)
                ORDER BY branch_name = $2 DESC LIMIT 1""",
             query.codebase_id, query.name,
@@ -172,9 +177,12 @@ class EnvironmentActivities:
         """The worktree is gone: the row says so and no conversation points at it any more."""
         async with self.pool.acquire() as connection, connection.transaction():
             await connection.execute(
-                """UPDATE isolation_environments SET status = 'destroyed', destroyed_at = now(), removal_reason = $2
-                   WHERE id = $1 AND status = 'active'""",
-                request.environment_id, request.reason,
+                """UPDATE isolation_environments
+                   SET status = 'destroyed', destroyed_at = now(), removal_reason = $2,
+                       archive_ref = coalesce($3, archive_ref), branch_tip = coalesce($4, branch_tip),
+                       archived_at = CASE WHEN $3::text IS NULL THEN archived_at ELSE now() END
+                   WHERE id = $1 AND status IN ('active', 'hibernated')""",
+                request.environment_id, request.reason, request.archive_ref, request.branch_tip,
             )
             await connection.execute(
                 "UPDATE conversations SET environment_id = NULL, cwd = NULL WHERE environment_id = $1",

@@ -1,5 +1,5 @@
-"""`/api/environments`: the isolation environments, read, and removed through their own workflows:
-the same removal as `/worktree remove`."""
+"""`/api/environments`: the isolation environments, read; removed through their own workflows (the
+same removal as `/worktree remove`, archived), and restored (the same as `/worktree restore`)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from temporalio.client import Client
 from activities.database import codebase_from_row
 from activities.environment_signals import EnvironmentSignalActivities
 from api.deps import get_client, get_pool, get_settings, require_api_token
+from isolator.contracts.archive import RestoreReport, RestoreRequest
 from isolator.contracts.environment import DestroyEnvironmentInput, DestroyRequest, EnvironmentRef
 from isolator.settings import Settings
 
@@ -22,6 +23,10 @@ router = APIRouter(prefix="/api/environments", tags=["environments"], dependenci
 _SELECT = """
 SELECT e.id, e.workflow_type, e.workflow_id, e.working_path, e.branch_name, e.status, e.setup_state,
        e.created_at, e.destroyed_at, e.removal_reason, e.created_by_platform, c.name AS codebase,
+       e.disk_bytes, e.disk_measured_at, e.merge_proof, e.branch_tip, e.restored_as,
+       (SELECT coalesce(array_agg(a.archive_ref ORDER BY a.archived_at DESC), '{}') FROM isolation_environments a
+         WHERE a.codebase_id = e.codebase_id AND a.branch_name = e.branch_name AND a.archive_ref IS NOT NULL
+           AND a.archive_pruned_at IS NULL) AS archive_refs,
        coalesce(array_agg(v.platform || ':' || v.platform_conversation_id ORDER BY v.id)
                 FILTER (WHERE v.id IS NOT NULL), '{}') AS conversations,
        (SELECT min(port) FROM port_allocations p WHERE p.environment_id = e.id) AS first_port,
@@ -48,6 +53,15 @@ class EnvironmentView(BaseModel):
     destroyed_at: str | None
     # why it was removed: "closed", "removed by command", "45 days inactive", or "merged: " and the proof
     removal_reason: str | None
+    # real blocks, as the scheduled cleanup last measured them (None until it has)
+    disk_bytes: int | None
+    disk_measured_at: str | None
+    merge_proof: str | None  # when git or GitHub proves its work is in the default branch: which check
+    # archives of this branch not yet pruned, newest first: this environment's own (when removed or
+    # hibernated) and earlier ones'; `POST /api/environments/{id}/restore` brings a removed one back
+    archive_refs: list[str]
+    branch_tip: str | None  # the branch's commit when it was archived
+    restored_as: str | None  # the environment a restore brought it back as
 
 
 def _view(row: asyncpg.Record) -> EnvironmentView:
@@ -59,7 +73,10 @@ def _view(row: asyncpg.Record) -> EnvironmentView:
         conversations=list(row["conversations"]), created_by_platform=row["created_by_platform"],
         created_at=row["created_at"].isoformat(),
         destroyed_at=row["destroyed_at"].isoformat() if row["destroyed_at"] else None,
-        removal_reason=row["removal_reason"],
+        removal_reason=row["removal_reason"], disk_bytes=row["disk_bytes"],
+        disk_measured_at=row["disk_measured_at"].isoformat() if row["disk_measured_at"] else None,
+        merge_proof=row["merge_proof"], archive_refs=list(row["archive_refs"]), branch_tip=row["branch_tip"],
+        restored_as=str(row["restored_as"]) if row["restored_as"] else None,
     )
 
 
@@ -68,7 +85,7 @@ async def list_environments(
     pool: Annotated[asyncpg.Pool, Depends(get_pool)],
     codebase: Annotated[str | None, Query(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
                                           description="a codebase's name")] = None,
-    environment_status: Annotated[Literal["active", "destroyed"] | None, Query(alias="status")] = None,
+    environment_status: Annotated[Literal["active", "hibernated", "destroyed"] | None, Query(alias="status")] = None,
     conversation: Annotated[str | None, Query(min_length=3, max_length=300, pattern=r"^[a-z]+:[^\x00-\x1f\x7f]+$",
                                               description="`platform:conversation id`")] = None,
 ) -> list[EnvironmentView]:
@@ -106,8 +123,8 @@ async def remove_environment(
     pool: Annotated[asyncpg.Pool, Depends(get_pool)],
     client: Annotated[Client, Depends(get_client)],
     settings: Annotated[Settings, Depends(get_settings)],
-    force: Annotated[bool, Query(description="remove even with uncommitted changes (saved under "
-                                             "refs/isolator/archive/ first) or a running agent (stopped first)")] = False,
+    force: Annotated[bool, Query(description="remove even with uncommitted changes or a running agent (stopped "
+                                             "first); every removal is archived and can be restored")] = False,
 ) -> RemovalView:
     """The same removal as `/worktree remove [--force]`, through the environment's workflow."""
     row = await pool.fetchrow(
@@ -130,3 +147,38 @@ async def remove_environment(
         raise HTTPException(status.HTTP_409_CONFLICT, detail=report.message)
     return RemovalView(outcome=report.outcome, branch_outcome=report.branch_outcome,
                        archive_refs=list(report.archive_refs), message=report.message)
+
+
+class RestoreView(BaseModel):
+    outcome: Literal["restored", "woken", "already_restored"]
+    environment_id: str  # the restored environment: a new one for a removed one, the same for a hibernated one
+    working_path: str
+    branch: str
+    message: str
+
+
+_REFUSALS = {"not_found": status.HTTP_404_NOT_FOUND, "refused": status.HTTP_409_CONFLICT,
+             "limit": status.HTTP_409_CONFLICT}
+
+
+@router.post("/{environment_id}/restore", response_model=RestoreView,
+             responses={404: {"description": "no archive to restore: never removed, pruned, or no such environment"},
+                        409: {"description": "refused, with the reason: its branch moved or is checked out, its "
+                                             "path or identity is taken, or the codebase is at its limit"}})
+async def restore_environment(
+    environment_id: uuid.UUID,
+    client: Annotated[Client, Depends(get_client)],
+    settings: Annotated[Settings, Depends(get_settings)],
+) -> RestoreView:
+    """The same restore as `/worktree restore`: the worktree back from its archive, on its branch, with its
+    uncommitted and untracked files; a hibernated one is woken."""
+    workflow_id = f"restore:api:{uuid.uuid4()}"
+    report = await client.execute_workflow(
+        "RestoreEnvironmentWorkflow", RestoreRequest(str(environment_id), key=workflow_id), id=workflow_id,
+        task_queue=settings.task_queue, result_type=RestoreReport,
+    )
+    if report.outcome in _REFUSALS:
+        raise HTTPException(_REFUSALS[report.outcome], detail=report.message)
+    assert report.environment_id is not None and report.working_path is not None and report.branch is not None
+    return RestoreView(outcome=report.outcome, environment_id=report.environment_id,  # type: ignore[arg-type]
+                       working_path=report.working_path, branch=report.branch, message=report.message)

@@ -1,5 +1,6 @@
-"""The cleanup's vocabulary, in one place: fresh, merged, stale, live and dirty, and from them which
-environments a cleanup removes and why the others stay.
+"""The cleanup's vocabulary, in one place: fresh, merged, stale and live, and from them which
+environments a cleanup removes and why the others stay. Dirty is no reason to stay: every removal
+archives the worktree's changes, and `/worktree restore` brings them back.
 
 Pure functions of the facts that the database (a TrackedEnvironment) and git (a WorktreeState) report.
 Workflows call them directly; the survey asks them which worktrees are worth more git processes.
@@ -47,11 +48,6 @@ def is_live(conversation: OpenConversation, threshold_days: int) -> bool:
 
 def live_conversations(environment: TrackedEnvironment, threshold_days: int) -> int:
     return sum(is_live(conversation, threshold_days) for conversation in environment.open_conversations)
-
-
-def is_dirty(state: WorktreeState) -> bool:
-    """Uncommitted or untracked changes (or a worktree git could not read): never removed without force."""
-    return state.dirty
 
 
 def needs_worktree_facts(tracked: TrackedWorktree, merged: bool, tip: str | None) -> bool:
@@ -123,8 +119,6 @@ def plan_cleanup(
 
 
 def _reason_to_keep(environment: TrackedEnvironment, state: WorktreeState, why: str, threshold_days: int) -> str | None:
-    if is_dirty(state):
-        return "has uncommitted changes"
     live = live_conversations(environment, threshold_days)
     if live:
         return f"still used by {live} conversation(s)"
@@ -146,6 +140,13 @@ def breakdown(
             stale += 1
     total = len(environments)
     return Breakdown(total=total, limit=limit, merged=merged, stale=stale, active=total - merged - stale)
+
+
+def hibernation_order(environments: list[TrackedEnvironment], sizes: dict[str, int]) -> list[TrackedEnvironment]:
+    """Over the disk budget, who hibernates first: the least recently active (each environment's
+    workflow refuses when a run, set-up or removal is under way, and the next is asked)."""
+    measured = [environment for environment in environments if sizes.get(environment.ref.environment_id)]
+    return sorted(measured, key=lambda environment: -environment.seconds_inactive)
 
 
 def cleanup_verdict(environment: EnvironmentRef, plan: CleanupPlan) -> str:

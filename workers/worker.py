@@ -13,6 +13,7 @@ from temporalio.worker import Interceptor, UnsandboxedWorkflowRunner, Worker
 
 from activities.agent import AgentActivities
 from activities.agent_runs import AgentRunActivities
+from activities.archives import ArchiveActivities
 from activities.codebases import CodebaseActivities
 from activities.conversations import ConversationActivities
 from activities.environment_signals import EnvironmentSignalActivities
@@ -32,9 +33,10 @@ from workflows.cleanup import CleanupWorkflow, CodebaseCleanupWorkflow
 from workflows.codebase import RegisterCodebaseWorkflow
 from workflows.environment import EnvironmentWorkflow
 from workflows.message import MessageWorkflow
+from workflows.restore import RestoreEnvironmentWorkflow
 
 WORKFLOWS = [MessageWorkflow, RegisterCodebaseWorkflow, EnvironmentWorkflow, AgentRunWorkflow, CodebaseCleanupWorkflow,
-             CleanupWorkflow]
+             CleanupWorkflow, RestoreEnvironmentWorkflow]
 
 # Workflows run without the SDK's sandbox. The sandbox re-runs compiled code for every activation
 # and for every payload it converts: about 6 ms of CPU per message, a third of the worker's work.
@@ -55,6 +57,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
     """What the shared queue serves: the workflows' local activities, and the activities any host can run."""
     conversations = ConversationActivities(pool)
     environments = EnvironmentActivities(pool, settings)
+    archives = ArchiveActivities(pool, settings)
     signals = EnvironmentSignalActivities(client, settings.task_queue)
     codebases = CodebaseActivities(settings, pool)
     isolation = IsolationActivities(settings)
@@ -76,6 +79,14 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         environments.mark_environment_destroyed,
         environments.record_setup_state,
         environments.environment_details,
+        archives.list_removed_environments,
+        archives.find_removed_environment,
+        archives.record_restored_environment,
+        archives.mark_environment_hibernated,
+        archives.mark_environment_awake,
+        archives.find_expired_archives,
+        archives.mark_archives_pruned,
+        archives.record_disk_use,
         codebases.find_codebase,
         codebases.record_codebase,
         codebases.list_codebases,
@@ -92,6 +103,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         signals.destroy_environment,
         signals.set_up_again,
         signals.wait_for_setup,
+        signals.wake_environment,
         agent_runs.stop_agent_runs,
         agent_runs.record_interrupted_run,
         replies.send_reply,

@@ -15,9 +15,11 @@ with workflow.unsafe.imports_passed_through():
     from isolator.cleanup_rules import (
         Candidate,
         breakdown,
+        hibernation_order,
         plan_cleanup,
         tracked_worktrees,
     )
+    from isolator.contracts.archive import DiskUse, PrunedArchives
     from isolator.contracts.cleanup import (
         Breakdown,
         CleanupReport,
@@ -27,9 +29,14 @@ with workflow.unsafe.imports_passed_through():
         Skipped,
     )
     from isolator.contracts.codebase import Codebase
-    from isolator.contracts.environment import DestroyEnvironmentInput, DestroyRequest
-    from isolator.contracts.worktree import RemovalReport, SurveyInput, WorktreeSurvey
-    from workflows.steps import codebases, environment_signals, environments, isolation
+    from isolator.contracts.environment import HIBERNATE, DestroyEnvironmentInput, DestroyRequest
+    from isolator.contracts.worktree import PruneArchivesInput, RemovalReport, SurveyInput, WorktreeSurvey
+    from workflows.chat.worktree_texts import human_size
+    from workflows.steps import archives, codebases, environment_signals, environments, isolation
+
+# The scheduled cleanup measures every worktree for the disk budget and the API: time enough for
+# large trees, still bounded.
+SCHEDULED_DISK_SECONDS = 60.0
 
 
 async def survey_environments(codebase: Codebase, listing: EnvironmentListing,
@@ -74,7 +81,42 @@ class CodebaseCleanupWorkflow:
                 report.missing.append(candidate.environment.working_path)
             else:
                 report.removed.append(f"{candidate.environment.branch} ({candidate.why})")
+        if "archives" in request.kinds:
+            report.pruned = await self._prune_archives(codebase)
+        if "budget" in request.kinds:
+            report.hibernated = await self._keep_within_budget(codebase, request.key)
         return report
+
+    async def _prune_archives(self, codebase: Codebase) -> list[str]:
+        """Archives past ARCHIVE_RETENTION_DAYS go, and with them the branches nothing else needs."""
+        expired = await archives.find_expired_archives(codebase)
+        if not expired.archives:
+            return []
+        pruned = await isolation.prune_archives(PruneArchivesInput(codebase, expired.archives))
+        await archives.mark_archives_pruned(PrunedArchives(codebase.id, pruned))
+        return [f"{archive.branch} (branch {archive.branch_outcome})" for archive in pruned]
+
+    async def _keep_within_budget(self, codebase: Codebase, run_key: str) -> list[str]:
+        """Every worktree measured (kept with its row, for the API); over DISK_BUDGET_GB, the least
+        recently active idle ones hibernate until the codebase is within it."""
+        listing = await environments.list_environments(codebase.id)
+        survey = await isolation.survey_worktrees(SurveyInput(codebase, tracked_worktrees(listing), measure_disk=True,
+                                                              disk_seconds=SCHEDULED_DISK_SECONDS))
+        sizes = {state.environment_id: state.disk_bytes for state in survey.states if state.disk_bytes is not None}
+        proofs = {state.environment_id: state.merge_proof for state in survey.states if state.merge_proof}
+        await archives.record_disk_use(DiskUse(sizes, proofs))
+        total, budget = sum(sizes.values()), listing.disk_budget_bytes
+        hibernated: list[str] = []
+        for environment in hibernation_order(listing.environments, sizes):
+            if budget is None or total <= budget:
+                break
+            request = DestroyRequest(force=False, reason=HIBERNATE, key=f"{run_key}:{environment.ref.environment_id}")
+            outcome = await environment_signals.destroy_environment(DestroyEnvironmentInput(environment.ref, request))
+            if outcome.outcome != "refused":
+                size = sizes[environment.ref.environment_id]
+                total -= size
+                hibernated.append(f"{environment.ref.branch} ({human_size(size)})")
+        return hibernated
 
     async def _destroy(self, candidate: Candidate, run_key: str) -> RemovalReport:
         request = DestroyRequest(force=False, reason=candidate.why, proof=candidate.proof,
@@ -84,16 +126,21 @@ class CodebaseCleanupWorkflow:
 
 @workflow.defn
 class CleanupWorkflow:
-    """Started by the `isolation-cleanup` schedule: every codebase, every rule."""
+    """Started by the `isolation-cleanup` schedule: every codebase, every rule, the archives' retention
+    and the disk budget; what it removed, pruned and hibernated is its result, and logged."""
 
     @workflow.run
     async def run(self) -> CleanupRunReport:
         run_id = workflow.info().workflow_id
-        reports = []
+        reports: list[CleanupReport] = []
         for codebase in await codebases.list_codebases():
             reports.append(await workflow.execute_child_workflow(
                 CodebaseCleanupWorkflow.run,
-                CodebaseCleanupInput(codebase, ["missing", "merged", "stale"], key=run_id),
+                CodebaseCleanupInput(codebase, ["missing", "merged", "stale", "archives", "budget"], key=run_id),
                 id=f"{run_id}:{codebase.name}",
             ))
+            report = reports[-1]
+            if report.removed or report.pruned or report.hibernated:
+                workflow.logger.info("cleanup of %s: removed %s; archives pruned %s; hibernated %s", codebase.name,
+                                     report.removed, report.pruned, report.hibernated)
         return CleanupRunReport(codebases=reports)

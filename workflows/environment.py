@@ -7,6 +7,10 @@ worktree through the one removal activity, marks the row destroyed and completes
 A close waits for the queued runs; the cleanup and a plain `/worktree remove` are refused while the
 agent works; a forced removal stops the run first. A refused removal (uncommitted changes) leaves it
 waiting, its state saying why, until a forced destroy or a later retry on a clean worktree finishes the job.
+
+Every removal is archived (refs/isolator/archive/<id>). The disk budget's removal, `hibernated`, keeps
+the workflow and its row: the next message wakes it, restoring the worktree from the archive, and
+the set-up runs again.
 """
 
 from __future__ import annotations
@@ -21,17 +25,19 @@ with workflow.unsafe.imports_passed_through():
     from isolator.contracts import search_attributes
     from isolator.contracts.agent import Queued, RunRequest, StopReport, StopRequest
     from isolator.contracts.environment import (
+        HIBERNATE,
         ConversationSignal,
         DestroyRequest,
         EnvironmentState,
+        MarkDestroyedInput,
     )
     from isolator.contracts.message import ReplyInput
     from isolator.contracts.setup import SetupStateInput
-    from isolator.contracts.worktree import RemovalReport
+    from isolator.contracts.worktree import RemovalReport, RestoredWorktree, RestoreWorktreeInput
     from workflows.chat import agent_texts
     from workflows.environment_runs import Runs
     from workflows.environment_setup import READY_TO_WORK, set_up, tear_down
-    from workflows.steps import environments, isolation, replies
+    from workflows.steps import archives, environments, isolation, replies
 
 # A refused removal is tried again this often: a worktree cleaned by hand then goes by itself.
 RETRY_REFUSED_REMOVAL = timedelta(hours=1)
@@ -60,15 +66,17 @@ class EnvironmentWorkflow:
             try:
                 await workflow.wait_condition(
                     lambda: self._removal_ready() or self._state.setup_requested or bool(self._state.runs)
-                    or workflow.info().is_continue_as_new_suggested(),
+                    or self._state.wake_requested or workflow.info().is_continue_as_new_suggested(),
                     timeout=RETRY_REFUSED_REMOVAL if refused else None,
                 )
             except TimeoutError:
                 self._request(DestroyRequest(force=False, reason="retry", key=f"retry:{workflow.now().isoformat()}"))
             if self._removal_ready():
                 report = await self._remove()
-                if report.outcome != "refused":
+                if self._state.status == "destroyed":
                     return report
+            elif self._state.wake_requested:
+                await self._wake()
             elif self._state.setup_requested:
                 await self._set_up()
             elif self._state.runs:
@@ -97,7 +105,7 @@ class EnvironmentWorkflow:
             self._state.attached.remove(signal.conversation)
         if signal.conversation not in self._state.closed:
             self._state.closed.append(signal.conversation)
-        if not self._state.attached and self._state.status == "active" and self._state.pending is None:
+        if not self._state.attached and self._state.status in ("active", "hibernated") and self._state.pending is None:
             self._request(DestroyRequest(force=False, reason="closed", key=signal.key,
                                          requested_by=signal.conversation))
 
@@ -131,7 +139,7 @@ class EnvironmentWorkflow:
     @workflow.update
     def queue_run(self, request: RunRequest) -> Queued:
         """A message for the agent: queued behind the runs before it; refused while the worktree goes."""
-        if self._state.status in ("removing", "destroyed") or self._forced_removal_due():
+        if self._state.status in ("removing", "hibernated", "destroyed") or self._forced_removal_due():
             return Queued("gone", request.run_id)
         return self._runs.queue(request)
 
@@ -139,6 +147,18 @@ class EnvironmentWorkflow:
     async def stop_runs(self, request: StopRequest) -> StopReport:
         """`/stop`: the conversation's running run ended (its processes gone), its queued ones dropped."""
         return await self._runs.stop(request.conversation)
+
+    @workflow.update
+    async def wake(self) -> RestoredWorktree:
+        """A message for a hibernated environment: its worktree back from the archive (then its set-up
+        runs again); refused when it cannot come back, the reason said."""
+        if self._state.status != "hibernated":
+            return RestoredWorktree("restored" if self._state.status == "active" else "refused",
+                                    "" if self._state.status == "active" else agent_texts.worktree_going())
+        self._state.wake_requested = True
+        await workflow.wait_condition(lambda: not self._state.wake_requested)
+        assert self._state.woken is not None
+        return self._state.woken
 
     @workflow.query
     def state(self) -> EnvironmentState:
@@ -158,6 +178,20 @@ class EnvironmentWorkflow:
             self._state.setup_runs += 1
             await environments.record_setup_state(SetupStateInput(self._state.environment.environment_id, "failed"))
 
+    async def _wake(self) -> None:
+        environment = self._state.environment
+        assert self._state.archive_ref is not None
+        woken = await isolation.restore_worktree(RestoreWorktreeInput(
+            environment.codebase, environment.working_path, environment.branch, self._state.archive_ref,
+            self._state.branch_tip, environment.provider,
+        ))
+        if woken.outcome == "restored":
+            await archives.mark_environment_awake(environment.environment_id)
+            self._state.status = "active"
+            self._state.setup_requested = True  # the set-up runs again in the worktree it made before
+            self._show_status()
+        self._state.woken, self._state.wake_requested = woken, False
+
     def _forced_removal_due(self) -> bool:
         return self._removal_due() and self._state.pending is not None and self._state.pending.force
 
@@ -169,7 +203,12 @@ class EnvironmentWorkflow:
 
     def _request(self, request: DestroyRequest) -> None:
         """Queue a removal; requests arriving together are answered by one removal, forced if any was.
-        While the agent works, an unforced removal that cannot wait for it is refused at once."""
+        While the agent works, an unforced removal that cannot wait for it is refused at once; the
+        disk budget only hibernates an environment where nothing runs or waits."""
+        if request.reason == HIBERNATE and not self._idle():
+            self._answer([request.key], RemovalReport(outcome="refused", refused_because="busy",
+                                                      message=f"`{self._state.environment.branch}` is in use."))
+            return
         if self._runs.busy and not request.force and request.reason not in AFTER_THE_RUNS:
             self._answer([request.key], RemovalReport(outcome="refused", refused_because="agent_running",
                                                       message=agent_texts.agent_running(self._state.environment.branch)))
@@ -180,6 +219,11 @@ class EnvironmentWorkflow:
         elif request.force and not pending.force:
             self._state.pending = DestroyRequest(True, pending.reason, pending.key, pending.requested_by, pending.proof)
         self._state.waiting.append(request.key)
+
+    def _idle(self) -> bool:
+        state = self._state
+        return (state.status == "active" and not self._runs.busy and state.pending is None
+                and state.setup_state != "running" and not state.setup_requested)
 
     def _removal_due(self) -> bool:
         return self._state.pending is not None and self._state.status != "destroyed"
@@ -196,17 +240,27 @@ class EnvironmentWorkflow:
         if request.force:
             await self._runs.drop_all()
         environment = self._state.environment
+        hibernated = self._state.status == "hibernated"  # no folder: nothing to tear down
         self._state.status = "removing"
-        await tear_down(self._state, request.requested_by, key=f"{workflow.info().workflow_id}:teardown:{request.key}")
-        report = await isolation.remove_worktree(environment, request.force)
+        if not hibernated:
+            await tear_down(self._state, request.requested_by,
+                            key=f"{workflow.info().workflow_id}:teardown:{request.key}")
+        report = await isolation.remove_worktree(environment, request.takes_dirty())
+        archive = report.archive_refs[0] if report.archive_refs else None
+        recorded = MarkDestroyedInput(environment.environment_id, request.recorded_reason(), archive, report.branch_tip)
         if report.outcome == "refused":
             self._state.status = "removal_refused"
             self._state.refusal = report.message
             self._show_status()
             if request.reason == "closed" and request.requested_by:
                 await self._tell(request.requested_by, report.message, request.key)
+        elif request.reason == HIBERNATE and archive is not None:
+            await archives.mark_environment_hibernated(recorded)
+            self._state.status = "hibernated"
+            self._state.archive_ref, self._state.branch_tip = archive, report.branch_tip
+            self._show_status()
         else:
-            await environments.mark_environment_destroyed(environment.environment_id, request.recorded_reason())
+            await environments.mark_environment_destroyed(recorded)
             self._state.status = "destroyed"
             self._state.refusal = None
             self._show_status()

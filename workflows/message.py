@@ -160,12 +160,23 @@ class MessageWorkflow:
         running); otherwise it is retired."""
         if environment is None:
             return None
+        if environment.status == "hibernated":
+            return await self._wake(environment)
         if environment.status == "active" and await self._is_healthy(environment):
             if environment.setup_state == "running":  # its set-up goes first
                 await environment_signals.wait_for_setup(environment.id)
             return environment
         await self._retire(environment, conversation)
         return None
+
+    async def _wake(self, environment: Environment) -> Environment:
+        """Hibernated to keep the disk budget: its worktree comes back as it was, the user is told in one
+        line, and the message goes on there (its workflow runs the set-up again before any agent run)."""
+        assert self._codebase is not None
+        await environment_signals.wake_environment(environment_ref(environment, self._codebase))
+        await self._reply(texts.woken(environment.branch_name, environment.working_path))
+        environment.status = "active"
+        return environment
 
     async def _linked_issue_environment(self, codebase: Codebase, hints: IsolationHints) -> Shared | None:
         """A linked issue's healthy environment (the issue a PR fixes)."""

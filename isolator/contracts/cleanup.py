@@ -28,6 +28,7 @@ class TrackedEnvironment:
     days_inactive: int
     start_commit: str | None = None  # the branch tip when we created it; None when adopted
     open_conversations: list[OpenConversation] = field(default_factory=list)
+    seconds_inactive: int = 0  # days_inactive, finer: the disk budget hibernates the least recently active first
 
 
 @dataclass
@@ -37,9 +38,12 @@ class EnvironmentListing:
     environments: list[TrackedEnvironment]
     limit: int  # MAX_WORKTREES_PER_CODEBASE
     stale_threshold_days: int
+    disk_budget_bytes: int | None = None  # DISK_BUDGET_GB; None: no budget
 
 
-CleanupKind = Literal["missing", "merged", "stale"]
+# "archives": prune those past ARCHIVE_RETENTION_DAYS; "budget": hibernate down to DISK_BUDGET_GB (both
+# scheduled only, and both also record each worktree's measured size for the API).
+CleanupKind = Literal["missing", "merged", "stale", "archives", "budget"]
 
 
 @dataclass
@@ -62,6 +66,8 @@ class CleanupReport:
     skipped: list[Skipped] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # rows marked destroyed: their path was gone
     orphans: list[str] = field(default_factory=list)  # worktrees on disk that no row tracks
+    pruned: list[str] = field(default_factory=list)  # "branch (branch deleted|kept)": archives past retention
+    hibernated: list[str] = field(default_factory=list)  # "branch (size)": to keep within the disk budget
 
 
 @dataclass

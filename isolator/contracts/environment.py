@@ -9,7 +9,7 @@ from typing import Any, Literal
 from isolator.contracts.agent import RunRequest
 from isolator.contracts.codebase import Codebase
 from isolator.contracts.repository import RepositorySetup, SetupState
-from isolator.contracts.worktree import WORKTREE_PROVIDER, RemovalReport
+from isolator.contracts.worktree import WORKTREE_PROVIDER, RemovalReport, RestoredWorktree
 
 
 @dataclass
@@ -128,6 +128,8 @@ class MoveConversationInput:
 class MarkDestroyedInput:
     environment_id: str
     reason: str | None = None  # why it was removed, kept with it (a merged one's proof included)
+    archive_ref: str | None = None  # what the removal saved (refs/isolator/archive/<id>)
+    branch_tip: str | None = None
 
 
 @dataclass
@@ -176,13 +178,25 @@ class DestroyRequest:
     def recorded_reason(self) -> str:
         return f"{self.reason}: {self.proof}" if self.proof else self.reason
 
+    def takes_dirty(self) -> bool:
+        """A dirty worktree goes (archived, restorable) unless someone asked for this removal by name
+        without --force: they are told about the changes instead."""
+        return self.force or self.reason not in ASKED_BY_NAME
+
+
+# The reasons of removals someone asked for by name (and the hourly retry of one they refused).
+ASKED_BY_NAME = ("removed by command", "removed through the API", "retry")
+# The scheduled cleanup's reason when it hibernates an environment to keep within DISK_BUDGET_GB.
+HIBERNATE = "hibernated"
+
 
 @dataclass
 class AttachRequest:
-    """Start the environment's workflow if it is not running, and attach the conversation."""
+    """Start the environment's workflow if it is not running, and attach the conversation (none: a
+    restore through the API starts the workflow of an environment nobody talks in yet)."""
 
     environment: EnvironmentRef
-    signal: ConversationSignal
+    signal: ConversationSignal | None
     # the conversation's previous environment, detached in the same step
     previous_environment_id: str | None = None
     # a new worktree's set-up as its creation read it: the workflow's first set-up starts from it
@@ -224,7 +238,7 @@ class EnvironmentState:
     environment: EnvironmentRef
     attached: list[str] = field(default_factory=list)
     closed: list[str] = field(default_factory=list)
-    status: Literal["active", "removing", "removal_refused", "destroyed"] = "active"
+    status: Literal["active", "removing", "removal_refused", "hibernated", "destroyed"] = "active"
     refusal: str | None = None  # why the last removal was refused, for the user
     # idempotency keys already applied, newest last (bounded)
     seen_keys: list[str] = field(default_factory=list)
@@ -241,6 +255,11 @@ class EnvironmentState:
     runs: list[RunRequest] = field(default_factory=list)
     running: RunRequest | None = None
     stop_running: bool = False  # `/stop` asked to end the running run
+    # hibernated: its archive, and whether a message asked to wake it (and how that went)
+    archive_ref: str | None = None
+    branch_tip: str | None = None
+    wake_requested: bool = False
+    woken: RestoredWorktree | None = None
 
 
 @dataclass

@@ -11,7 +11,10 @@ INVALID_BRANCH = "InvalidBranch"
 NO_WORKER = "NoWorkerForHost"
 # The disk that holds the worktrees is full: nothing was left half-made, and freeing space fixes it.
 DISK_FULL = "DiskFull"
-USER_ERRORS = [INVALID_REPOSITORY, NAME_TAKEN, WORKTREE_CONFLICT, UNSAFE_PATH, INVALID_BRANCH, NO_WORKER, DISK_FULL]
+# A hibernated worktree could not come back (its branch moved, its path is taken): the reason is said.
+RESTORE_REFUSED = "RestoreRefused"
+USER_ERRORS = [INVALID_REPOSITORY, NAME_TAKEN, WORKTREE_CONFLICT, UNSAFE_PATH, INVALID_BRANCH, NO_WORKER, DISK_FULL,
+               RESTORE_REFUSED]
 
 # The codebase already has MAX_WORKTREES_PER_CODEBASE active environments: answered with the
 # limit's breakdown, not as a user error.

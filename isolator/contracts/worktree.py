@@ -128,6 +128,7 @@ class SurveyInput:
     provider: str = WORKTREE_PROVIDER  # which provider serves it (activities/providers/)
     # `/status` and `/worktree list` show each worktree's size; the cleanup does not wait for it
     measure_disk: bool = False
+    disk_seconds: float | None = None  # the measuring's time budget; None: the survey's own (for /status)
     # the cleanup (and its dry run) asks GitHub about PRs git finds unmerged; `/status` does not wait for it
     ask_github: bool = False
 

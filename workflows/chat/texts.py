@@ -54,6 +54,11 @@ def worktree_gone(path: str, branch: str) -> str:
     )
 
 
+def woken(branch: str, path: str) -> str:
+    return (f"Restored `{branch}` at `{path}`, with its uncommitted changes: it had been hibernated to keep "
+            "the codebase within its disk budget.")
+
+
 def no_codebase(choices: list[str]) -> str:
     if choices:
         names = ", ".join(f"`{name}`" for name in choices)

@@ -1,4 +1,5 @@
-"""`/worktree create|list|remove|link|cleanup|orphans`, run inside the MessageWorkflow."""
+"""`/worktree create|list|remove|link|cleanup|orphans|setup|why|removed|restore`, run inside the
+MessageWorkflow (the archive commands in worktree_archives.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from isolator.contracts.message import Conversation, MessageInput
     from isolator.contracts.worktree import ExplainRequest, WorktreeReady, WorktreeRequest
-    from workflows.chat import worktree_texts
+    from workflows.chat import archive_texts, worktree_archives, worktree_texts
     from workflows.cleanup import CodebaseCleanupWorkflow, view_codebase
     from workflows.errors import STEP_FAILURES, user_error
     from workflows.lookups import count_for_limit
@@ -44,6 +45,7 @@ class WorktreeCommands:
         handlers = {
             "create": self._create, "list": self._list, "remove": self._remove, "link": self._link,
             "cleanup": self._cleanup, "orphans": self._orphans, "setup": self._setup, "why": self._why,
+            "removed": self._removed, "restore": self._restore,
         }
         handler = handlers.get(subcommand)
         if handler is None:
@@ -165,7 +167,6 @@ class WorktreeCommands:
         missing = [state.working_path for state in survey.states if not state.exists]
         await self.reply(worktree_texts.orphans(survey.orphans, missing))
 
-
     async def _why(self, args: list[str]) -> None:
         if len(args) != 1:
             await self.reply(worktree_texts.WHY_USAGE)
@@ -184,6 +185,18 @@ class WorktreeCommands:
         threshold = view.listing.stale_threshold_days
         plan = plan_cleanup(view.listing.environments, view.survey, ["missing", "merged", "stale"], threshold)
         await self.reply(worktree_texts.why(tracked, facts, cleanup_verdict(tracked.ref, plan), threshold))
+
+    async def _removed(self, args: list[str]) -> None:
+        if args:
+            await self.reply(worktree_texts.USAGE)
+            return
+        await worktree_archives.list_removed(self.codebase, self.reply)
+
+    async def _restore(self, args: list[str]) -> None:
+        if len(args) != 1 or args[0].startswith("-"):
+            await self.reply(archive_texts.RESTORE_USAGE)
+            return
+        await worktree_archives.restore_named(args[0], self.message, self.conversation, self.codebase, self.reply)
 
     async def _setup(self, args: list[str]) -> None:
         target = self.conversation.environment

@@ -15,7 +15,9 @@ USAGE = """Usage:
 `/worktree cleanup merged|stale [--dry-run]`: remove merged or stale worktrees (or list what would go)
 `/worktree orphans`: worktrees git knows that nothing tracks
 `/worktree setup`: run this worktree's set-up (`.isolator.toml`) again
-`/worktree why <name>`: everything known about a worktree, and what the cleanup would do with it"""
+`/worktree why <name>`: everything known about a worktree, and what the cleanup would do with it
+`/worktree removed`: removed worktrees that can still be restored
+`/worktree restore <name>`: bring a removed worktree back, with its uncommitted changes"""
 
 LINK_USAGE = """Usage: `/worktree link <workflow>`
 

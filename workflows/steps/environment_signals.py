@@ -13,7 +13,7 @@ from isolator.contracts.environment import (
     EnvironmentRef,
     SignalRequest,
 )
-from isolator.contracts.worktree import RemovalReport
+from isolator.contracts.worktree import RemovalReport, RestoredWorktree
 from workflows.steps.options import HEARTBEAT_TIMEOUT, LOCAL_OPTIONS, RETRY_POLICY
 
 
@@ -45,5 +45,13 @@ async def wait_for_setup(environment_id: str) -> str:
     """A message that arrives during set-up waits for it: answered when it is no longer running."""
     return await workflow.execute_activity(
         "wait_for_setup", environment_id, result_type=str, start_to_close_timeout=timedelta(hours=25),
+        heartbeat_timeout=timedelta(seconds=30), retry_policy=RETRY_POLICY,
+    )
+
+
+async def wake_environment(environment: EnvironmentRef) -> RestoredWorktree:
+    """A hibernated environment's workflow restores its worktree; raises RestoreRefused with the reason."""
+    return await workflow.execute_activity(
+        "wake_environment", environment, result_type=RestoredWorktree, start_to_close_timeout=timedelta(minutes=10),
         heartbeat_timeout=timedelta(seconds=30), retry_policy=RETRY_POLICY,
     )

@@ -61,9 +61,8 @@ async def find_named_environment(query: NamedEnvironmentQuery) -> Environment | 
     )
 
 
-async def mark_environment_destroyed(environment_id: str, reason: str) -> None:
-    await workflow.execute_local_activity("mark_environment_destroyed", MarkDestroyedInput(environment_id, reason),
-                                          **LOCAL_OPTIONS)
+async def mark_environment_destroyed(request: MarkDestroyedInput) -> None:
+    await workflow.execute_local_activity("mark_environment_destroyed", request, **LOCAL_OPTIONS)
 
 
 async def record_setup_state(request: SetupStateInput) -> None:

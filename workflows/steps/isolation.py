@@ -20,8 +20,12 @@ from isolator.contracts.worktree import (
     Adoptable,
     AdoptionSearch,
     AdoptQuery,
+    PruneArchivesInput,
+    PrunedArchive,
     RemovalReport,
     RemoveWorktreeInput,
+    RestoredWorktree,
+    RestoreWorktreeInput,
     SurveyInput,
     WorktreeCreation,
     WorktreeReady,
@@ -89,8 +93,9 @@ async def create_worktree(request: WorktreeRequest, locally: bool) -> WorktreeRe
 
 
 async def remove_worktree(environment: EnvironmentRef, force: bool) -> RemovalReport:
+    """Archived under the environment's id first (an undone create has none: nothing to archive)."""
     request = RemoveWorktreeInput(environment.codebase, environment.working_path, environment.branch, force,
-                                  provider=environment.provider)
+                                  provider=environment.provider, environment_id=environment.environment_id)
     return await workflow.execute_activity(
         "remove_worktree", request, result_type=RemovalReport, task_queue=host_queue(environment.codebase.host),
         start_to_close_timeout=timedelta(minutes=5), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
@@ -100,5 +105,19 @@ async def remove_worktree(environment: EnvironmentRef, force: bool) -> RemovalRe
 async def survey_worktrees(request: SurveyInput) -> WorktreeSurvey:
     return await workflow.execute_activity(
         "survey_worktrees", request, result_type=WorktreeSurvey, task_queue=host_queue(request.codebase.host),
+        start_to_close_timeout=timedelta(minutes=5), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
+    )
+
+
+async def restore_worktree(request: RestoreWorktreeInput) -> RestoredWorktree:
+    return await workflow.execute_activity(
+        "restore_worktree", request, result_type=RestoredWorktree, task_queue=host_queue(request.codebase.host),
+        start_to_close_timeout=timedelta(minutes=10), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
+    )
+
+
+async def prune_archives(request: PruneArchivesInput) -> list[PrunedArchive]:
+    return await workflow.execute_activity(
+        "prune_archives", request, result_type=list[PrunedArchive], task_queue=host_queue(request.codebase.host),
         start_to_close_timeout=timedelta(minutes=5), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
     )

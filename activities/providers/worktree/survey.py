@@ -222,7 +222,7 @@ class WorktreeSurveyor:
         refs = await read_refs(self.git, repository, request.codebase.default_branch)
         proofs: dict[str, str | None] = {}
         states: list[WorktreeState] = []
-        disk_deadline = time.monotonic() + DISK_SECONDS
+        disk_deadline = time.monotonic() + (request.disk_seconds or DISK_SECONDS)
         for tracked in request.tracked:
             path = Path(tracked.working_path).resolve()
             exists = path in linked and path.is_dir()

@@ -1,0 +1,109 @@
+"""Removed and hibernated environments, and bringing them back: the rows behind `/worktree removed`,
+`/worktree restore`, `POST /api/environments/{id}/restore`, the retention and the disk budget."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from isolator.contracts.codebase import Codebase
+from isolator.contracts.worktree import ArchivedBranch, PrunedArchive
+
+
+@dataclass
+class RemovedEnvironment:
+    """An environment whose worktree is archived: removed (destroyed) or hibernated."""
+
+    id: str
+    codebase: Codebase
+    status: Literal["destroyed", "hibernated"]
+    workflow_type: str
+    workflow_id: str
+    working_path: str
+    branch: str
+    archive_ref: str
+    branch_tip: str | None
+    removed_at: str  # ISO 8601
+    reason: str | None
+    days_left: int  # until the retention prunes its archive (a hibernated one's is never pruned)
+    provider: str
+    from_fork: bool = False
+    start_commit: str | None = None
+    restored_as: str | None = None  # a restore brought it back already, as this environment
+    # an active (or hibernated) environment now holds its path or its identity: it cannot come back
+    conflict: str | None = None
+
+
+@dataclass
+class RemovedQuery:
+    codebase_id: str
+    name: str | None = None  # a branch or `type-id`; None: all of the codebase's
+
+
+@dataclass
+class RemovedListing:
+    environments: list[RemovedEnvironment]  # newest first
+    retention_days: int
+
+
+@dataclass
+class RestoreRequest:
+    """Restore removed environment `environment_id`; the asking conversation (none through the API)
+    is attached to it."""
+
+    environment_id: str
+    key: str  # the restore's own: a retry recognises what it already did
+    conversation_row_id: str | None = None
+    platform: str | None = None
+    conversation_id: str | None = None
+    previous_environment_id: str | None = None  # the asking conversation's, detached from it
+
+
+RestoreOutcome = Literal["restored", "woken", "already_restored", "refused", "not_found", "limit"]
+
+
+@dataclass
+class RestoreReport:
+    outcome: RestoreOutcome
+    message: str  # for the user
+    environment_id: str | None = None  # the restored environment (a new one for a removed one)
+    working_path: str | None = None
+    branch: str | None = None
+
+
+@dataclass
+class RecordRestoredInput:
+    removed_id: str
+    key: str
+    conversation_row_id: str | None = None
+
+
+@dataclass
+class ArchiveHolder:
+    """A removal's archive, recorded with its environment."""
+
+    environment_id: str
+    status: Literal["destroyed", "hibernated"]
+    reason: str | None
+    archive_ref: str | None
+    branch_tip: str | None
+
+
+@dataclass
+class ExpiredArchives:
+    codebase: Codebase
+    archives: list[ArchivedBranch] = field(default_factory=list)
+
+
+@dataclass
+class PrunedArchives:
+    codebase_id: str
+    pruned: list[PrunedArchive]
+
+
+@dataclass
+class DiskUse:
+    """Each worktree's size as the scheduled cleanup measured it, kept with its environment."""
+
+    sizes: dict[str, int]  # environment id -> bytes
+    merge_proofs: dict[str, str] = field(default_factory=dict)  # environment id -> why merged

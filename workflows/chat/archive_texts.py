@@ -1,0 +1,70 @@
+"""What the bot says about archives: `/worktree removed`, `/worktree restore`, and their refusals."""
+
+from __future__ import annotations
+
+from isolator.contracts.archive import RemovedEnvironment, RemovedListing
+from workflows.chat.texts import quoted_safely
+
+RESTORE_USAGE = ("Usage: `/worktree restore <name>`, with a name from `/worktree removed`, for example "
+                 "`/worktree restore issue-42`.")
+
+
+def _when(removed: RemovedEnvironment) -> str:
+    return removed.removed_at[:16].replace("T", " ") + " UTC"
+
+
+def _line(removed: RemovedEnvironment) -> str:
+    if removed.status == "hibernated":
+        return f"- `{removed.branch}`: hibernated {_when(removed)}; its next message brings it back"
+    reason = f" ({removed.reason})" if removed.reason else ""
+    return f"- `{removed.branch}`: removed {_when(removed)}{reason}; restorable for {removed.days_left} more day(s)"
+
+
+def removed_listing(codebase: str, listing: RemovedListing) -> str:
+    if not listing.environments:
+        return (f"Nothing of `{codebase}` can be restored: no worktree was removed in the last "
+                f"{listing.retention_days} days.")
+    lines = [f"Removed worktrees of `{codebase}` that `/worktree restore <name>` brings back:"]
+    lines += [_line(removed) for removed in listing.environments]
+    return "\n".join(lines)
+
+
+def nothing_named(name: str, codebase: str) -> str:
+    return (f"No removed worktree of `{codebase}` named `{quoted_safely(name)}` can be restored. "
+            "`/worktree removed` lists those that can.")
+
+
+def restored(removed: RemovedEnvironment) -> str:
+    return (f"Restored `{removed.branch}` at `{removed.working_path}`, as it was when it was removed "
+            f"({_when(removed)}), uncommitted and untracked files included. This conversation works there now.")
+
+
+def woken(removed: RemovedEnvironment) -> str:
+    return f"`{removed.branch}` was hibernated; it is back at `{removed.working_path}`, as it was."
+
+
+def also_removed(others: list[RemovedEnvironment]) -> str:
+    lines = ["", "Earlier removals under this name can be restored too, with "
+                 "`POST /api/environments/<id>/restore`:"]
+    lines += [f"- `{other.id}`: removed {_when(other)}" + (f" ({other.reason})" if other.reason else "")
+              for other in others]
+    return "\n".join(lines)
+
+
+def already_restored(branch: str) -> str:
+    return f"`{branch}` was restored already: `/worktree list` shows it."
+
+
+def taken(branch: str, holder: str) -> str:
+    return (f"`{branch}` cannot be restored: `{holder}` holds its folder or its work now. "
+            "Remove that worktree first, then restore again.")
+
+
+def at_limit(codebase: str, active: int, limit: int) -> str:
+    return (f"`{codebase}` has {active}/{limit} worktrees, so nothing can be restored now. "
+            "Remove one (`/worktree remove <name>`, or `/worktree cleanup merged`), then restore again.")
+
+
+def not_restorable(environment_id: str) -> str:
+    return (f"Environment `{environment_id}` has no archive to restore: it was never removed, "
+            "its archive was pruned, or it does not exist.")
