@@ -90,11 +90,12 @@ async def branch_exists(repository: Path, branch: str) -> bool:
     return result.returncode == 0
 
 
-async def commits_of(repository: Path, *revisions: str) -> list[str | None]:
-    """The commit each revision names, None where it names none: one git process for them all."""
+async def commits_of(repository: Path, *revisions: str, kind: str = "^{commit}") -> list[str | None]:
+    """The commit each revision names, None where it names none: one git process for them all.
+    `kind=""` takes the revisions as they are (each may name its own kind, `^{tree}`)."""
     if any("\n" in revision for revision in revisions):
         raise ValueError("a revision cannot contain a newline")
-    lines = "".join(f"{revision}^{{commit}}\n" for revision in revisions)
+    lines = "".join(f"{revision}{kind}\n" for revision in revisions)
     # Each answer is the commit's id, or the question followed by "missing" (or "ambiguous").
     result = await run_git("cat-file", "--batch-check=%(objectname)", cwd=repository, input=lines)
     answers = result.stdout.splitlines()

@@ -64,7 +64,7 @@ def test_git_is_asked_about_dirt_only_for_candidates() -> None:
     assert not needs_worktree_facts(stale, merged=False, tip=None)  # the branch is gone
 
 
-def test_the_plan_keeps_dirty_live_and_unpushed_work_and_says_why() -> None:
+def test_the_plan_keeps_live_and_unpushed_work_and_says_why_and_takes_dirty_work_to_its_archive() -> None:
     environments = [
         environment("merged-clean"),
         environment("merged-dirty"),
@@ -83,10 +83,9 @@ def test_the_plan_keeps_dirty_live_and_unpushed_work_and_says_why() -> None:
     ], orphans=[])
     plan = plan_cleanup(environments, survey, ["merged", "stale"], THRESHOLD)
     assert [(candidate.environment.branch, candidate.why) for candidate in plan.remove] == [
-        ("merged-clean", "merged"), ("stale-clean", "30 days inactive"),
+        ("merged-clean", "merged"), ("merged-dirty", "merged"), ("stale-clean", "30 days inactive"),
     ]
     assert [(skipped.branch, skipped.reason) for skipped in plan.skipped] == [
-        ("merged-dirty", "has uncommitted changes"),
         ("merged-used", "still used by 1 conversation(s)"),
         ("stale-unpushed", "has unpushed commits"),
     ]

@@ -39,13 +39,14 @@ with workflow.unsafe.imports_passed_through():
 SCHEDULED_DISK_SECONDS = 60.0
 
 
-async def survey_environments(codebase: Codebase, listing: EnvironmentListing,
-                              measure_disk: bool = False) -> WorktreeSurvey:
+async def survey_environments(codebase: Codebase, listing: EnvironmentListing, measure_disk: bool = False,
+                              disk_seconds: float | None = None) -> WorktreeSurvey:
     """One survey per codebase: three git processes whatever the count, then a few per candidate
-    (activities/survey.py says which). With `measure_disk` (`/status`), each worktree's size within
-    a budget; without (a cleanup, a dry run), GitHub is asked about PRs git finds unmerged."""
+    (activities/survey.py says which). With `measure_disk`, each worktree's size within a time budget
+    (`/status`'s own, or `disk_seconds`); a cleanup (not `/status`) asks GitHub about PRs git finds unmerged."""
     return await isolation.survey_worktrees(SurveyInput(codebase, tracked_worktrees(listing),
-                                                        measure_disk=measure_disk, ask_github=not measure_disk))
+                                                        measure_disk=measure_disk, disk_seconds=disk_seconds,
+                                                        ask_github=disk_seconds is not None or not measure_disk))
 
 
 @dataclass
@@ -70,7 +71,9 @@ class CodebaseCleanupWorkflow:
     async def run(self, request: CodebaseCleanupInput) -> CleanupReport:
         codebase = request.codebase
         listing = await environments.list_environments(codebase.id)
-        survey = await survey_environments(codebase, listing)
+        budget = "budget" in request.kinds  # the scheduled cleanup measures every worktree as it surveys
+        survey = await survey_environments(codebase, listing, measure_disk=budget,
+                                           disk_seconds=SCHEDULED_DISK_SECONDS if budget else None)
         plan = plan_cleanup(listing.environments, survey, request.kinds, listing.stale_threshold_days)
         report = CleanupReport(codebase=codebase.name, skipped=list(plan.skipped), orphans=list(survey.orphans))
         outcomes = await asyncio.gather(*(self._destroy(candidate, request.key) for candidate in plan.remove))
@@ -83,8 +86,10 @@ class CodebaseCleanupWorkflow:
                 report.removed.append(f"{candidate.environment.branch} ({candidate.why})")
         if "archives" in request.kinds:
             report.pruned = await self._prune_archives(codebase)
-        if "budget" in request.kinds:
-            report.hibernated = await self._keep_within_budget(codebase, request.key)
+        if budget:
+            removed = {candidate.environment.environment_id for candidate, outcome in zip(plan.remove, outcomes)
+                       if outcome.outcome != "refused"}
+            report.hibernated = await self._keep_within_budget(listing, survey, removed, request.key)
         return report
 
     async def _prune_archives(self, codebase: Codebase) -> list[str]:
@@ -96,13 +101,12 @@ class CodebaseCleanupWorkflow:
         await archives.mark_archives_pruned(PrunedArchives(codebase.id, pruned))
         return [f"{archive.branch} (branch {archive.branch_outcome})" for archive in pruned]
 
-    async def _keep_within_budget(self, codebase: Codebase, run_key: str) -> list[str]:
-        """Every worktree measured (kept with its row, for the API); over DISK_BUDGET_GB, the least
+    async def _keep_within_budget(self, listing: EnvironmentListing, survey: WorktreeSurvey, removed: set[str],
+                                  run_key: str) -> list[str]:
+        """Every remaining worktree's size kept with its row (for the API); over DISK_BUDGET_GB, the least
         recently active idle ones hibernate until the codebase is within it."""
-        listing = await environments.list_environments(codebase.id)
-        survey = await isolation.survey_worktrees(SurveyInput(codebase, tracked_worktrees(listing), measure_disk=True,
-                                                              disk_seconds=SCHEDULED_DISK_SECONDS))
-        sizes = {state.environment_id: state.disk_bytes for state in survey.states if state.disk_bytes is not None}
+        sizes = {state.environment_id: state.disk_bytes for state in survey.states
+                 if state.disk_bytes is not None and state.environment_id not in removed}
         proofs = {state.environment_id: state.merge_proof for state in survey.states if state.merge_proof}
         await archives.record_disk_use(DiskUse(sizes, proofs))
         total, budget = sum(sizes.values()), listing.disk_budget_bytes

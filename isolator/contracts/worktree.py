@@ -77,7 +77,7 @@ class AdoptionSearch:
 
 
 # Why a removal was refused (RemovalReport.refused_because).
-Refusal = Literal["uncommitted_changes", "not_a_worktree", "outside_base", "agent_running", "busy"]
+Refusal = Literal["uncommitted_changes", "not_a_worktree", "outside_base", "agent_running", "busy", "unreadable"]
 
 
 @dataclass

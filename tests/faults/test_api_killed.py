@@ -20,13 +20,13 @@ from temporalio.client import Client
 from isolator.contracts.message import message_workflow_id
 from isolator.settings import Settings
 from tests.conftest import free_port
-from tests.faults.conftest import WorkerProcess, answering, api_process
 from tests.fakes.github_api import TOKEN as GITHUB_TOKEN
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.slack_api import BOT_TOKEN as SLACK_TOKEN
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack
 from tests.fakes.telegram_api import BOT_TOKEN as TELEGRAM_TOKEN
 from tests.fakes.telegram_api import FakeTelegram
+from tests.faults.conftest import WorkerProcess, answering, api_process
 from tests.platforms import github, slack, telegram
 from workflows.message import MessageWorkflow
 

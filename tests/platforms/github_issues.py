@@ -69,11 +69,6 @@ async def until(condition: Callable[[], bool], seconds: float = 30) -> None:
     raise AssertionError("the condition did not come true in time")
 
 
-def _file_in_snapshot(repo: Path, ref: str) -> str:
-    """notes.txt as saved by a snapshot ref: in the commit itself or in its untracked-files parent."""
-    for candidate in (f"{ref}:notes.txt", f"{ref}^3:notes.txt"):
-        try:
-            return git("show", candidate, cwd=repo)
-        except Exception:  # noqa: BLE001 - not in this part of the snapshot
-            continue
-    return ""
+def file_in_archive(repo: Path, ref: str) -> str:
+    """notes.txt as an archive saved it."""
+    return git("show", f"{ref}:notes.txt", cwd=repo)

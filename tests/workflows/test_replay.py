@@ -31,7 +31,7 @@ from temporalio.worker.workflow_sandbox import (
 )
 
 from api.dispatch import dispatch_message
-from isolator.contracts.environment import EnvironmentState
+from isolator.contracts.environment import EnvironmentState, MarkDestroyedInput
 from isolator.contracts.message import MessageInput
 from isolator.contracts.worktree import RemovalReport
 from isolator.payloads import DATA_CONVERTER
@@ -248,7 +248,8 @@ class SwappedEnvironmentWorkflow(EnvironmentWorkflow):
 
     async def _remove(self) -> RemovalReport:
         environment = self._state.environment
-        await environments.mark_environment_destroyed(environment.environment_id, "closed")
+        await environments.mark_environment_destroyed(MarkDestroyedInput(environment.environment_id, "closed"))
+        self._state.status = "destroyed"
         return await isolation.remove_worktree(environment, False)
 
 

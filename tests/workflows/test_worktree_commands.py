@@ -234,12 +234,14 @@ async def test_remove_without_a_name_removes_the_conversations_own_worktree(stac
 
     reply = await say_one(stack, "remove-1", "/worktree remove")
     assert reply.startswith(f"Removed worktree `{path}` (branch `task-gone`).")
-    assert "Branch `task-gone` was deleted: its work is already in `main`." in reply
-    assert not path.exists() and worktree_paths(repo) == [] and "task-gone" not in branches(repo)
-    status = await stack.db.fetchrow("SELECT status, destroyed_at, removal_reason FROM isolation_environments "
-                                     "WHERE id = $1", row["id"])
+    assert f"archived as `refs/isolator/archive/{row['id']}`, and its branch `task-gone` kept" in reply
+    assert "`/worktree restore task-gone` brings it back for 30 days" in reply
+    assert not path.exists() and worktree_paths(repo) == [] and "task-gone" in branches(repo)
+    status = await stack.db.fetchrow("SELECT status, destroyed_at, removal_reason, archive_ref FROM "
+                                     "isolation_environments WHERE id = $1", row["id"])
     assert status["status"] == "destroyed" and status["destroyed_at"] is not None
     assert status["removal_reason"] == "removed by command"
+    assert status["archive_ref"] == f"refs/isolator/archive/{row['id']}"
     assert await environment_of(stack, "remove-1") is None and await cwd_of(stack, "remove-1") is None
 
     assert await say_one(stack, "remove-1", "/worktree remove") == worktree_texts.no_worktree_here()
@@ -282,16 +284,17 @@ async def test_remove_refuses_uncommitted_changes_and_force_archives_them(stack:
 
     refused = await say_one(stack, "dirty-1", "/worktree remove")
     assert "has uncommitted changes, so it was not removed" in refused
-    assert "/worktree remove --force" in refused and "refs/isolator/archive/" in refused
+    assert "/worktree remove --force" in refused and "/worktree restore" in refused
     assert (path / "notes.txt").read_text() == "half-done work\n"
-    assert worktree_paths(repo) == [str(path)] and len(await active_rows(stack)) == 1
+    (row,) = await active_rows(stack)
+    assert worktree_paths(repo) == [str(path)]
     assert archive_refs(repo) == []
 
     reply = await say_one(stack, "dirty-1", "/worktree remove --force")
     assert reply.startswith(f"Removed worktree `{path}` (branch `task-dirty`).")
     assert not path.exists() and worktree_paths(repo) == [] and await active_rows(stack) == []
     (snapshot,) = archive_refs(repo)
-    assert snapshot.startswith("refs/isolator/archive/task-dirty-") and snapshot.endswith("-wip")
+    assert snapshot == f"refs/isolator/archive/{row['id']}"
     assert f"`{snapshot}`" in reply
     assert git("show", f"{snapshot}:file0.txt", cwd=repo) == "edited\n"
     saved = git("show", "--name-only", "--format=", snapshot, cwd=repo).split()

@@ -40,12 +40,12 @@ async def test_cleanup_merged_removes_merged_worktrees_nobody_uses_and_says_why_
         "Worktrees: 5/25", "  • 3 merged (can auto-remove)", "  • 0 stale (14+ days inactive)", "  • 2 active",
     ]
     reply = await say_one(stack, "admin", "/worktree cleanup merged")
-    assert reply == (
-        "Cleaned up 1 merged worktree(s):\n• task-done (merged)\n\n"
-        "Skipped 2:\n• task-used (still used by 1 conversation(s))\n• task-dirty (has uncommitted changes)\n\n"
-        "Worktrees: 4/25"
+    assert reply == (  # uncommitted changes go into the worktree's archive: no reason to stay
+        "Cleaned up 2 merged worktree(s):\n• task-done (merged)\n• task-dirty (merged)\n\n"
+        "Skipped 1:\n• task-used (still used by 1 conversation(s))\n\n"
+        "Worktrees: 3/25"
     )
-    assert not task_path(stack, "done").exists() and "task-done" not in branches(repo)
+    assert not task_path(stack, "done").exists() and "task-done" in branches(repo), "kept with its archive"
     assert await status_of(stack, "task-done") == "destroyed"
     # The proof that it was merged is kept with it, and served with the environment.
     done = await stack.db.fetchrow("SELECT id, removal_reason FROM isolation_environments WHERE branch_name = 'task-done'")
@@ -53,21 +53,22 @@ async def test_cleanup_merged_removes_merged_worktrees_nobody_uses_and_says_why_
     served = await stack.api.get(f"/api/environments/{done['id']}")
     assert served.json()["removal_reason"] == "merged: its tip is an ancestor of `main`"
     assert sorted(worktree_paths(repo)) == sorted(
-        str(task_path(stack, name)) for name in ("next", "used", "dirty", "elsewhere")
+        str(task_path(stack, name)) for name in ("next", "used", "elsewhere")
     )
-    assert (task_path(stack, "dirty") / "scratch.txt").read_text() == "not committed\n"
-    assert [row["branch_name"] for row in await active_rows(stack)] == [
-        "task-next", "task-used", "task-dirty", "task-elsewhere",
-    ]
+    dirty = await stack.db.fetchval("SELECT archive_ref FROM isolation_environments WHERE branch_name = 'task-dirty'")
+    assert git("show", f"{dirty}:scratch.txt", cwd=repo) == "not committed\n"
+    assert [row["branch_name"] for row in await active_rows(stack)] == ["task-next", "task-used", "task-elsewhere"]
     assert (await environment_of(stack, "u"))["branch_name"] == "task-used"
 
     again = await say_one(stack, "admin", "/worktree cleanup merged")
-    assert again.startswith("No merged worktrees to clean up.\n\nSkipped 2:")
-    assert again.endswith("Worktrees: 4/25")
-    assert len(worktree_paths(repo)) == 4
+    assert again.startswith("No merged worktrees to clean up.\n\nSkipped 1:")
+    assert again.endswith("Worktrees: 3/25")
+    assert len(worktree_paths(repo)) == 3
 
 
-async def test_cleanup_stale_removes_long_silent_worktrees_but_keeps_unsaved_work(stack: Stack, repo: Path) -> None:
+async def test_cleanup_stale_removes_long_silent_worktrees_into_their_archives_but_keeps_unpushed_work(
+    stack: Stack, repo: Path
+) -> None:
     await stack.register(repo)
     for conversation, name in [("s1", "old"), ("s2", "oldwork"), ("s3", "olddirty"), ("s4", "recent"),
                                ("s5", "quiet")]:
@@ -83,19 +84,20 @@ async def test_cleanup_stale_removes_long_silent_worktrees_but_keeps_unsaved_wor
     ]
     reply = await say_one(stack, "admin", "/worktree cleanup stale")
     assert reply == (
-        "Cleaned up 1 stale worktree(s):\n• task-old (30 days inactive)\n\n"
-        "Skipped 2:\n• task-oldwork (has unpushed commits)\n• task-olddirty (has uncommitted changes)\n\n"
-        "Worktrees: 4/25"
+        "Cleaned up 2 stale worktree(s):\n• task-old (30 days inactive)\n• task-olddirty (30 days inactive)\n\n"
+        "Skipped 1:\n• task-oldwork (has unpushed commits)\n\n"
+        "Worktrees: 3/25"
     )
     assert not task_path(stack, "old").exists() and await status_of(stack, "task-old") == "destroyed"
     assert await environment_of(stack, "s1") is None, "the silent conversation no longer points at it"
     assert git("rev-parse", "task-oldwork", cwd=repo).strip() == unpushed
-    assert (task_path(stack, "olddirty") / "scratch.txt").is_file()
+    dirty = await stack.db.fetchval("SELECT archive_ref FROM isolation_environments WHERE branch_name = 'task-olddirty'")
+    assert git("show", f"{dirty}:scratch.txt", cwd=repo) == "not committed\n"
     assert sorted(worktree_paths(repo)) == sorted(
-        str(task_path(stack, name)) for name in ("oldwork", "olddirty", "recent", "quiet")
+        str(task_path(stack, name)) for name in ("oldwork", "recent", "quiet")
     )
     assert await say_one(stack, "admin", "/worktree cleanup merged") == (
-        "No merged worktrees to clean up.\n\nWorktrees: 4/25"
+        "No merged worktrees to clean up.\n\nWorktrees: 3/25"
     )
 
 
@@ -135,14 +137,20 @@ async def test_a_dry_run_says_what_would_go_and_why_and_removes_nothing(stack: S
     merge_into_main(repo, "task-dirty")
     await command(stack, "dry", "/worktree create elsewhere")
     (task_path(stack, "dirty") / "scratch.txt").write_text("not committed\n")
+    await command(stack, "used", "/worktree create used")
+    commit_file(task_path(stack, "used"), "used.txt")
+    merge_into_main(repo, "task-used")
 
     preview = await say_one(stack, "admin", "/worktree cleanup merged --dry-run")
 
     assert preview == (
-        "Would clean up 1 merged worktree(s):\n• task-done (merged: its tip is an ancestor of `main`)\n\n"
-        "Would keep 1:\n• task-dirty (has uncommitted changes)\n\n"
+        "Would clean up 2 merged worktree(s):\n• task-done (merged: its tip is an ancestor of `main`)\n"
+        "• task-dirty (merged: its tip is an ancestor of `main`)\n\n"
+        "Would keep 1:\n• task-used (still used by 1 conversation(s))\n\n"
         "Nothing was removed (`--dry-run`)."
     )
-    assert sorted(worktree_paths(repo)) == sorted(str(task_path(stack, name)) for name in ("done", "dirty", "elsewhere"))
+    assert sorted(worktree_paths(repo)) == sorted(
+        str(task_path(stack, name)) for name in ("done", "dirty", "elsewhere", "used"))
+    assert (task_path(stack, "dirty") / "scratch.txt").read_text() == "not committed\n"
     assert await status_of(stack, "task-done") == "active"
     assert await say_one(stack, "admin", "/worktree cleanup --dry-run") == worktree_texts.USAGE

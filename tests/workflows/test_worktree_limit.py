@@ -11,7 +11,7 @@ import pytest
 from isolator.settings import Settings
 from tests.chat_commands import active_rows, command, environment_of, say_one, task_path
 from tests.conftest import Stack
-from tests.gitrepos import branches, started_from, worktree_paths
+from tests.gitrepos import branches, git, started_from, worktree_paths
 from tests.lifecycle import (
     backdate,
     commit_file,
@@ -90,7 +90,7 @@ async def test_the_default_limit_of_25_the_manual_flow(stack: Stack, repo: Path)
     assert await command(stack, "c25", "/worktree create t25") == [
         "Cleaned up 1 merged worktree(s) to make room.", created_text(stack, "t25"),
     ]
-    assert not task_path(stack, "t00").exists() and "task-t00" not in branches(repo)
+    assert not task_path(stack, "t00").exists() and "task-t00" in branches(repo), "kept with its archive"
     assert await status_of(stack, "task-t00") == "destroyed"
     assert task_path(stack, "t25").is_dir() and len(await active_rows(stack)) == 25
     assert len(worktree_paths(repo)) == 25 and len(await worktree_dirs(stack)) == 25
@@ -119,31 +119,35 @@ async def test_stale_worktrees_are_offered_for_cleanup_and_then_make_room(stack:
 
 
 @small_limit
-async def test_merged_worktrees_that_are_used_or_dirty_are_not_removed_to_make_room(stack: Stack, repo: Path) -> None:
+async def test_merged_worktrees_in_use_stay_and_dirty_ones_go_into_their_archive_to_make_room(
+    stack: Stack, repo: Path
+) -> None:
     await stack.register(repo)
     await command(stack, "c0", "/worktree create used")  # merged, but its conversation is still in it
     commit_file(task_path(stack, "used"), "used.txt")
     merge_into_main(repo, "task-used")
-    await command(stack, "c1", "/worktree create dirty")  # merged and left, but with uncommitted changes
+    await command(stack, "c1", "/worktree create fresh")  # made after the merge: nothing of its own yet
+    await command(stack, "c2", "/worktree create dirty")  # merged and left, with uncommitted changes
     commit_file(task_path(stack, "dirty"), "dirty.txt")
     merge_into_main(repo, "task-dirty")
-    await command(stack, "c1", "/worktree link task-used")
+    await command(stack, "c2", "/worktree link task-used")
     (task_path(stack, "dirty") / "scratch.txt").write_text("not committed\n")
-    await command(stack, "c2", "/worktree create fresh")  # made after the merges: nothing of its own yet
 
-    full = limit_text(SMALL, merged=2, stale=0, active=1)
-    assert await say_one(stack, "late", "/worktree create extra") == full
-    await assert_nothing_created(stack, repo, "extra", SMALL)
-    assert (task_path(stack, "dirty") / "scratch.txt").read_text() == "not committed\n"
+    assert await command(stack, "late", "/worktree create extra") == [
+        "Cleaned up 1 merged worktree(s) to make room.", created_text(stack, "extra"),
+    ]
+    assert sorted(await worktree_dirs(stack)) == ["task-extra", "task-fresh", "task-used"]
+    archive = await stack.db.fetchval("SELECT archive_ref FROM isolation_environments WHERE branch_name = 'task-dirty'")
+    assert git("show", f"{archive}:scratch.txt", cwd=repo) == "not committed\n"
+
+    full = limit_text(SMALL, merged=1, stale=0, active=2)
     chat = await stack.say("newcomer", "hello")
     assert (chat["result"]["outcome"], chat["result"]["replies"]) == ("limit", [full])
-
     assert await say_one(stack, "late", "/worktree cleanup merged") == (
         "No merged worktrees to clean up.\n\n"
-        "Skipped 2:\n• task-used (still used by 2 conversation(s))\n• task-dirty (has uncommitted changes)\n\n"
+        "Skipped 1:\n• task-used (still used by 2 conversation(s))\n\n"
         f"Worktrees: {SMALL}/{SMALL}"
     )
-    assert sorted(await worktree_dirs(stack)) == ["task-dirty", "task-fresh", "task-used"]
 
 
 @small_limit

@@ -9,7 +9,7 @@ from isolator.contracts.worktree import WorktreeReady
 HELP = """Commands:
 `/clone <repository-url-or-path>`: register a repository and use it in this conversation
 `/status`: show this conversation's repository and worktree, and the repository's worktree count
-`/worktree create|list|remove|link|cleanup|orphans|setup`: manage worktrees (`/worktree` alone explains each)
+`/worktree create|list|remove|link|cleanup|orphans|setup|why|removed|restore`: manage worktrees (`/worktree` alone explains each)
 `/stop`: stop the agent's run for this conversation, and drop its queued messages
 `/help`: show this help
 
@@ -18,7 +18,8 @@ coding agent is configured, it works on the message there and its answer appears
 A GitHub issue's or PR's worktree goes when it is closed, a Discord thread's when it is archived or
 deleted. Slack and Telegram send no close event:
 there a worktree goes with `/worktree remove`, or by the cleanup once the conversation has been
-quiet for the stale threshold (14 days unless configured; Telegram chats never go stale)."""
+quiet for the stale threshold (14 days unless configured; Telegram chats never go stale). Every removal
+is archived first: `/worktree restore <name>` brings a worktree back with its uncommitted changes."""
 
 
 def working_in(branch: str) -> str:

@@ -9,12 +9,11 @@ staged. The branch itself stays while an archive refers to it; the retention pru
 from __future__ import annotations
 
 import hashlib
-import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from activities.git import run_git
+from activities.git import commits_of, run_git
 from activities.working_trees import working_tree
 
 ARCHIVE_PREFIX = "refs/isolator/archive/"
@@ -57,34 +56,40 @@ async def save_archive(path: Path, ref: str, branch: str) -> Archive:
     return Archive(ref, commit, state.head)
 
 
-async def archived_trees(repository: Path, ref: str) -> ArchivedTrees | None:
-    """The trees of an archive; None when there is no such archive."""
-    shown = await run_git("show", "-s", "--format=%T %P", ref, "--", cwd=repository, check=False)
-    if shown.returncode != 0 or not shown.stdout.strip():
-        return None
-    files, *parents = shown.stdout.split()
-    index = (await run_git("rev-parse", f"{parents[-1]}^{{tree}}", cwd=repository)).stdout.strip() if parents else files
-    return ArchivedTrees(files, index)
+async def archive_and_branch(repository: Path, ref: str, branch: str) -> tuple[ArchivedTrees | None, str | None]:
+    """The archive's trees (None when there is no such archive) and the branch's commit (None when it is
+    gone), in one git process. The index is the archive's last parent: the second, or the only one on
+    a branch that had no commit."""
+    asked = await commits_of(repository, f"{ref}^{{tree}}", f"{ref}^2^{{tree}}", f"{ref}^1^{{tree}}",
+                             f"refs/heads/{branch}", kind="")
+    files, second, first, tip = asked
+    if files is None or first is None:
+        return None, tip
+    return ArchivedTrees(files, second or first), tip
 
 
 async def fill_from_archive(worktree: Path, trees: ArchivedTrees) -> None:
-    """A worktree added with `--no-checkout` gets the archive's files and index: the index (with its
-    stat data) first, then, through a scratch copy of it, the files that differed from the index,
-    untracked ones included; one checkout in all."""
+    """A worktree added with `--no-checkout` gets the archive's index (with its stat data) and files:
+    one checkout of the index, then only the files that differed from it written over, or deleted."""
     await run_git("read-tree", "--reset", "-u", trees.index, cwd=worktree)
     if trees.files == trees.index:
         return
+    changed = await run_git("diff-tree", "-r", "-z", "--no-renames", "--name-status", trees.index, trees.files,
+                            cwd=worktree)
+    fields = [field for field in changed.stdout.split("\0") if field]
+    written = []
+    for status, name in zip(fields[0::2], fields[1::2]):
+        if status == "D":
+            (worktree / name).unlink(missing_ok=True)
+        else:
+            written.append(name)
+    if not written:
+        return
     with tempfile.TemporaryDirectory(prefix="isolator-restore-") as scratch:
-        scratch_index = Path(scratch) / "index"
-        shutil.copyfile(await _index_file(worktree), scratch_index)
-        await run_git("read-tree", "-m", "-u", trees.index, trees.files, cwd=worktree,
-                      env={"GIT_INDEX_FILE": str(scratch_index)})
-
-
-async def _index_file(worktree: Path) -> Path:
-    located = await run_git("rev-parse", "--git-path", "index", cwd=worktree)
-    index = Path(located.stdout.strip())
-    return index if index.is_absolute() else worktree / index
+        scratch_index = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
+        await run_git("read-tree", trees.files, cwd=worktree, env=scratch_index)
+        await run_git("checkout-index", "--force", "-z", "--stdin", cwd=worktree, env=scratch_index,
+                      input="\0".join(written) + "\0")
 
 
 def staging_path(worktree_base: Path, path: Path) -> Path:

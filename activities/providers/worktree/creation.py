@@ -87,7 +87,7 @@ class WorktreeCreator:
             start_point = await _start_point(repository, request, base)
             # `lfs = "skip"`: a huge LFS repository's files stay pointers until asked for.
             checkout_env = {"GIT_LFS_SKIP_SMUDGE": "1"} if config.config.lfs == "skip" else {}
-            added = await self._add(repository, path, branch, start_point, request.source == "pr_branch", checkout_env)
+            added = await self._add(repository, path, branch, start_point, request.source, checkout_env)
             RemovalRecords(self.settings.worktree_base).forget(path)
             try:
                 # Before the lock is let go: a message waiting to adopt a worktree here must see it is ours.
@@ -100,7 +100,7 @@ class WorktreeCreator:
                     await self._undo_add(repository, path, branch, added.new_branch)
                 raise self._disk_full(path) from None
             # A branch still at this commit later holds no work, however far the default branch moves.
-            fresh = added.new_branch and request.source == "default"
+            fresh = added.fresh and request.source == "default"
             return WorktreeReady(path=str(path), branch=branch, created=True,
                                  fresh_from=added.start_commit if fresh else None,
                                  base=WorktreeBase(request.codebase.default_branch, added.start_commit,
@@ -123,18 +123,25 @@ class WorktreeCreator:
         return ready
 
     async def _add(
-        self, repository: Path, path: Path, branch: str, start_point: str, track: bool, env: dict[str, str]
+        self, repository: Path, path: Path, branch: str, start_point: str, source: str, env: dict[str, str]
     ) -> _Added:
         """Add the worktree. Concurrent `git worktree add`s in one repository can trip over each
         other's `.git/worktrees` entries, so they take turns."""
         async with host_lock(self.settings.worktree_base, repository):
-            return await self._add_locked(repository, path, branch, start_point, track, env)
+            return await self._add_locked(repository, path, branch, start_point, source, env)
 
     async def _add_locked(
-        self, repository: Path, path: Path, branch: str, start_point: str, track: bool, env: dict[str, str]
+        self, repository: Path, path: Path, branch: str, start_point: str, source: str, env: dict[str, str]
     ) -> _Added:
         existing, start_commit = await commits_of(repository, f"refs/heads/{branch}", start_point)
-        new_branch = existing is None
+        new_branch, track = existing is None, source == "pr_branch"
+        fresh = new_branch
+        if not new_branch and source == "default" and start_commit is not None and existing != start_commit:
+            # A branch kept by an archive (its worktree removed) with no work beyond the base: the
+            # work starts again from the fresh base, as on a new branch; one with work of its own stays.
+            await _fast_forward(repository, branch, start_commit)
+            [existing] = await commits_of(repository, f"refs/heads/{branch}")
+            fresh = existing == start_commit
         if new_branch:
             tracking = ["--track"] if track else []
             # From the commit itself when it is known: it is the one recorded as where the branch started.
@@ -153,7 +160,7 @@ class WorktreeCreator:
             if await _out_of_space(error, repository, start_point, path.parent):
                 raise self._disk_full(path)
             raise ApplicationError(_explain(error, branch), type=WORKTREE_CONFLICT, non_retryable=True)
-        return _Added(new_branch, start_commit)
+        return _Added(new_branch, fresh, start_commit)
 
     def _disk_full(self, path: Path) -> ApplicationError:
         free = shutil.disk_usage(self.settings.worktree_base).free
@@ -184,7 +191,8 @@ async def _attempt(repository: Path, args: list[str], env: dict[str, str]) -> Gi
 @dataclass(frozen=True)
 class _Added:
     new_branch: bool  # made for this worktree
-    start_commit: str | None  # where a new branch started
+    fresh: bool  # at the start commit: new, or caught up with it
+    start_commit: str | None  # where a new (or caught up) branch started
 
 
 async def _pruned_stale_worktrees(repository: Path) -> bool:
@@ -241,8 +249,8 @@ async def _start_point(repository: Path, request: WorktreeRequest, base: Base) -
 
 
 async def _fast_forward(repository: Path, branch: str, remote_ref: str) -> None:
-    """A local copy of the PR's branch that is only behind origin catches up, so the worktree is at the PR's
-    head. One with commits of its own stays as it is, and `git branch -f` refuses a branch checked out anywhere."""
+    """A branch that is only behind `remote_ref` (a PR's head, the fresh base) catches up with it. One with
+    commits of its own stays as it is, and `git branch -f` refuses a branch checked out anywhere."""
     behind = await run_git(
         "merge-base", "--is-ancestor", f"refs/heads/{branch}", remote_ref, cwd=repository, check=False
     )

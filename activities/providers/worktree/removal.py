@@ -14,7 +14,7 @@ from typing import Literal
 
 from temporalio.exceptions import ApplicationError
 
-from activities.git import is_valid_branch_name, run_git
+from activities.git import GitError, is_valid_branch_name, run_git
 from activities.git_locks import clear_stale_lock
 from activities.locks import host_locks
 from activities.paths import UnsafePathError, ensure_inside
@@ -77,7 +77,10 @@ class WorktreeRemover:
             if dirty and (not request.force or ref is None):
                 return _refused("uncommitted_changes", _uncommitted(path))
             if ref is not None:
-                archive = await save_archive(path, ref, request.branch)
+                try:
+                    archive = await save_archive(path, ref, request.branch)
+                except GitError as error:  # e.g. its `.git` file broken: nothing is removed unsaved
+                    return _refused("unreadable", _unreadable(path, error))
             if not await _remove_worktree(repository, path, force=archive is not None):
                 return _refused("uncommitted_changes", _uncommitted(path))
             outcome: Literal["removed", "already_gone"] = "removed"
@@ -115,6 +118,11 @@ async def _existing_archive(repository: Path, ref: str | None) -> Archive | None
 
 def _refused(reason: Refusal, message: str) -> RemovalReport:
     return RemovalReport(outcome="refused", refused_because=reason, message=message)
+
+
+def _unreadable(path: Path, error: GitError) -> str:
+    return (f"git cannot read `{path}` ({error.stderr.splitlines()[-1] if error.stderr else 'no reason given'}), "
+            "so it could not be archived and was not removed. Repair it (or move it away), then remove it again.")
 
 
 def _uncommitted(path: Path) -> str:

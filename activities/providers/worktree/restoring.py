@@ -10,12 +10,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from activities.git import commits_of, is_valid_branch_name, run_git
+from activities.git import is_valid_branch_name, run_git
 from activities.locks import host_locks
 from activities.ownership import mark_as_made_here
 from activities.paths import UnsafePathError, ensure_inside
 from activities.providers.worktree.archive import (
-    archived_trees,
+    archive_and_branch,
     archives_of_branch,
     delete_archive,
     fill_from_archive,
@@ -23,7 +23,7 @@ from activities.providers.worktree.archive import (
 )
 from activities.providers.worktree.base import Base, committed_config
 from activities.providers.worktree.include import copy_included
-from activities.providers.worktree.survey import branch_state, list_worktrees, read_refs
+from activities.providers.worktree.survey import ListedWorktree, branch_state, list_worktrees, read_refs
 from activities.removal_records import RemovalRecords
 from activities.working_trees import working_tree
 from isolator.contracts.worktree import (
@@ -50,15 +50,17 @@ class WorktreeRestorer:
             return _refused(f"`{request.branch}` is not a valid branch name.")
         repository = Path(request.codebase.canonical_path)
         async with host_locks(base, path, repository):
-            trees = await archived_trees(repository, request.archive_ref)
+            trees, tip = await archive_and_branch(repository, request.archive_ref, request.branch)
             if trees is None:
                 return _refused(f"The archive `{request.archive_ref}` is gone, so there is nothing to restore.")
             if path.exists():
                 return await self._already_there(path, request, trees.files)
-            if (problem := await self._branch_problem(repository, path, request)) is not None:
-                return _refused(problem)
             staging = staging_path(base, path)
-            await _clear(repository, staging)
+            worktrees = await list_worktrees(run_git, repository)
+            if (problem := await self._branch_problem(repository, tip, worktrees, staging, request)) is not None:
+                return _refused(problem)
+            if staging.exists() or any(entry.path == staging for entry in worktrees):
+                await _clear(repository, staging)
             staging.parent.mkdir(parents=True, exist_ok=True)
             await run_git("worktree", "add", "--no-checkout", "--", str(staging), request.branch, cwd=repository)
             await fill_from_archive(staging, trees)
@@ -80,10 +82,10 @@ class WorktreeRestorer:
             return RestoredWorktree("restored", setup=config)
         return _refused(f"`{path}` already exists. Move it away or remove it, then restore again.")
 
-    async def _branch_problem(self, repository: Path, path: Path, request: RestoreWorktreeInput) -> str | None:
+    async def _branch_problem(self, repository: Path, tip: str | None, worktrees: list[ListedWorktree], staging: Path,
+                              request: RestoreWorktreeInput) -> str | None:
         """The branch must be where the archive left it, and free; one deleted by hand is made again."""
         branch = request.branch
-        [tip] = await commits_of(repository, f"refs/heads/{branch}")
         if tip is None:
             if request.branch_tip is None:
                 return f"Branch `{branch}` is gone, and its archive has no commit to make it again from."
@@ -95,8 +97,7 @@ class WorktreeRestorer:
                 f"{tip[:10]} now): its archived files over the new commits would undo them. The archived files "
                 f"can be looked at with `git worktree add <folder> {request.archive_ref}`."
             )
-        staging = staging_path(self.settings.worktree_base, path)
-        for entry in await list_worktrees(run_git, repository):
+        for entry in worktrees:
             if entry.branch == branch and entry.path != staging and not entry.prunable:
                 return f"Branch `{branch}` is checked out at `{entry.path}`: remove that worktree first."
         return None

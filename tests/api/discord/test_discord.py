@@ -12,7 +12,7 @@ from nacl.signing import SigningKey
 from isolator.contracts.message import message_workflow_id
 from tests.conftest import Stack
 from tests.fakes.discord_api import BOT_USER, CHANNEL_ID, OTHER_BOT, FakeDiscord
-from tests.gitrepos import created_reply, worktree_paths
+from tests.gitrepos import created_reply, git, worktree_paths
 from tests.platforms.discord import (
     eventually,
     post,
@@ -21,7 +21,7 @@ from tests.platforms.discord import (
     slash_command,
     started,
 )
-from tests.platforms.github_issues import environment, settled_state, status_of
+from tests.platforms.github_issues import environment, status_of
 from tests.security.fuzzing import settled_workflows
 from workflows.naming import thread_branch
 
@@ -167,7 +167,7 @@ async def test_replayed_events_and_interactions_start_nothing_new(
     assert len(worktree_paths(repo)) == 1
 
 
-async def test_deleting_or_archiving_a_thread_removes_its_worktree_or_keeps_it_with_uncommitted_changes(
+async def test_deleting_or_archiving_a_thread_removes_its_worktree_into_its_archive(
     stack: Stack, fake: FakeDiscord, repo: Path, listener: object
 ) -> None:
     await stack.register(repo)
@@ -188,12 +188,9 @@ async def test_deleting_or_archiving_a_thread_removes_its_worktree_or_keeps_it_w
     await fake.dispatch("THREAD_UPDATE", archived)
     archive_key = f"archived:{dirty['id']}:{archived['thread_metadata']['archive_timestamp']}"
     assert (await resolution(stack, archive_key)).outcome == "closed"
-    state = await settled_state(stack, environments[dirty["id"]])
-    assert state.status == "removal_refused" and "uncommitted changes" in (state.refusal or "")
-    assert (dirty_path / "notes.txt").read_text() == "half-done work\n"
-    assert await eventually(lambda: any(
-        "uncommitted changes" in sent.content for sent in fake.sent if sent.channel_id == dirty["id"]
-    ))
+    report = await environment(stack, environments[dirty["id"]]).result()
+    assert report.outcome == "removed" and not dirty_path.exists()
+    assert git("show", f"{report.archive_refs[0]}:notes.txt", cwd=repo) == "half-done work\n"
 
     # A thread that is no conversation of the bot's closes nothing; its archiving starts no workflow.
     await fake.dispatch("THREAD_UPDATE", fake.thread_update("1999999999999999999", archived=True))

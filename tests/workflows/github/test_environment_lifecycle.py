@@ -9,7 +9,6 @@ from temporalio.client import WorkflowExecutionStatus
 
 from isolator.contracts.environment import (
     ConversationSignal,
-    DestroyRequest,
 )
 from isolator.contracts.worktree import RemovalReport
 from tests.conftest import Stack
@@ -25,13 +24,12 @@ from tests.platforms.github import (
 )
 from tests.platforms.github_issues import (
     MENTION,
-    _file_in_snapshot,
     close,
     environment,
+    file_in_archive,
     open_issue,
     settled_state,
     status_of,
-    until,
 )
 from workflows.environment import EnvironmentWorkflow
 
@@ -45,9 +43,10 @@ async def test_closing_an_issue_removes_its_worktree(stack: Stack, fake: FakeGit
     await close(stack, "issues", issues_event("closed", 7))
     report = await environment(stack, environment_id).result()
     assert report.outcome == "removed"
-    assert report.branch_outcome == "deleted", "a branch with no work of its own goes with the worktree"
+    assert report.branch_outcome == "archived", "the branch stays with the worktree's archive"
+    assert report.archive_refs == [f"refs/isolator/archive/{environment_id}"]
     assert not Path(path).exists() and worktree_paths(repo) == []
-    assert "issue-7" not in branches(repo)
+    assert "issue-7" in branches(repo)
     assert await status_of(stack, environment_id) == "destroyed"
     assert await stack.db.fetchval("SELECT environment_id FROM conversations") is None
     description = await environment(stack, environment_id).describe()
@@ -77,7 +76,7 @@ async def test_a_shared_worktree_goes_only_when_the_issue_and_the_pr_are_both_cl
     assert worktree_paths(repo) == [] and await status_of(stack, environment_id) == "destroyed"
 
 
-async def test_a_dirty_worktree_survives_the_close_and_a_forced_destroy_keeps_a_snapshot(
+async def test_a_dirty_worktree_goes_with_the_close_into_its_archive(
     stack: Stack, fake: FakeGitHub, repo: Path
 ) -> None:
     await stack.register(repo, url=URL)
@@ -86,21 +85,12 @@ async def test_a_dirty_worktree_survives_the_close_and_a_forced_destroy_keeps_a_
     (Path(path) / "notes.txt").write_text("half-done work\n")
 
     await close(stack, "issues", issues_event("closed", 8))
-    state = await settled_state(stack, environment_id)
-    assert state.status == "removal_refused" and "uncommitted changes" in (state.refusal or "")
-    assert (Path(path) / "notes.txt").read_text() == "half-done work\n"
-    assert await status_of(stack, environment_id) == "active"
-    # The state says "refused" as soon as git refused; the reply saying why follows.
-    await until(lambda: any("uncommitted changes" in comment.body for comment in fake.comments if comment.number == 8))
-
-    await environment(stack, environment_id).signal(
-        EnvironmentWorkflow.destroy, DestroyRequest(force=True, reason="test", key="force-1")
-    )
     report: RemovalReport = await environment(stack, environment_id).result()
-    assert report.outcome == "removed" and report.archive_refs, report
+
+    assert report.outcome == "removed" and report.archive_refs == [f"refs/isolator/archive/{environment_id}"]
     assert not Path(path).exists() and await status_of(stack, environment_id) == "destroyed"
-    saved = [ref for ref in report.archive_refs if git("cat-file", "-t", ref, cwd=repo).strip() == "commit"]
-    assert any("half-done work" in _file_in_snapshot(repo, ref) for ref in saved), report.archive_refs
+    assert "half-done work" in file_in_archive(repo, report.archive_refs[0])
+    assert "/worktree restore issue-8" in report.message
 
 
 async def test_a_branch_with_unpushed_commits_survives_the_close(stack: Stack, fake: FakeGitHub, repo: Path) -> None:
@@ -114,9 +104,10 @@ async def test_a_branch_with_unpushed_commits_survives_the_close(stack: Stack, f
 
     await close(stack, "issues", issues_event("closed", 9))
     report = await environment(stack, environment_id).result()
-    assert (report.outcome, report.branch_outcome) == ("removed", "kept")
+    assert (report.outcome, report.branch_outcome) == ("removed", "archived")
     assert not Path(path).exists()
     assert git("rev-parse", "issue-9", cwd=repo).strip() == commit, "committed work is never deleted"
+    assert git("rev-parse", f"{report.archive_refs[0]}^", cwd=repo).strip() == commit
 
 
 async def test_repeated_signals_change_nothing(stack: Stack, fake: FakeGitHub, repo: Path) -> None:

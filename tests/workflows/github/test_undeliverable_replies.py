@@ -49,11 +49,13 @@ async def test_a_refusal_the_platform_will_not_take_leaves_the_environment_waiti
     stack: Stack, fake: FakeGitHub, repo: Path
 ) -> None:
     """GitHub refusing the comment (a locked issue, a token without rights) must not end the workflow
-    that still owns the worktree: a forced destroy afterwards still removes it."""
+    that still owns the worktree: once the worktree is repaired, a forced destroy still removes it."""
     await stack.register(repo, url=URL)
     environment_id = await open_issue(stack, fake, 11)
     (path,) = worktree_paths(repo)
-    (Path(path) / "notes.txt").write_text("half-done work\n")
+    dot_git = Path(path) / ".git"
+    pointer = dot_git.read_text()
+    dot_git.write_text("gitdir: /nowhere\n")  # git cannot read it: it is neither archived nor removed
     fake.fail("comment", 403)
 
     await close(stack, "issues", issues_event("closed", 11))
@@ -61,8 +63,9 @@ async def test_a_refusal_the_platform_will_not_take_leaves_the_environment_waiti
     state = await settled_state(stack, environment_id)
     assert state.status == "removal_refused"
     assert (await environment(stack, environment_id).describe()).status == WorkflowExecutionStatus.RUNNING
-    refused = await stack.db.fetchval("SELECT status FROM outbound_messages WHERE body LIKE '%uncommitted changes%'")
+    refused = await stack.db.fetchval("SELECT status FROM outbound_messages WHERE body LIKE '%git cannot read%'")
     assert refused == "failed", "the log shows the reply never went out"
+    dot_git.write_text(pointer)
 
     await environment(stack, environment_id).signal(
         EnvironmentWorkflow.destroy, DestroyRequest(force=True, reason="test", key="force-1")

@@ -25,7 +25,6 @@ from tests.platforms.telegram import PRIVATE, message, resolution, send
 from tests.schedules import commit_in, go_quiet, row, run_triggered_sweep, subcommand
 from workers import worker as worker_module
 from workers.schedule import ensure_cleanup_schedule
-from workflows.environment import EnvironmentWorkflow
 from workflows.naming import thread_branch
 
 # Telegram conversations are needed by one test only, but the `settings` fixture is the module's.
@@ -100,7 +99,7 @@ async def test_a_triggered_sweep_removes_merged_and_stale_work_and_keeps_the_res
     # stale: silent past the threshold, nothing of its own
     stale_id, stale_path, stale_branch = await thread("stale")
     await go_quiet(stack, "test", "stale", days)
-    # stale too, but with uncommitted work
+    # stale too, with uncommitted work: it goes too, into its archive
     dirty_id, dirty_path, dirty_branch = await thread("dirty")
     (dirty_path / "draft.txt").write_text("half done\n")
     await go_quiet(stack, "test", "dirty", days)
@@ -129,32 +128,26 @@ async def test_a_triggered_sweep_removes_merged_and_stale_work_and_keeps_the_res
     assert codebase.codebase == "project"
     assert sorted(codebase.removed) == sorted([
         f"{merged_branch} (merged)", f"{squashed_branch} (merged)", f"{stale_branch} ({days} days inactive)",
+        f"{dirty_branch} ({days} days inactive)",
     ])
-    assert sorted(codebase.skipped, key=lambda s: s.branch) == sorted([
-        Skipped(dirty_branch, "has uncommitted changes"),
-        Skipped(busy_branch, "still used by 1 conversation(s)"),
-    ], key=lambda s: s.branch)
+    assert codebase.skipped == [Skipped(busy_branch, "still used by 1 conversation(s)")]
     assert codebase.missing == [str(gone_path)]
     assert codebase.orphans == [str(orphan.resolve())]
 
-    for gone in (merged_id, squashed_id, stale_id, gone_id):
+    for gone in (merged_id, squashed_id, stale_id, dirty_id, gone_id):
         assert await row(stack, gone) == "destroyed"
-    for kept in (busy_id, dirty_id, telegram.environment_id, follow_up):
+    for kept in (busy_id, telegram.environment_id, follow_up):
         assert await row(stack, kept) == "active"
-    assert not merged_path.exists() and not squashed_path.exists() and not stale_path.exists()
-    assert (dirty_path / "draft.txt").read_text() == "half done\n"
+    assert not any(path.exists() for path in (merged_path, squashed_path, stale_path, dirty_path))
+    assert git("show", f"refs/isolator/archive/{dirty_id}:draft.txt", cwd=repo) == "half done\n"
     assert busy_path.is_dir() and Path(telegram.working_path).is_dir() and orphan.is_dir()
     assert sorted(worktree_paths(repo)) == sorted(
-        str(path) for path in (busy_path, dirty_path, Path(telegram.working_path), orphan.resolve(),
+        str(path) for path in (busy_path, Path(telegram.working_path), orphan.resolve(),
                                stack.settings.worktree_base.resolve() / "project" / "task-follow-up")
     )
-    left = branches(repo)
-    assert merged_branch not in left and squashed_branch not in left and stale_branch not in left
-    assert {busy_branch, dirty_branch, "by-hand"} <= set(left)
-    # the dirty one was never asked to go: its workflow is not waiting to retry a refused removal
-    dirty_state = await stack.temporal.get_workflow_handle(f"environment:{dirty_id}").query(EnvironmentWorkflow.state)
-    assert dirty_state.status == "active"
-    for removed in (merged_id, squashed_id, stale_id):
+    # every removed one's branch stays with its archive, until the retention prunes it
+    assert {merged_branch, squashed_branch, stale_branch, dirty_branch, busy_branch, "by-hand"} <= set(branches(repo))
+    for removed in (merged_id, squashed_id, stale_id, dirty_id):
         description = await stack.temporal.get_workflow_handle(f"environment:{removed}").describe()
         assert description.status == WorkflowExecutionStatus.COMPLETED
 
