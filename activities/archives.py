@@ -21,7 +21,7 @@ from isolator.contracts.archive import (
     RemovedQuery,
 )
 from isolator.contracts.codebase import Codebase
-from isolator.contracts.environment import Environment, MarkDestroyedInput
+from isolator.contracts.environment import Environment, IdentityQuery, MarkDestroyedInput
 from isolator.contracts.errors import LIMIT_REACHED, WORKTREE_CONFLICT
 from isolator.contracts.worktree import ArchivedBranch
 from isolator.settings import Settings
@@ -65,6 +65,19 @@ class ArchiveActivities:
         """The removed or hibernated environment, or one restored already (its `restored_as` set)."""
         row = await self.pool.fetchrow(
             _REMOVED.replace("AND e.restored_as IS NULL", "") + " AND e.id = $1", environment_id
+        )
+        return self._removed(row) if row else None
+
+    @activity.defn
+    async def find_returning_environment(self, query: IdentityQuery) -> RemovedEnvironment | None:
+        """The work's latest environment when a close or the stale cleanup removed it, and it can come
+        back: a message for the work again (an issue reopened, a thread woken up) returns to it. Not one
+        removed on purpose (a command, the API), merged, or gone by hand."""
+        row = await self.pool.fetchrow(
+            _REMOVED + """ AND e.status = 'destroyed' AND e.codebase_id = $1 AND e.workflow_type = $2
+                AND e.workflow_id = $3 AND (e.removal_reason = 'closed' OR e.removal_reason LIKE '% days inactive')
+                ORDER BY removed_at DESC LIMIT 1""",
+            query.codebase_id, query.workflow_type, query.workflow_id,
         )
         return self._removed(row) if row else None
 

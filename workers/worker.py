@@ -81,6 +81,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         environments.environment_details,
         archives.list_removed_environments,
         archives.find_removed_environment,
+        archives.find_returning_environment,
         archives.record_restored_environment,
         archives.mark_environment_hibernated,
         archives.mark_environment_awake,

@@ -9,6 +9,7 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from isolator.contracts import search_attributes
     from isolator.contracts.agent import QueueRunInput
+    from isolator.contracts.archive import RestoreRequest
     from isolator.contracts.codebase import Codebase, RepositorySource
     from isolator.contracts.environment import (
         ConversationSignal,
@@ -35,10 +36,12 @@ with workflow.unsafe.imports_passed_through():
     from workflows.chat.commands import parse_command, run_command
     from workflows.codebase import RegisterCodebaseWorkflow
     from workflows.errors import STEP_FAILURES, user_error
-    from workflows.lookups import look_up, work_of
+    from workflows.lookups import Work, look_up, work_of
     from workflows.provisioning import Provisioner, environment_ref, resolved
+    from workflows.restore import RestoreEnvironmentWorkflow
     from workflows.steps import (
         agent_runs,
+        archives,
         conversations,
         environment_signals,
         environments,
@@ -50,7 +53,7 @@ with workflow.unsafe.imports_passed_through():
 
 
 # The outcomes that leave the message in an environment: the agent works on it there.
-WORK_OUTCOMES = ("reused", "attached", "shared", "adopted", "created")
+WORK_OUTCOMES = ("reused", "attached", "shared", "adopted", "created", "restored")
 
 
 @dataclass
@@ -79,7 +82,7 @@ class MessageWorkflow:
 
     async def _resolve_isolation(self, message: MessageInput, hints: IsolationHints) -> Resolution:
         """The decision order, top to bottom: a close, a command, the codebase; then validate, reuse
-        by identity, share, adopt, limit, create."""
+        by identity, return to the work's archived worktree, share, adopt, limit, create."""
         if message.kind == "closed":
             return await self._close(message)
         conversation = await self._record(message, hints)
@@ -96,6 +99,8 @@ class MessageWorkflow:
         found = await look_up(work)
         if (existing := await self._usable(found.existing, conversation)) is not None:
             return await provision.attach("attached", existing, texts.working_in(existing.branch_name))
+        if (returned := await self._return_to_archive(work, conversation)) is not None:
+            return returned
         if (shared := await self._linked_issue_environment(codebase, work.hints)) is not None:
             return await provision.attach("shared", shared.environment, texts.sharing_with_issue(shared.issue))
         if (adoptable := await found.adoptable()) is not None:
@@ -104,6 +109,25 @@ class MessageWorkflow:
         if not await provision.make_room(await found.count()):
             return Resolution(outcome="limit")
         return await provision.create(work.workflow_type, work.workflow_id, work.request, work.announcement)
+
+    async def _return_to_archive(self, work: Work, conversation: Conversation) -> Resolution | None:
+        """The work's worktree went when its conversation closed or fell silent: a message for the work
+        again (an issue reopened, a thread woken up) brings it back as it was, uncommitted changes included.
+        One that cannot come back (its branch moved on) leaves the way to a new worktree."""
+        if not versions.returns_to_archives() or (removed := await archives.find_returning_environment(
+                work.identity)) is None:
+            return None
+        current = conversation.environment
+        report = await workflow.execute_child_workflow(RestoreEnvironmentWorkflow.run, RestoreRequest(
+            removed.id, key=workflow.info().workflow_id, conversation_row_id=conversation.row_id,
+            platform=self._message.platform, conversation_id=self._message.conversation_id,
+            previous_environment_id=current.id if current is not None else None,
+        ), id=f"{workflow.info().workflow_id}:restore")
+        if report.outcome not in ("restored", "already_restored"):
+            return None
+        if report.outcome == "restored":
+            await self._reply(report.message)
+        return Resolution("restored", report.working_path, report.branch, report.environment_id)
 
     async def _hand_to_agent(self, resolution: Resolution) -> None:
         """The coding agent works on the message in its environment, after the runs queued before it."""

@@ -17,6 +17,7 @@ Outcome = Literal[
     "command",  # a command was answered; isolation was not touched
     "shared",  # a linked issue's environment, e.g. the issue a PR fixes
     "adopted",  # a worktree already on disk, recorded as it is
+    "restored",  # the work's worktree, removed when its conversation closed or went quiet, back from its archive
     "closed",  # a close event was recorded
     "limit",  # the codebase is full: nothing was created and the user was told how to free room
     "failed",  # the user was told what went wrong; nothing was left behind

@@ -25,9 +25,12 @@ def settings(settings: Settings, request: pytest.FixtureRequest) -> Settings:
     return settings.model_copy(update=getattr(request, "param", {}))
 
 
-async def gone(path: Path) -> None:
+async def gone(stack: Stack, path: Path) -> None:
+    """Until the worktree at `path` is removed and its row says so."""
     for _ in range(400):
-        if not path.exists():
+        status = await stack.db.fetchval("SELECT status FROM isolation_environments WHERE working_path = $1 "
+                                         "ORDER BY created_at DESC LIMIT 1", str(path))
+        if not path.exists() and status == "destroyed":
             return
         await asyncio.sleep(0.05)
     raise AssertionError(f"{path} is still there")
@@ -68,7 +71,7 @@ async def test_a_close_archives_the_dirty_worktree_and_restore_brings_it_back(st
     path, branch = Path(created["workingPath"]), created["branch"]
 
     await close(stack, "arch-close")
-    await gone(path)
+    await gone(stack, path)
 
     row = await row_of(stack, created["environmentId"])
     assert (row["status"], row["removal_reason"]) == ("destroyed", "closed")
@@ -231,3 +234,24 @@ async def test_restore_through_the_api_and_what_get_shows(stack: Stack, repo: Pa
     assert malformed.status_code == 422
     new = (await stack.api.get(f"/api/environments/{body['environment_id']}")).json()
     assert new["status"] == "active" and new["archive_refs"] == shown["archive_refs"]
+
+
+async def test_a_message_after_the_close_returns_to_the_archived_worktree(stack: Stack, repo: Path) -> None:
+    """An issue reopened, a Discord thread that archived itself and is written in again: the work goes on
+    in its worktree as it was. One removed on purpose stays removed: the next message starts afresh."""
+    created, before = await worktree_with_a_mess(stack, repo, "arch-back")
+    path, branch = Path(created["workingPath"]), created["branch"]
+    await close(stack, "arch-back")
+    await gone(stack, path)
+
+    back = (await stack.say("arch-back", "where were we?"))["result"]
+
+    assert (back["outcome"], back["workingPath"], back["branch"]) == ("restored", str(path), branch), back
+    assert back["replies"][0].startswith(f"Restored `{branch}` at `{path}`"), back["replies"]
+    assert fingerprint(path) == before
+    assert (await stack.say("arch-back", "and now?"))["result"]["outcome"] == "reused"
+
+    await say_one(stack, "arch-back", "/worktree remove --force")
+    fresh = (await stack.say("arch-back", "start over"))["result"]
+    assert fresh["outcome"] == "created", fresh
+    assert not (Path(fresh["workingPath"]) / "new-staged.txt").exists()

@@ -14,7 +14,7 @@ from isolator.contracts.archive import (
     RemovedQuery,
 )
 from isolator.contracts.codebase import Codebase
-from isolator.contracts.environment import Environment, MarkDestroyedInput
+from isolator.contracts.environment import Environment, IdentityQuery, MarkDestroyedInput
 from workflows.steps.options import LOCAL_OPTIONS
 
 
@@ -27,6 +27,12 @@ async def list_removed_environments(query: RemovedQuery) -> RemovedListing:
 async def find_removed_environment(environment_id: str) -> RemovedEnvironment | None:
     return await workflow.execute_local_activity(
         "find_removed_environment", environment_id, result_type=RemovedEnvironment | None, **LOCAL_OPTIONS
+    )
+
+
+async def find_returning_environment(query: IdentityQuery) -> RemovedEnvironment | None:
+    return await workflow.execute_local_activity(
+        "find_returning_environment", query, result_type=RemovedEnvironment | None, **LOCAL_OPTIONS
     )
 
 

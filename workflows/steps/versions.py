@@ -25,3 +25,9 @@ AGENT_RUNS = "agent-runs"
 
 def hands_messages_to_agent() -> bool:
     return workflow.patched(AGENT_RUNS)
+# A message for work whose worktree a close or the stale cleanup removed brings it back from its archive.
+RETURNS_TO_ARCHIVES = "return-to-archives"
+
+
+def returns_to_archives() -> bool:
+    return workflow.patched(RETURNS_TO_ARCHIVES)
