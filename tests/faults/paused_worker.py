@@ -3,8 +3,9 @@
 Run as `python -m tests.faults.paused_worker`. `ISOLATOR_FAULT_PAUSE=<activity>:<before|after>` makes
 that activity stop there, after touching the file ISOLATOR_FAULT_MARKER, so that a test can kill the
 worker (or another process) at a known point: for good, or, with ISOLATOR_FAULT_RELEASE, until that
-file exists. Without the variable it is `isolator worker` as it ships: the pause lives here, never in
-the production path.
+file exists. `ISOLATOR_FAULT_PAUSE=archive:after` stops a removal inside its activity, once the
+worktree is archived and before it is removed. Without the variable it is `isolator worker` as it
+ships: the pause lives here, never in the production path.
 """
 
 from __future__ import annotations
@@ -74,10 +75,26 @@ class _Pausing(ActivityInboundInterceptor):
             await asyncio.sleep(0.05)
 
 
+def pause_after_archiving(fault: FaultPause) -> None:
+    """The removal stops between its two steps: the archive saved, the worktree not yet removed."""
+    from activities.providers.worktree import removal
+
+    save_archive = removal.save_archive
+
+    async def saved_then_stopped(*args: Any, **kwargs: Any) -> Any:
+        archive = await save_archive(*args, **kwargs)
+        await _Pausing(None, fault)._stop_here()  # type: ignore[arg-type]
+        return archive
+
+    removal.save_archive = saved_then_stopped  # type: ignore[assignment]
+
 
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     fault = FaultPause.from_environment()
+    if fault is not None and fault.activity_type == "archive":
+        pause_after_archiving(fault)
+        fault = None
     asyncio.run(run_worker(load_settings(), interceptors=[fault] if fault else []))
 
 
