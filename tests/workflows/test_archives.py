@@ -160,6 +160,10 @@ async def test_over_the_disk_budget_the_least_recently_active_hibernates_and_wak
     assert await stack.db.fetchval(  # 1 KiB: each alone is over it
         "SELECT count(*) FROM isolation_environments WHERE status = 'active'") == 0
 
+    status = await say_one(stack, "arch-old", "/status")
+    assert f"Worktree: `{path}` (branch `{branch}`), hibernated to keep within the disk budget" in status
+    assert not path.exists(), "a command does not wake it"
+
     again = (await stack.say("arch-old", "back to it"))["result"]
 
     assert again["outcome"] == "reused", again

@@ -58,15 +58,17 @@ async def _unknown(command: Command, conversation: Conversation, message: Messag
 
 async def _status(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
     environment = conversation.environment
-    if environment is not None and environment.status != "active":
+    if environment is not None and environment.status not in ("active", "hibernated"):
         environment = None
-    details = await environments.environment_details(environment.id) if environment else None
+    active = environment is not None and environment.status == "active"
+    details = await environments.environment_details(environment.id) if environment and active else None
     text = texts.status(
         conversation.codebase.name if conversation.codebase else None,
         conversation.cwd,
         environment.working_path if environment else None,
         environment.branch_name if environment else None,
         details,
+        hibernated=environment is not None and not active,
     )
     if details is not None and (runs := agent_texts.runs_status(details.running, details.queued)):
         text += f"\n{runs}"

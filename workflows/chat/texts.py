@@ -94,11 +94,14 @@ def failed(reason: str) -> str:
 
 
 def status(codebase: str | None, cwd: str | None, worktree: str | None, branch: str | None,
-           details: EnvironmentDetails | None = None) -> str:
+           details: EnvironmentDetails | None = None, hibernated: bool = False) -> str:
+    where = f"Worktree: `{worktree}` (branch `{branch}`)" if worktree else "Worktree: none yet"
+    if hibernated:
+        where += ", hibernated to keep within the disk budget: the next message brings it back"
     lines = [
         f"Codebase: {codebase or 'none (use `/clone`)'}",
         f"Current working directory: {cwd or 'not set'}",
-        f"Worktree: `{worktree}` (branch `{branch}`)" if worktree else "Worktree: none yet",
+        where,
     ]
     if details is not None and details.setup_state in SETUP_STATES:
         lines.append(f"Set-up: {SETUP_STATES[details.setup_state]}")
