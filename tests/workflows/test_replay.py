@@ -59,6 +59,11 @@ CAPTURED = {
     "message_handed_to_agent": "MessageWorkflow: a message reuses its worktree and is queued behind a running run",
     "environment_with_agent_runs": "EnvironmentWorkflow: two agent runs one after the other, then closed",
     "agent_run_record": "AgentRunWorkflow: the record of a run, told its end",
+    "message_restore_command": "MessageWorkflow: `/worktree restore` runs a child RestoreEnvironmentWorkflow",
+    "restore_environment": "RestoreEnvironmentWorkflow: a removed worktree back from its archive, a new environment",
+    "message_returned": "MessageWorkflow: a message after the close returns to the archived worktree",
+    "codebase_cleanup_budget": "CodebaseCleanupWorkflow: over the disk budget, an idle environment hibernates",
+    "environment_hibernated": "EnvironmentWorkflow: restored, hibernated, woken by a message, then closed",
 }
 # Kept from runs of older workflow code, never captured again: they replay through its `patched()` branches.
 KEPT = {
@@ -68,6 +73,11 @@ KEPT = {
                                           "as local activities (versions.LOCAL_STEPS)",
     "message_created_before_agent_runs": "MessageWorkflow before messages were handed to the coding agent "
                                          "(versions.AGENT_RUNS)",
+    "message_created_before_archives": "MessageWorkflow before a message returned to an archived worktree "
+                                       "(versions.RETURNS_TO_ARCHIVES)",
+    "environment_closed_before_archives": "EnvironmentWorkflow before removals were archived and could hibernate",
+    "cleanup_before_archives": "CleanupWorkflow before the archives' retention and the disk budget",
+    "codebase_cleanup_before_archives": "CodebaseCleanupWorkflow before the archives' retention and the disk budget",
 }
 # Stands in for the test's temporary folder in the stored histories: no path of the capturing machine.
 PLACEHOLDER_ROOT = "/replay"
@@ -197,6 +207,48 @@ async def test_capture_histories(stack: Stack, repo: Path, schedule: ScheduleHan
     record = client.get_workflow_handle(f"agent-run:{first['agentRunId']}")
     assert (await record.result())["status"] == "done"
 
+    # every removal is archived: `/worktree restore` brings the closed worktree back...
+    branch = created["result"]["branch"]
+    restored = await stack.say("replay-closed", f"/worktree restore {branch}")
+    assert restored["result"]["replies"][0].startswith(f"Restored `{branch}`"), restored
+    restore_child = client.get_workflow_handle(f"{restored['workflowId']}:restore")
+    first_restored = (await restore_child.result())["environment_id"]
+    # ...a message after the next close returns to it...
+    closed_again = await dispatch_message(client, stack.settings.task_queue, MessageInput(
+        platform="test", conversation_id="replay-closed", text="", message_key=uuid.uuid4().hex,
+        default_host=stack.settings.host, kind="closed",
+    ))
+    await closed_again.result()
+    assert (await client.get_workflow_handle(f"environment:{first_restored}").result())["outcome"] == "removed"
+    stack.settings.agent_command_line = None
+    returned = await stack.say("replay-closed", "where were we?")
+    assert returned["result"]["outcome"] == "restored", returned
+    # ...the disk budget hibernates it, and the next message wakes it; then it is closed
+    stack.settings.disk_budget_gb = 1e-6
+    budget_sweep = await trigger_sweep(client, schedule)
+    (budget_report,) = (await budget_sweep.result()).codebases
+    assert budget_report.hibernated and budget_report.hibernated[0].startswith(branch), budget_report
+    stack.settings.disk_budget_gb = None
+    woken = await stack.say("replay-closed", "wake up")
+    assert woken["result"]["replies"][0].startswith(f"Restored `{branch}`"), woken
+    hibernated = client.get_workflow_handle_for(
+        EnvironmentWorkflow.run, f"environment:{returned['result']['environmentId']}")
+    last_close = await dispatch_message(client, stack.settings.task_queue, MessageInput(
+        platform="test", conversation_id="replay-closed", text="", message_key=uuid.uuid4().hex,
+        default_host=stack.settings.host, kind="closed",
+    ))
+    await last_close.result()
+    assert (await hibernated.result()).outcome == "removed"
+    budget_children = [event.child_workflow_execution_started_event_attributes.workflow_execution
+                       for event in (await budget_sweep.fetch_history()).events
+                       if event.HasField("child_workflow_execution_started_event_attributes")]
+
+    store("message_restore_command", await fetch(client, restored["workflowId"], restored["runId"]), root)
+    store("restore_environment", await restore_child.fetch_history(), root)
+    store("message_returned", await fetch(client, returned["workflowId"], returned["runId"]), root)
+    store("codebase_cleanup_budget",
+          await fetch(client, budget_children[0].workflow_id, budget_children[0].run_id), root)
+    store("environment_hibernated", await hibernated.fetch_history(), root)
     store("message_created", await fetch(client, created["workflowId"], created["runId"]), root)
     store("message_handed_to_agent", await fetch(client, queued["workflowId"], queued["runId"]), root)
     store("environment_with_agent_runs", await with_runs.fetch_history(), root)
