@@ -144,18 +144,20 @@ async def get_codebase(codebase_id: uuid.UUID, pool: Annotated[asyncpg.Pool, Dep
 
 @router.delete("/{codebase_id}", status_code=status.HTTP_204_NO_CONTENT)
 async def delete_codebase(codebase_id: uuid.UUID, pool: Annotated[asyncpg.Pool, Depends(get_pool)]) -> Response:
-    """Forget a codebase whose worktrees are all gone; its checkout on disk is left as it is."""
+    """Forget a codebase whose worktrees are all gone (a hibernated one counts as there); its checkout on
+    disk is left as it is, and so are the archives in it (`refs/isolator/archive/`)."""
     async with pool.acquire() as connection, connection.transaction():
         row = await connection.fetchrow("SELECT name FROM codebases WHERE id = $1 FOR UPDATE", codebase_id)
         if row is None:
             raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no codebase {codebase_id}")
         active = await connection.fetchval(
-            "SELECT count(*) FROM isolation_environments WHERE codebase_id = $1 AND status = 'active'", codebase_id
+            "SELECT count(*) FROM isolation_environments WHERE codebase_id = $1 AND status IN ('active', 'hibernated')",
+            codebase_id,
         )
         if active:
             raise HTTPException(
                 status.HTTP_409_CONFLICT,
-                detail=f"`{row['name']}` still has {active} active environment(s): remove them first "
+                detail=f"`{row['name']}` still has {active} active or hibernated environment(s): remove them first "
                        "(`/worktree remove`, or `GET /api/environments?codebase=...` to see them)",
             )
         await connection.execute("DELETE FROM codebases WHERE id = $1", codebase_id)

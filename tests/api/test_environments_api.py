@@ -50,10 +50,14 @@ async def test_a_codebase_is_read_and_forgotten_only_once_it_has_no_active_envir
     read = await stack.api.get(f"/api/codebases/{codebase['id']}")
     refused = await stack.api.delete(f"/api/codebases/{codebase['id']}")
     assert read.status_code == 200 and read.json()["name"] == "project"
-    assert refused.status_code == 409 and "1 active environment" in refused.json()["detail"]
+    assert refused.status_code == 409 and "1 active or hibernated environment" in refused.json()["detail"]
     assert (await stack.api.get(f"/api/codebases/{codebase['id']}")).status_code == 200, "nothing changed"
 
     await stack.say("rest-codebase", "/worktree remove")
+    await stack.db.execute("UPDATE isolation_environments SET status = 'hibernated'")  # as the disk budget leaves it
+    hibernated = await stack.api.delete(f"/api/codebases/{codebase['id']}")
+    assert hibernated.status_code == 409 and "1 active or hibernated environment" in hibernated.json()["detail"]
+    await stack.db.execute("UPDATE isolation_environments SET status = 'destroyed'")
     forgotten = await stack.api.delete(f"/api/codebases/{codebase['id']}")
 
     assert forgotten.status_code == 204
