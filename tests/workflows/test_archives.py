@@ -79,6 +79,7 @@ async def test_a_close_archives_the_dirty_worktree_and_restore_brings_it_back(st
     assert row["branch_tip"] == before["head"] and branch in branches(repo)
     listing = await say_one(stack, "arch-close", "/worktree removed")
     assert f"`{branch}`: removed " in listing and "(closed)" in listing
+    assert await say_one(stack, "arch-close", f"/worktree why {branch}") == listing
 
     reply = await say_one(stack, "arch-close", f"/worktree restore {branch}")
 

@@ -172,8 +172,8 @@ class WorktreeCommands:
             await self.reply(worktree_texts.WHY_USAGE)
             return
         target = await environments.find_named_environment(NamedEnvironmentQuery(self.codebase.id, args[0]))
-        if target is None:
-            await self.reply(worktree_texts.unknown_worktree(args[0], self.codebase.name))
+        if target is None or target.status == "hibernated":  # its folder is gone: what its archive holds
+            await worktree_archives.explain_removed(args[0], self.codebase, self.reply)
             return
         view = await view_codebase(self.codebase)
         tracked = next((e for e in view.listing.environments if e.ref.environment_id == target.id), None)

@@ -8,7 +8,7 @@ with workflow.unsafe.imports_passed_through():
     from isolator.contracts.archive import RemovedQuery, RestoreRequest
     from isolator.contracts.codebase import Codebase
     from isolator.contracts.message import Conversation, MessageInput
-    from workflows.chat import archive_texts
+    from workflows.chat import archive_texts, worktree_texts
     from workflows.provisioning import Reply
     from workflows.restore import RestoreEnvironmentWorkflow
     from workflows.steps import archives
@@ -16,6 +16,15 @@ with workflow.unsafe.imports_passed_through():
 
 async def list_removed(codebase: Codebase, reply: Reply) -> None:
     listing = await archives.list_removed_environments(RemovedQuery(codebase.id))
+    await reply(archive_texts.removed_listing(codebase.name, listing))
+
+
+async def explain_removed(name: str, codebase: Codebase, reply: Reply) -> None:
+    """`/worktree why` of a name whose worktree is archived (removed or hibernated), or unknown."""
+    listing = await archives.list_removed_environments(RemovedQuery(codebase.id, name))
+    if not listing.environments:
+        await reply(worktree_texts.unknown_worktree(name, codebase.name))
+        return
     await reply(archive_texts.removed_listing(codebase.name, listing))
 
 
