@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench import agents, messages, ready, sweep, webhooks
+from bench import agents, messages, ready, scale, sweep, webhooks
 from bench.figures import Figure, as_json, print_table
 from bench.repos import make_repository
 from bench.stack import ROOT, running_stack
@@ -47,14 +47,22 @@ class Sizes:
     stream_lines: int
     many_conversations: int
     many_seconds: float
+    scale_codebases: int
+    scale_per_codebase: int
+    status_environments: int
+    status_runs: int
+    rows: int
+    rows_runs: int
 
 
 FULL = Sizes(reuse_runs=200, create_runs=30, concurrency=50, seconds=30, webhook_runs=200, sweep_sizes=(50, 500),
              setup_runs=30, include_megabytes=200, include_runs=5, hand_off_runs=100, stream_lines=40,
-             many_conversations=50, many_seconds=2.0)
+             many_conversations=50, many_seconds=2.0, scale_codebases=50, scale_per_codebase=100,
+             status_environments=1000, status_runs=50, rows=10_000, rows_runs=200)
 QUICK = Sizes(reuse_runs=20, create_runs=10, concurrency=10, seconds=5, webhook_runs=20, sweep_sizes=(10, 50),
               setup_runs=5, include_megabytes=20, include_runs=3, hand_off_runs=10, stream_lines=10,
-              many_conversations=12, many_seconds=1.0)
+              many_conversations=12, many_seconds=1.0, scale_codebases=4, scale_per_codebase=25,
+              status_environments=100, status_runs=10, rows=1_000, rows_runs=20)
 
 
 TMPFS = Path("/dev/shm")
@@ -93,9 +101,16 @@ async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | N
             ("agent streaming", lambda: agents.streaming(stack, agent_codebase, with_agent, sizes.stream_lines)),
             ("agent runs", lambda: agents.many_runs(stack, agent_codebase, with_agent, sizes.many_conversations,
                                                     sizes.many_seconds)),
+            # Last: they leave thousands of environments behind (the rows case deletes its own).
+            ("reuse with 10,000 rows", lambda: scale.reuse_with_rows(stack, small, sizes.rows, sizes.rows_runs)),
+            ("classification", lambda: scale.classification(stack, trees, sizes.scale_codebases,
+                                                            sizes.scale_per_codebase)),
+            ("status at scale", lambda: scale.status_at_scale(stack, trees, sizes.status_environments,
+                                                              sizes.status_runs)),
         ]
+        wanted = [part.strip() for part in only.split(",")] if only else []
         for name, step in steps:
-            if only and only not in name:
+            if wanted and not any(part in name for part in wanted):
                 continue
             started = time.monotonic()
             figures += await step()
@@ -108,7 +123,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small samples, to check that the cases run")
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL"))
     parser.add_argument("--temporal-address", default=os.environ.get("BENCH_TEMPORAL_ADDRESS"))
-    parser.add_argument("--only", help="run only the cases whose name contains this (e.g. `agent`)")
+    parser.add_argument("--only", help="run only the cases whose name contains this, or one of these "
+                                       "comma-separated words (e.g. `agent`, `classification,status at scale`)")
     parser.add_argument("--trees-on-disk", action="store_true",
                         help="git repositories and worktrees on the disk, not on a tmpfs")
     arguments = parser.parse_args()
