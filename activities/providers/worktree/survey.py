@@ -4,19 +4,22 @@ The removal activity asks the same questions about a single worktree, so the ans
 here once. A survey costs three git processes whatever the number of worktrees: the listing, the
 refs, and ancestry for every branch by one `for-each-ref --merged`. Beyond those, a branch with
 work of its own not merged by ancestry gets a patch comparison (`git cherry`, and `merge-tree` for
-a squash of several commits), and only cleanup candidates (merged, or stale) are asked whether
-their worktree is dirty and their commits unpushed (isolator/cleanup_rules.py names them).
+a squash of several commits), unless its tip changes a path the base has not touched since the
+branch forked: from four such branches, one batch of four processes proves that for all of them
+(unmerged_by_paths). Only cleanup candidates (merged, or stale) are asked whether their worktree is
+dirty and their commits unpushed (isolator/cleanup_rules.py names them).
 
 It reports facts, as git sees them; what they mean for the cleanup is decided in cleanup_rules.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Awaitable, Protocol, TypeVar
 
 from activities.disk_usage import disk_usage
 from activities.git import GitResult, run_git
@@ -24,6 +27,8 @@ from activities.platforms.github import merged_at_tip
 from isolator.cleanup_rules import is_fresh, needs_worktree_facts
 from isolator.contracts.worktree import SurveyInput, WorktreeState, WorktreeSurvey
 from isolator.settings import Settings
+
+T = TypeVar("T")
 
 
 class GitRunner(Protocol):
@@ -193,6 +198,110 @@ async def _patch_proof(git: GitRunner, repository: Path, base: MergeBase, tip: s
     return None
 
 
+# From this many branches to compare, unmerged_by_paths first: its four processes cost less than
+# a `git cherry` (and a `merge-tree`) each.
+BATCH_FROM = 4
+PATHS_PER_TIP = 8  # of a tip's changed paths, the ones tried
+ARGUMENTS_ROOM = 256 * 1024  # bytes of paths on one command line, well within the system's limit
+
+
+async def unmerged_by_paths(git: GitRunner, repository: Path, refs: RefSnapshot, tips: set[str]) -> set[str]:
+    """Of the tips of branches not merged by ancestry, those that merge_proof would find unmerged,
+    proven for all of them at once: one process for the tips and three per base, whatever their number.
+
+    A tip commit with one parent that changes a path p that no commit of the base's side touched
+    (every commit of the base not reachable from the common ancestor of the base and all these tips,
+    merges against each parent, without rename detection) is merged neither by patch (its own patch,
+    on p, matches no commit of that side: `git cherry` marks it `+`) nor by squash (the base's p is
+    then the merge base's, so merging the tip takes the tip's p, which differs from the base's: the
+    result is not the base's tree). When p is absent from the base, no folder of p may be gone from
+    the base and touched on its side (a folder renamed on the base's side takes new files with it,
+    and git counts a folder renamed only when it is gone). The others, and
+    every tip when anything is unusual (a merge or root commit, a quoted path), get the usual checks.
+    """
+    if len(tips) < BATCH_FROM or not refs.bases:
+        return set()
+    listing = await git("-c", "core.quotePath=false", "log", "--no-walk=unsorted", "--no-renames", "--no-abbrev",
+                        "--raw", "--format=%x01%H %P", *sorted(tips), cwd=repository, check=False)
+    if listing.returncode != 0:
+        return set()
+    changes = _tip_changes(listing.stdout)
+    proven = set(changes) & tips
+    for base in refs.bases:
+        if proven:
+            proven = await _unmerged_into(git, repository, base, changes, proven)
+    return proven
+
+
+def _tip_changes(log: str) -> dict[str, dict[str, tuple[str, str]]]:
+    """Each one-parent tip's changed paths (the first PATHS_PER_TIP), with their mode and object at the tip."""
+    changes: dict[str, dict[str, tuple[str, str]]] = {}
+    current: dict[str, tuple[str, str]] | None = None
+    for line in log.splitlines():
+        if line.startswith("\x01"):
+            commit, *parents = line[1:].split()
+            current = changes.setdefault(commit, {}) if len(parents) == 1 else None
+        elif current is not None and line.startswith(":") and len(current) < PATHS_PER_TIP:
+            meta, _, path = line.partition("\t")
+            fields = meta.split()
+            if len(fields) == 5 and path and not path.startswith('"'):
+                current[path] = (fields[1], fields[3])
+    return {commit: paths for commit, paths in changes.items() if paths}
+
+
+def _folders(path: str) -> list[str]:
+    parts = path.split("/")[:-1]
+    return ["/".join(parts[:end]) for end in range(1, len(parts) + 1)]
+
+
+async def _unmerged_into(git: GitRunner, repository: Path, base: MergeBase,
+                         changes: dict[str, dict[str, tuple[str, str]]], tips: set[str]) -> set[str]:
+    """Those of `tips` with a path (above) that proves them unmerged into `base`."""
+    ancestors = await git("merge-base", "--octopus", base.commit, *sorted(tips), cwd=repository, check=False)
+    if ancestors.returncode != 0 or not ancestors.stdout.split():
+        return set()
+    side = await git("-c", "core.quotePath=false", "log", "-m", "--no-renames", "--name-only", "--format=",
+                     base.commit, "--not", *ancestors.stdout.split(), cwd=repository, check=False)
+    if side.returncode != 0:
+        return set()
+    touched = {line for line in side.stdout.splitlines() if line}
+    folders = {folder for path in touched for folder in _folders(path)}
+    quoted = any(path.startswith('"') for path in touched)
+    wanted: list[str] = []
+    room = ARGUMENTS_ROOM  # the paths that do not fit are not asked about: their tips get the usual checks
+    for path in sorted({path for tip in tips for path in changes[tip] if path not in touched}):
+        room -= len(path) + 1
+        if room < 0:
+            break
+        wanted.append(path)
+    if not wanted:
+        return set()
+    # -t: the folders on the way to each path too, those the base has
+    listing = await git("--literal-pathspecs", "-c", "core.quotePath=false", "ls-tree", "-r", "-t", "--full-tree",
+                        base.commit, "--", *wanted, cwd=repository, check=False)
+    if listing.returncode != 0:
+        return set()
+    at_base: dict[str, tuple[str, str]] = {}
+    for line in listing.stdout.splitlines():
+        meta, _, path = line.partition("\t")
+        mode, _, object_id = meta.split()
+        at_base[path] = (mode, object_id)
+    asked = set(wanted)
+    proven = set()
+    for tip in tips:
+        for path, (mode, object_id) in changes[tip].items():
+            if path not in asked:
+                continue
+            there = at_base.get(path)
+            if there is None and (set(mode) == {"0"} or any(
+                    folder not in at_base and (quoted or folder in folders) for folder in _folders(path))):
+                continue  # gone on both sides, or a folder of it gone from the base and touched: renamed?
+            if there != (mode, object_id):
+                proven.add(tip)
+                break
+    return proven
+
+
 def _short(ref: str) -> str:
     return ref.removeprefix("refs/heads/").removeprefix("refs/remotes/")
 
@@ -210,6 +319,30 @@ def _measured(path: Path, deadline: float) -> int | None:
     return used if complete else None
 
 
+# Git processes a survey runs at once: on two cores, four answer a codebase's questions in about
+# two thirds of the time one at a time takes.
+AT_ONCE = 4
+
+
+async def _at_once(calls: list[Awaitable[T]]) -> list[T]:
+    """Every call's result, in order, AT_ONCE of them running at a time; the first failure is raised
+    as it is, once the others are cancelled (run_git kills its process then)."""
+    gate = asyncio.Semaphore(AT_ONCE)
+
+    async def gated(call: Awaitable[T]) -> T:
+        async with gate:
+            return await call
+
+    tasks = [asyncio.ensure_future(gated(call)) for call in calls]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
 class WorktreeSurveyor:
     def __init__(self, settings: Settings, git: GitRunner = run_git) -> None:
         self.settings = settings
@@ -220,43 +353,60 @@ class WorktreeSurveyor:
         repository = Path(request.codebase.canonical_path)
         linked = {entry.path for entry in await list_worktrees(self.git, repository) if not entry.main}
         refs = await read_refs(self.git, repository, request.codebase.default_branch)
-        proofs: dict[str, str | None] = {}
-        states: list[WorktreeState] = []
         disk_deadline = time.monotonic() + (request.disk_seconds or DISK_SECONDS)
+        tips = {tracked.branch: tip for tracked in request.tracked
+                if (tip := refs.tips.get(f"refs/heads/{tracked.branch}")) is not None}
+        # A fresh branch has nothing to compare: only ancestry, which costs nothing more.
+        fresh = {tracked.branch for tracked in request.tracked
+                 if is_fresh(tracked.start_commit, tips.get(tracked.branch))}
+        compared = {branch: tip for branch, tip in tips.items() if branch not in fresh}
+        unmerged = await unmerged_by_paths(
+            self.git, repository, refs, {tip for branch, tip in compared.items() if branch not in refs.ancestry_merged})
+        asked = [(branch, tip) for branch, tip in compared.items() if tip not in unmerged]
+        found = await _at_once([merge_proof(self.git, repository, refs, branch, tip) for branch, tip in asked])
+        proofs: dict[str, str | None] = {branch: None for branch in compared}
+        proofs.update({branch: refs.ancestry_proof() if branch in refs.ancestry_merged else None for branch in fresh
+                       if branch in tips})
+        proofs.update(zip((branch for branch, _ in asked), found))
+        states: list[WorktreeState] = []
+        questions = []
+        github_asked: set[str] = set()
         for tracked in request.tracked:
             path = Path(tracked.working_path).resolve()
             exists = path in linked and path.is_dir()
             ref = f"refs/heads/{tracked.branch}"
-            tip = refs.tips.get(ref)
-            if tip is not None and tracked.branch not in proofs:
-                # A fresh branch has nothing to compare: only ancestry, which costs nothing more.
-                if is_fresh(tracked.start_commit, tip):
-                    proofs[tracked.branch] = refs.ancestry_proof() if tracked.branch in refs.ancestry_merged else None
-                else:
-                    proofs[tracked.branch] = await merge_proof(self.git, repository, refs, tracked.branch, tip)
-                if proofs[tracked.branch] is None and tracked.pull_request and self._may_ask_github(request):
-                    proofs[tracked.branch] = await merged_at_tip(self.settings, tracked.pull_request, tip)
+            tip = tips.get(tracked.branch)
+            if proofs.get(tracked.branch) is None and tip is not None and tracked.pull_request \
+                    and tracked.branch not in github_asked and self._may_ask_github(request):
+                github_asked.add(tracked.branch)
+                proofs[tracked.branch] = await merged_at_tip(self.settings, tracked.pull_request, tip)
             proof = proofs.get(tracked.branch)
             is_merged_now = proof is not None
-            candidate = exists and needs_worktree_facts(tracked, is_merged_now, tip)
-            states.append(
-                WorktreeState(
-                    environment_id=tracked.environment_id,
-                    working_path=tracked.working_path,
-                    branch=tracked.branch,
-                    exists=exists,
-                    merged=is_merged_now,
-                    merge_proof=proof,
-                    dirty=candidate and await is_dirty(self.git, path),
-                    unpushed=candidate and not is_merged_now and await holder(self.git, repository, ref, tip) is None,
-                    tip=tip,
-                    disk_bytes=_measured(path, disk_deadline) if request.measure_disk and exists else None,
-                )
+            state = WorktreeState(
+                environment_id=tracked.environment_id,
+                working_path=tracked.working_path,
+                branch=tracked.branch,
+                exists=exists,
+                merged=is_merged_now,
+                merge_proof=proof,
+                dirty=False,
+                unpushed=False,
+                tip=tip,
+                disk_bytes=_measured(path, disk_deadline) if request.measure_disk and exists else None,
             )
+            states.append(state)
+            if exists and needs_worktree_facts(tracked, is_merged_now, tip):
+                questions.append(self._facts(state, path, repository, ref))
+        await _at_once(questions)
         base = self.settings.worktree_base.resolve()
         covered = {Path(tracked.working_path).resolve() for tracked in request.tracked}
         orphans = sorted(str(path) for path in linked - covered if path.is_relative_to(base) and path.is_dir())
         return WorktreeSurvey(states=states, orphans=orphans)
+
+    async def _facts(self, state: WorktreeState, path: Path, repository: Path, ref: str) -> None:
+        """A cleanup candidate's: is its worktree dirty, and its work on no other branch or remote?"""
+        state.dirty = await is_dirty(self.git, path)
+        state.unpushed = not state.merged and await holder(self.git, repository, ref, state.tip or "") is None
 
     def _may_ask_github(self, request: SurveyInput) -> bool:
         # Without a token GitHub allows 60 requests an hour: the git checks alone decide then.
