@@ -51,9 +51,9 @@ def live_conversations(environment: TrackedEnvironment, threshold_days: int) -> 
 
 
 def needs_worktree_facts(tracked: TrackedWorktree, merged: bool, tip: str | None) -> bool:
-    """Whether the survey asks git if the worktree is dirty and its commits unpushed: only for a
-    cleanup candidate, a merged branch with work of its own or a stale one."""
-    return tip is not None and ((merged and not is_fresh(tracked.start_commit, tip)) or tracked.stale)
+    """Whether the survey asks git if a branch's commits are on no other branch or remote: only for a
+    stale one not merged (a merged one's work is upstream, and a dirty one goes into its archive)."""
+    return tip is not None and tracked.stale and not merged
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The cleanup's vocabulary (isolator/cleanup_rules.py): fresh, merged, stale, live and dirty."""
+"""The cleanup's vocabulary (isolator/cleanup_rules.py): fresh, merged, stale and live."""
 
 from __future__ import annotations
 
@@ -29,9 +29,8 @@ def environment(
     return TrackedEnvironment(ref, platform, days, start, conversations or [])
 
 
-def state(name: str, *, merged: bool = False, tip: str | None = "tip", dirty: bool = False,
-          unpushed: bool = False) -> WorktreeState:
-    return WorktreeState(name, f"/worktrees/project/{name}", name, True, merged, dirty, unpushed, tip)
+def state(name: str, *, merged: bool = False, tip: str | None = "tip", unpushed: bool = False) -> WorktreeState:
+    return WorktreeState(name, f"/worktrees/project/{name}", name, True, merged, unpushed, tip)
 
 
 def test_a_branch_still_at_its_start_is_fresh_and_so_never_merged() -> None:
@@ -54,13 +53,13 @@ def test_telegram_is_never_stale_and_its_open_conversations_stay_live() -> None:
     assert live_conversations(mixed, THRESHOLD) == 2
 
 
-def test_git_is_asked_about_dirt_only_for_candidates() -> None:
+def test_git_is_asked_about_unpushed_work_only_for_stale_branches_not_merged() -> None:
     worktree = TrackedWorktree("w", "/worktrees/project/w", "w", start_commit="abc")
-    assert not needs_worktree_facts(worktree, merged=True, tip="abc")  # fresh
-    assert needs_worktree_facts(worktree, merged=True, tip="def")
-    assert not needs_worktree_facts(worktree, merged=False, tip="def")
+    assert not needs_worktree_facts(worktree, merged=True, tip="def")  # its work is upstream
+    assert not needs_worktree_facts(worktree, merged=False, tip="def")  # not stale
     stale = TrackedWorktree("w", "/worktrees/project/w", "w", stale=True)
     assert needs_worktree_facts(stale, merged=False, tip="def")
+    assert not needs_worktree_facts(stale, merged=True, tip="def")
     assert not needs_worktree_facts(stale, merged=False, tip=None)  # the branch is gone
 
 
@@ -75,7 +74,7 @@ def test_the_plan_keeps_live_and_unpushed_work_and_says_why_and_takes_dirty_work
     ]
     survey = WorktreeSurvey(states=[
         state("merged-clean", merged=True),
-        state("merged-dirty", merged=True, dirty=True),
+        state("merged-dirty", merged=True),  # (its uncommitted changes go into its archive)
         state("merged-used", merged=True),
         state("stale-unpushed", unpushed=True),
         state("stale-clean"),

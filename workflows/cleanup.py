@@ -40,13 +40,15 @@ SCHEDULED_DISK_SECONDS = 60.0
 
 
 async def survey_environments(codebase: Codebase, listing: EnvironmentListing, measure_disk: bool = False,
-                              disk_seconds: float | None = None) -> WorktreeSurvey:
-    """One survey per codebase: three git processes whatever the count, then a few per candidate
-    (activities/survey.py says which). With `measure_disk`, each worktree's size within a time budget
-    (`/status`'s own, or `disk_seconds`); a cleanup (not `/status`) asks GitHub about PRs git finds unmerged."""
-    return await isolation.survey_worktrees(SurveyInput(codebase, tracked_worktrees(listing),
-                                                        measure_disk=measure_disk, disk_seconds=disk_seconds,
-                                                        ask_github=disk_seconds is not None or not measure_disk))
+                              disk_seconds: float | None = None, plans_cleanup: bool = False) -> WorktreeSurvey:
+    """One survey per codebase: a few git processes whatever the count, then one per stale candidate
+    when a cleanup is planned (activities/survey.py says which). With `measure_disk`, each worktree's
+    size within a time budget (`/status`'s own, or `disk_seconds`); a planned cleanup asks GitHub
+    about PRs git finds unmerged."""
+    return await isolation.survey_worktrees(SurveyInput(
+        codebase, tracked_worktrees(listing), measure_disk=measure_disk, disk_seconds=disk_seconds,
+        ask_github=plans_cleanup, plans_cleanup=plans_cleanup,
+    ))
 
 
 @dataclass
@@ -58,9 +60,9 @@ class CodebaseView:
     counts: Breakdown
 
 
-async def view_codebase(codebase: Codebase, measure_disk: bool = False) -> CodebaseView:
+async def view_codebase(codebase: Codebase, measure_disk: bool = False, plans_cleanup: bool = False) -> CodebaseView:
     listing = await environments.list_environments(codebase.id)
-    survey = await survey_environments(codebase, listing, measure_disk)
+    survey = await survey_environments(codebase, listing, measure_disk, plans_cleanup=plans_cleanup)
     return CodebaseView(listing, survey, breakdown(listing.environments, survey, listing.limit,
                                                    listing.stale_threshold_days))
 
@@ -73,7 +75,7 @@ class CodebaseCleanupWorkflow:
         listing = await environments.list_environments(codebase.id)
         budget = "budget" in request.kinds  # the scheduled cleanup measures every worktree as it surveys
         survey = await survey_environments(codebase, listing, measure_disk=budget,
-                                           disk_seconds=SCHEDULED_DISK_SECONDS if budget else None)
+                                           disk_seconds=SCHEDULED_DISK_SECONDS if budget else None, plans_cleanup=True)
         plan = plan_cleanup(listing.environments, survey, request.kinds, listing.stale_threshold_days)
         report = CleanupReport(codebase=codebase.name, skipped=list(plan.skipped), orphans=list(survey.orphans))
         outcomes = await asyncio.gather(*(self._destroy(candidate, request.key) for candidate in plan.remove))

@@ -131,12 +131,15 @@ class SurveyInput:
     disk_seconds: float | None = None  # the measuring's time budget; None: the survey's own (for /status)
     # the cleanup (and its dry run) asks GitHub about PRs git finds unmerged; `/status` does not wait for it
     ask_github: bool = False
+    # a cleanup plan is made from it (the cleanup, its dry run, `/worktree why`): its stale candidates are
+    # asked whether their commits are on no other branch or remote; views (`/status`, lists) never read that
+    plans_cleanup: bool = False
 
 
 @dataclass
 class WorktreeState:
     """Raw facts about one tracked worktree, as git reports them; isolator/cleanup_rules.py says what
-    they mean for the cleanup (merged, dirty, removable)."""
+    they mean for the cleanup (merged, removable)."""
 
     environment_id: str
     working_path: str
@@ -145,9 +148,8 @@ class WorktreeState:
     # Contained in the base: every commit is in the default branch or its upstream, by ancestry or
     # by patch. (A branch still at its start commit is contained too; the rules tell it apart.)
     merged: bool
-    # Asked only of the worktrees the rules name as candidates (cleanup_rules.needs_worktree_facts);
-    # False for the others.
-    dirty: bool  # uncommitted or untracked changes, or a worktree git cannot read
+    # Asked only of the worktrees the rules name (cleanup_rules.needs_worktree_facts) when a cleanup is
+    # planned; False for the others.
     unpushed: bool  # has commits found on no other branch and no remote
     tip: str | None = None  # the branch's commit; None when the branch is gone
     disk_bytes: int | None = None  # real blocks, when measured and counted within the survey's time budget

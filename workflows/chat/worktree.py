@@ -149,7 +149,7 @@ class WorktreeCommands:
             await self.reply(worktree_texts.USAGE)
             return
         if dry_run:  # the same survey and rules as the cleanup, and nothing removed
-            view = await view_codebase(self.codebase)
+            view = await view_codebase(self.codebase, plans_cleanup=True)
             plan = plan_cleanup(view.listing.environments, view.survey, kinds, view.listing.stale_threshold_days)  # type: ignore[arg-type]
             await self.reply(worktree_texts.cleanup_preview(kinds[0], plan))
             return
@@ -175,7 +175,7 @@ class WorktreeCommands:
         if target is None or target.status == "hibernated":  # its folder is gone: what its archive holds
             await worktree_archives.explain_removed(args[0], self.codebase, self.reply)
             return
-        view = await view_codebase(self.codebase)
+        view = await view_codebase(self.codebase, plans_cleanup=True)
         tracked = next((e for e in view.listing.environments if e.ref.environment_id == target.id), None)
         if tracked is None:
             await self.reply(worktree_texts.unknown_worktree(args[0], self.codebase.name))

@@ -1,13 +1,13 @@
-"""Surveying a codebase's worktrees: which exist, which are dirty, which branches are merged or unpushed.
+"""Surveying a codebase's worktrees: which exist, which branches are merged or unpushed.
 
-The removal activity asks the same questions about a single worktree, so the answers are computed
-here once. A survey costs three git processes whatever the number of worktrees: the listing, the
+The removal activity asks the same questions about a single worktree (and whether it is dirty), so
+the answers are computed here once. A survey costs three git processes whatever the number of worktrees: the listing, the
 refs, and ancestry for every branch by one `for-each-ref --merged`. Beyond those, a branch with
 work of its own not merged by ancestry gets a patch comparison (`git cherry`, and `merge-tree` for
 a squash of several commits), unless its tip changes a path the base has not touched since the
 branch forked: from four such branches, one batch of four processes proves that for all of them
-(unmerged_by_paths). Only cleanup candidates (merged, or stale) are asked whether their worktree is
-dirty and their commits unpushed (isolator/cleanup_rules.py names them).
+(unmerged_by_paths). Only stale candidates of a planned cleanup are asked whether their commits are
+unpushed (isolator/cleanup_rules.py names them); views (`/status`, lists) ask nothing more.
 
 It reports facts, as git sees them; what they mean for the cleanup is decided in cleanup_rules.
 """
@@ -389,24 +389,22 @@ class WorktreeSurveyor:
                 exists=exists,
                 merged=is_merged_now,
                 merge_proof=proof,
-                dirty=False,
                 unpushed=False,
                 tip=tip,
                 disk_bytes=_measured(path, disk_deadline) if request.measure_disk and exists else None,
             )
             states.append(state)
-            if exists and needs_worktree_facts(tracked, is_merged_now, tip):
-                questions.append(self._facts(state, path, repository, ref))
+            if request.plans_cleanup and exists and needs_worktree_facts(tracked, is_merged_now, tip):
+                questions.append(self._unpushed(state, repository, ref))
         await _at_once(questions)
         base = self.settings.worktree_base.resolve()
         covered = {Path(tracked.working_path).resolve() for tracked in request.tracked}
         orphans = sorted(str(path) for path in linked - covered if path.is_relative_to(base) and path.is_dir())
         return WorktreeSurvey(states=states, orphans=orphans)
 
-    async def _facts(self, state: WorktreeState, path: Path, repository: Path, ref: str) -> None:
-        """A cleanup candidate's: is its worktree dirty, and its work on no other branch or remote?"""
-        state.dirty = await is_dirty(self.git, path)
-        state.unpushed = not state.merged and await holder(self.git, repository, ref, state.tip or "") is None
+    async def _unpushed(self, state: WorktreeState, repository: Path, ref: str) -> None:
+        """A stale candidate's: is its work on no other branch or remote?"""
+        state.unpushed = await holder(self.git, repository, ref, state.tip or "") is None
 
     def _may_ask_github(self, request: SurveyInput) -> bool:
         # Without a token GitHub allows 60 requests an hour: the git checks alone decide then.
