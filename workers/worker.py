@@ -14,6 +14,7 @@ from temporalio.worker import Interceptor, UnsandboxedWorkflowRunner, Worker
 from activities.agent import AgentActivities
 from activities.agent_runs import AgentRunActivities
 from activities.archives import ArchiveActivities
+from activities.codebase_views import CodebaseViewActivities
 from activities.codebases import CodebaseActivities
 from activities.conversations import ConversationActivities
 from activities.environment_signals import EnvironmentSignalActivities
@@ -135,6 +136,7 @@ def host_activities(pool: asyncpg.Pool, settings: Settings) -> list[Callable[...
         team_runs.begin_team_run,
         team_runs.end_team_run,
         WorktreeFactsActivities().explain_worktree,
+        CodebaseViewActivities(EnvironmentActivities(pool, settings), isolation).count_worktrees,
     ]
 
 

@@ -30,13 +30,15 @@ with workflow.unsafe.imports_passed_through():
     )
     from isolator.contracts.codebase import Codebase
     from isolator.contracts.environment import HIBERNATE, DestroyEnvironmentInput, DestroyRequest
-    from isolator.contracts.worktree import PruneArchivesInput, RemovalReport, SurveyInput, WorktreeSurvey
+    from isolator.contracts.worktree import (
+        SCHEDULED_DISK_SECONDS,
+        PruneArchivesInput,
+        RemovalReport,
+        SurveyInput,
+        WorktreeSurvey,
+    )
     from workflows.chat.worktree_texts import human_size
     from workflows.steps import archives, codebases, environment_signals, environments, isolation
-
-# The scheduled cleanup measures every worktree for the disk budget and the API: time enough for
-# large trees, still bounded.
-SCHEDULED_DISK_SECONDS = 60.0
 
 
 async def survey_environments(codebase: Codebase, listing: EnvironmentListing, measure_disk: bool = False,

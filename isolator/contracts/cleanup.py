@@ -84,3 +84,12 @@ class Breakdown:
     merged: int
     stale: int
     active: int
+
+
+@dataclass
+class CodebaseCounts:
+    """`/status`'s block: the breakdown, and each existing worktree's size (None: not counted yet)."""
+
+    counts: Breakdown
+    stale_threshold_days: int
+    sizes: list[int | None]

@@ -120,6 +120,10 @@ class TrackedWorktree:
     pull_request: str | None = None
 
 
+# The scheduled cleanup's time budget for counting every worktree: long enough for large trees, bounded.
+SCHEDULED_DISK_SECONDS = 60.0
+
+
 @dataclass
 class SurveyInput:
     codebase: Codebase

@@ -26,7 +26,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.lookups import count_for_limit
     from workflows.naming import task_slug
     from workflows.provisioning import Provisioner, Reply, environment_ref
-    from workflows.steps import conversations, environment_signals, environments, worktree_facts
+    from workflows.steps import conversations, environment_signals, environments, isolation, versions, worktree_facts
 
 _LINK_TARGET = re.compile(r"^(issue|pr|thread|task)-(.+)$")
 
@@ -209,6 +209,10 @@ class WorktreeCommands:
 
 async def status_counts(codebase: Codebase) -> str:
     """The `Worktrees: N/LIMIT` block of `/status`, with the disk they use."""
+    if versions.counts_on_host():
+        counted = await isolation.count_worktrees(codebase)
+        return (worktree_texts.counts(counted.counts, counted.stale_threshold_days) + "\n"
+                + worktree_texts.disk_total(counted.sizes))
     view = await view_codebase(codebase, measure_disk=True)
     return (worktree_texts.counts(view.counts, view.listing.stale_threshold_days) + "\n"
             + worktree_texts.disk_total([state.disk_bytes for state in view.survey.states if state.exists]))

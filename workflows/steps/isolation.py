@@ -10,6 +10,8 @@ from datetime import timedelta
 
 from temporalio import workflow
 
+from isolator.contracts.cleanup import CodebaseCounts
+from isolator.contracts.codebase import Codebase
 from isolator.contracts.environment import (
     Environment,
     EnvironmentCheck,
@@ -119,5 +121,12 @@ async def restore_worktree(request: RestoreWorktreeInput) -> RestoredWorktree:
 async def prune_archives(request: PruneArchivesInput) -> list[PrunedArchive]:
     return await workflow.execute_activity(
         "prune_archives", request, result_type=list[PrunedArchive], task_queue=host_queue(request.codebase.host),
+        start_to_close_timeout=timedelta(minutes=5), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
+    )
+
+
+async def count_worktrees(codebase: Codebase) -> CodebaseCounts:
+    return await workflow.execute_activity(
+        "count_worktrees", codebase, result_type=CodebaseCounts, task_queue=host_queue(codebase.host),
         start_to_close_timeout=timedelta(minutes=5), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
     )

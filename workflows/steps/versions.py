@@ -31,3 +31,9 @@ RETURNS_TO_ARCHIVES = "return-to-archives"
 
 def returns_to_archives() -> bool:
     return workflow.patched(RETURNS_TO_ARCHIVES)
+# `/status` counts a codebase's worktrees in one activity on its host (the listing stays out of the history).
+COUNTS_ON_HOST = "status-counted-on-host"
+
+
+def counts_on_host() -> bool:
+    return workflow.patched(COUNTS_ON_HOST)

@@ -8,6 +8,7 @@ staged. The branch itself stays while an archive refers to it; the retention pru
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import tempfile
 from dataclasses import dataclass
@@ -70,32 +71,36 @@ async def archive_and_branch(repository: Path, ref: str, branch: str) -> tuple[A
 
 async def fill_from_archive(worktree: Path, trees: ArchivedTrees) -> None:
     """A worktree added with `--no-checkout` gets the archive's index (with its stat data) and files:
-    one checkout of the index, then only the files that differed from it written over, or deleted."""
-    await run_git("read-tree", "--reset", "-u", trees.index, cwd=worktree)
+    one checkout of the index, then only the files that differed from it written over, or deleted.
+    What does not depend on the checkout (the list of differences, a scratch index of the files) is
+    read meanwhile."""
+    checkout = run_git("read-tree", "--reset", "-u", trees.index, cwd=worktree)
     if trees.files == trees.index:
-        return
-    changed = await run_git("diff-tree", "-r", "-z", "--no-renames", "--name-status", trees.index, trees.files,
-                            cwd=worktree)
-    fields = [field for field in changed.stdout.split("\0") if field]
-    written = []
-    for status, name in zip(fields[0::2], fields[1::2]):
-        if status == "D":
-            (worktree / name).unlink(missing_ok=True)
-        else:
-            written.append(name)
-    if not written:
+        await checkout
         return
     with tempfile.TemporaryDirectory(prefix="isolator-restore-") as scratch:
         scratch_index = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
-        await run_git("read-tree", trees.files, cwd=worktree, env=scratch_index)
-        await run_git("checkout-index", "--force", "-z", "--stdin", cwd=worktree, env=scratch_index,
-                      input="\0".join(written) + "\0")
+        _, changed, _ = await asyncio.gather(
+            checkout,
+            run_git("diff-tree", "-r", "-z", "--no-renames", "--name-status", trees.index, trees.files, cwd=worktree),
+            run_git("read-tree", trees.files, cwd=worktree, env=scratch_index),
+        )
+        fields = [field for field in changed.stdout.split("\0") if field]
+        written = []
+        for status, name in zip(fields[0::2], fields[1::2]):
+            if status == "D":
+                (worktree / name).unlink(missing_ok=True)
+            else:
+                written.append(name)
+        if written:
+            await run_git("checkout-index", "--force", "-z", "--stdin", cwd=worktree, env=scratch_index,
+                          input="\0".join(written) + "\0")
 
 
 def staging_path(worktree_base: Path, path: Path) -> Path:
     """Where a restore builds the worktree before it moves to `path`: a half-made restore is then
     never at the user's path, and a retry clears it."""
-    return worktree_base / ".restoring" / hashlib.sha256(str(path).encode()).hexdigest()[:24]
+    return worktree_base.resolve() / ".restoring" / hashlib.sha256(str(path).encode()).hexdigest()[:24]
 
 
 async def delete_archive(repository: Path, ref: str) -> bool:

@@ -7,6 +7,7 @@ clears the staging folder and starts again. The archive is only read, so nothing
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 
@@ -50,27 +51,28 @@ class WorktreeRestorer:
             return _refused(f"`{request.branch}` is not a valid branch name.")
         repository = Path(request.codebase.canonical_path)
         async with host_locks(base, path, repository):
-            trees, tip = await archive_and_branch(repository, request.archive_ref, request.branch)
+            (trees, tip), worktrees = await asyncio.gather(
+                archive_and_branch(repository, request.archive_ref, request.branch), list_worktrees(run_git, repository))
             if trees is None:
                 return _refused(f"The archive `{request.archive_ref}` is gone, so there is nothing to restore.")
             if path.exists():
                 return await self._already_there(path, request, trees.files)
             staging = staging_path(base, path)
-            worktrees = await list_worktrees(run_git, repository)
             if (problem := await self._branch_problem(repository, tip, worktrees, staging, request)) is not None:
                 return _refused(problem)
             if staging.exists() or any(entry.path == staging for entry in worktrees):
                 await _clear(repository, staging)
             staging.parent.mkdir(parents=True, exist_ok=True)
             await run_git("worktree", "add", "--no-checkout", "--", str(staging), request.branch, cwd=repository)
-            await fill_from_archive(staging, trees)
+            config, _ = await asyncio.gather(
+                committed_config(repository, Base(f"refs/heads/{request.branch}")), fill_from_archive(staging, trees))
             path.parent.mkdir(parents=True, exist_ok=True)
             await run_git("worktree", "move", "--", str(staging), str(path), cwd=repository)
             RemovalRecords(base).forget(path)
             mark_as_made_here(path)
-        config = read_setup(await committed_config(repository, Base(f"refs/heads/{request.branch}")))
-        await copy_included(repository, path, config.config.include)
-        return RestoredWorktree("restored", setup=config)
+        setup = read_setup(config)
+        await copy_included(repository, path, setup.config.include)
+        return RestoredWorktree("restored", setup=setup)
 
     async def _already_there(self, path: Path, request: RestoreWorktreeInput, files: str) -> RestoredWorktree:
         """A retry after the move: the worktree is there, on its branch, with the archive's files."""

@@ -25,7 +25,7 @@ from activities.disk_usage import disk_usage
 from activities.git import GitResult, run_git
 from activities.platforms.github import merged_at_tip
 from isolator.cleanup_rules import is_fresh, needs_worktree_facts
-from isolator.contracts.worktree import SurveyInput, WorktreeState, WorktreeSurvey
+from isolator.contracts.worktree import SCHEDULED_DISK_SECONDS, SurveyInput, WorktreeState, WorktreeSurvey
 from isolator.settings import Settings
 
 T = TypeVar("T")
@@ -307,7 +307,12 @@ def _short(ref: str) -> str:
 
 
 # How long one survey spends counting disk use, all its worktrees together: `/status` never waits longer.
-DISK_SECONDS = 1.5
+# A worktree not counted in time shows its last count; a later `/status` counts it first.
+DISK_SECONDS = 0.1
+# A size counted this recently is shown again as it is, not counted anew (except by the scheduled cleanup).
+SIZE_KEPT_SECONDS = 60.0
+# Merge proofs (and sizes) kept per worker: enough for every branch of many large codebases.
+PROOFS_KEPT = 100_000
 
 
 def _measured(path: Path, deadline: float) -> int | None:
@@ -344,36 +349,38 @@ async def _at_once(calls: list[Awaitable[T]]) -> list[T]:
 
 
 class WorktreeSurveyor:
+    """One per worker, so that what it learned is kept between surveys: a merge proof is a fact of a
+    tip and the bases' commits, and a worktree's last size stands until it is counted again."""
+
     def __init__(self, settings: Settings, git: GitRunner = run_git) -> None:
         self.settings = settings
         self.git = git
+        self._proofs: dict[tuple[str, tuple[str, ...], str], str | None] = {}
+        self._sizes: dict[Path, tuple[int, float]] = {}  # bytes, and when they were counted (monotonic)
 
     async def survey(self, request: SurveyInput) -> WorktreeSurvey:
         """The state of every tracked worktree of a codebase, and the untracked ones under WORKTREE_BASE."""
         repository = Path(request.codebase.canonical_path)
         linked = {entry.path for entry in await list_worktrees(self.git, repository) if not entry.main}
         refs = await read_refs(self.git, repository, request.codebase.default_branch)
-        disk_deadline = time.monotonic() + (request.disk_seconds or DISK_SECONDS)
         tips = {tracked.branch: tip for tracked in request.tracked
                 if (tip := refs.tips.get(f"refs/heads/{tracked.branch}")) is not None}
         # A fresh branch has nothing to compare: only ancestry, which costs nothing more.
         fresh = {tracked.branch for tracked in request.tracked
                  if is_fresh(tracked.start_commit, tips.get(tracked.branch))}
-        compared = {branch: tip for branch, tip in tips.items() if branch not in fresh}
-        unmerged = await unmerged_by_paths(
-            self.git, repository, refs, {tip for branch, tip in compared.items() if branch not in refs.ancestry_merged})
-        asked = [(branch, tip) for branch, tip in compared.items() if tip not in unmerged]
-        found = await _at_once([merge_proof(self.git, repository, refs, branch, tip) for branch, tip in asked])
-        proofs: dict[str, str | None] = {branch: None for branch in compared}
-        proofs.update({branch: refs.ancestry_proof() if branch in refs.ancestry_merged else None for branch in fresh
-                       if branch in tips})
-        proofs.update(zip((branch for branch, _ in asked), found))
+        proofs: dict[str, str | None] = {branch: refs.ancestry_proof() if branch in refs.ancestry_merged else None
+                                         for branch in fresh if branch in tips}
+        proofs.update(await self._merge_proofs(repository, refs, {b: t for b, t in tips.items() if b not in fresh}))
+        folders: dict[str, str] = {}
+        paths = {tracked.environment_id: _resolved(tracked.working_path, folders) for tracked in request.tracked}
+        existing = {path for path in paths.values() if path in linked and path.is_dir()}
+        sizes = self._disk_use(existing, request.disk_seconds or DISK_SECONDS) if request.measure_disk else {}
         states: list[WorktreeState] = []
         questions = []
         github_asked: set[str] = set()
         for tracked in request.tracked:
-            path = Path(tracked.working_path).resolve()
-            exists = path in linked and path.is_dir()
+            path = paths[tracked.environment_id]
+            exists = path in existing
             ref = f"refs/heads/{tracked.branch}"
             tip = tips.get(tracked.branch)
             if proofs.get(tracked.branch) is None and tip is not None and tracked.pull_request \
@@ -391,16 +398,48 @@ class WorktreeSurveyor:
                 merge_proof=proof,
                 unpushed=False,
                 tip=tip,
-                disk_bytes=_measured(path, disk_deadline) if request.measure_disk and exists else None,
+                disk_bytes=sizes.get(path),
             )
             states.append(state)
             if request.plans_cleanup and exists and needs_worktree_facts(tracked, is_merged_now, tip):
                 questions.append(self._unpushed(state, repository, ref))
         await _at_once(questions)
         base = self.settings.worktree_base.resolve()
-        covered = {Path(tracked.working_path).resolve() for tracked in request.tracked}
+        covered = set(paths.values())
         orphans = sorted(str(path) for path in linked - covered if path.is_relative_to(base) and path.is_dir())
         return WorktreeSurvey(states=states, orphans=orphans)
+
+    async def _merge_proofs(self, repository: Path, refs: RefSnapshot, compared: dict[str, str]) -> dict[str, str | None]:
+        """Each branch's merge proof (None: unmerged), asked of git only for tips not seen with these bases:
+        the batch first (unmerged_by_paths), then the per-branch checks, four at a time."""
+        bases = (str(repository), tuple(base.commit for base in refs.bases))
+        unknown = {branch: tip for branch, tip in compared.items() if (*bases, tip) not in self._proofs}
+        unmerged = await unmerged_by_paths(
+            self.git, repository, refs, {tip for branch, tip in unknown.items() if branch not in refs.ancestry_merged})
+        asked = [(branch, tip) for branch, tip in unknown.items() if tip not in unmerged]
+        found = await _at_once([merge_proof(self.git, repository, refs, branch, tip) for branch, tip in asked])
+        if len(self._proofs) > PROOFS_KEPT:
+            self._proofs.clear()
+        self._proofs.update({(*bases, tip): None for tip in unmerged})
+        self._proofs.update({(*bases, tip): proof for (_, tip), proof in zip(asked, found)})
+        return {branch: self._proofs[(*bases, tip)] for branch, tip in compared.items()}
+
+    def _disk_use(self, paths: set[Path], seconds: float) -> dict[Path, int | None]:
+        """Each worktree's size: those not counted in the last SIZE_KEPT_SECONDS (the scheduled cleanup
+        counts them all again) counted anew, the longest ago (or never) first, until the time budget runs
+        out; the others keep their last count. None: never counted yet."""
+        now = time.monotonic()
+        deadline = now + seconds
+        sizes: dict[Path, int | None] = {}
+        for path in sorted(paths, key=lambda path: self._sizes.get(path, (0, -1.0))[1]):
+            fresh = path in self._sizes and now - self._sizes[path][1] < SIZE_KEPT_SECONDS
+            counted = None if fresh and seconds < SCHEDULED_DISK_SECONDS else _measured(path, deadline)
+            if counted is not None:
+                self._sizes[path] = (counted, time.monotonic())
+            sizes[path] = self._sizes[path][0] if path in self._sizes else None
+        if len(self._sizes) > PROOFS_KEPT:  # removed worktrees' counts, in the end
+            self._sizes = {path: self._sizes[path] for path in paths if path in self._sizes}
+        return sizes
 
     async def _unpushed(self, state: WorktreeState, repository: Path, ref: str) -> None:
         """A stale candidate's: is its work on no other branch or remote?"""
