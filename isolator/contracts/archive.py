@@ -79,17 +79,6 @@ class RecordRestoredInput:
 
 
 @dataclass
-class ArchiveHolder:
-    """A removal's archive, recorded with its environment."""
-
-    environment_id: str
-    status: Literal["destroyed", "hibernated"]
-    reason: str | None
-    archive_ref: str | None
-    branch_tip: str | None
-
-
-@dataclass
 class ExpiredArchives:
     codebase: Codebase
     archives: list[ArchivedBranch] = field(default_factory=list)

@@ -16,6 +16,7 @@ from isolator.contracts.codebase import Codebase
 from isolator.contracts.worktree import (
     AdoptionSearch,
     AdoptQuery,
+    RemoveWorktreeInput,
     WorktreeReady,
     WorktreeRequest,
 )
@@ -98,6 +99,25 @@ async def test_an_existing_branch_is_checked_out_as_it_is(settings: Settings, re
 
     assert (ready.created, ready.fresh_from) == (True, None), "not a fresh branch: its work is its own"
     assert git("rev-parse", "HEAD", cwd=Path(ready.path)).strip() == git("rev-parse", "issue-7", cwd=repo).strip()
+
+
+async def test_a_branch_kept_only_for_its_archive_starts_again_from_the_fresh_base(
+    settings: Settings, repo: Path
+) -> None:
+    """Removed with nothing of its own committed, its branch stayed for the archive; main moved on. The
+    next worktree for the work starts where a new branch would (the archive keeps the old files)."""
+    first = await create(settings, repo, "issue-8")
+    (Path(first.path) / "notes.txt").write_text("draft\n")
+    removal = RemoveWorktreeInput(codebase_of(repo), first.path, "issue-8", force=True, environment_id="env-8")
+    removed = await IsolationActivities(settings).remove_worktree(removal)
+    git("commit", "-q", "--allow-empty", "-m", "main moves on", cwd=repo)
+    main = git("rev-parse", "main", cwd=repo)
+
+    again = await create(settings, repo, "issue-8")
+
+    assert (removed.branch_outcome, again.created, again.fresh_from) == ("archived", True, main.strip())
+    assert git("rev-parse", "HEAD", cwd=Path(again.path)).strip() == main.strip()
+    assert git("show", f"{removed.archive_refs[0]}:notes.txt", cwd=repo) == "draft\n"
 
 
 async def test_a_worktree_deleted_behind_gits_back_is_pruned_and_made_again(settings: Settings, repo: Path) -> None:

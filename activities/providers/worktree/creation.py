@@ -22,6 +22,7 @@ from activities.git_locks import run_git_recovering
 from activities.locks import host_lock
 from activities.ownership import mark_as_made_here
 from activities.paths import UnsafePathError, ensure_inside, worktree_path
+from activities.providers.worktree.archive import archives_of_branch
 from activities.providers.worktree.base import Base, committed_config, fresh_base
 from activities.providers.worktree.include import copy_included
 from activities.removal_records import RemovalRecords
@@ -136,9 +137,11 @@ class WorktreeCreator:
         existing, start_commit = await commits_of(repository, f"refs/heads/{branch}", start_point)
         new_branch, track = existing is None, source == "pr_branch"
         fresh = new_branch
-        if not new_branch and source == "default" and start_commit is not None and existing != start_commit:
-            # A branch kept by an archive (its worktree removed) with no work beyond the base: the
-            # work starts again from the fresh base, as on a new branch; one with work of its own stays.
+        if (not new_branch and source == "default" and start_commit is not None and existing != start_commit
+                and await archives_of_branch(repository, branch)):
+            # A branch kept only for an archive (its worktree removed) with no work beyond the base: the
+            # work starts again from the fresh base, as on a new branch. One with work of its own, or one
+            # someone made by hand, stays as it is.
             await _fast_forward(repository, branch, start_commit)
             [existing] = await commits_of(repository, f"refs/heads/{branch}")
             fresh = existing == start_commit
