@@ -324,7 +324,8 @@ async def classify_directly(stack: Stack, pool: asyncpg.Pool, codebases: list[Pl
     for codebase in codebases:
         listing = await environments.list_environments(EnvironmentsOfCodebase(codebase.id))
         ref: Codebase = listing.environments[0].ref.codebase
-        survey = await isolation.survey_worktrees(SurveyInput(ref, tracked_worktrees(listing), ask_github=True))
+        survey = await isolation.survey_worktrees(SurveyInput(ref, tracked_worktrees(listing), ask_github=True,
+                                                              plans_cleanup=True))
         plans.append(plan_cleanup(listing.environments, survey, KINDS,  # type: ignore[arg-type]
                                   listing.stale_threshold_days))
         surveys.append(survey)

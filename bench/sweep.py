@@ -88,7 +88,8 @@ async def classify(pool: asyncpg.Pool, stack: Stack, codebase_id: str) -> Pass:
     started = time.perf_counter()
     listing = await EnvironmentActivities(pool, settings).list_environments(EnvironmentsOfCodebase(codebase_id))
     codebase = listing.environments[0].ref.codebase
-    survey = await IsolationActivities(settings, build_providers(settings, counting)).survey_worktrees(SurveyInput(codebase, tracked_worktrees(listing)))
+    survey = await IsolationActivities(settings, build_providers(settings, counting)).survey_worktrees(
+        SurveyInput(codebase, tracked_worktrees(listing), plans_cleanup=True))
     plan = plan_cleanup(listing.environments, survey, ["missing", "merged", "stale"], listing.stale_threshold_days)
     seconds = time.perf_counter() - started
     return Pass(len(listing.environments), len(plan.remove) + len(plan.skipped), seconds, counting.calls)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from activities.disk_usage import disk_usage
 from api.dispatch import start_message
 from isolator.settings import Settings
 from tests.archives import fingerprint, make_a_mess
@@ -17,6 +18,7 @@ from tests.chat_commands import command, environment_of, say_one
 from tests.conftest import Stack
 from tests.gitrepos import branches, git
 from tests.lifecycle import backdate, commit_file, merge_into_main
+from workflows.chat.worktree_texts import human_size
 
 
 @pytest.fixture
@@ -141,28 +143,31 @@ async def test_making_room_at_the_limit_is_archived_and_restore_brings_it_back(s
     assert fingerprint(path) == before
 
 
-@pytest.mark.parametrize("settings", [{"disk_budget_gb": 1e-6}], indirect=True)
-async def test_over_the_disk_budget_the_least_recently_active_hibernates_and_wakes_on_the_next_message(
+async def test_a_budget_two_worktrees_exceed_hibernates_the_least_recently_active_and_its_next_message_wakes_it(
     stack: Stack, repo: Path
 ) -> None:
     created, before = await worktree_with_a_mess(stack, repo, "arch-old")
     path, branch = Path(created["workingPath"]), created["branch"]
     recent = (await stack.say("arch-new", "newer work"))["result"]
     await backdate(stack, "arch-old", 2)  # the least recently active: the first to hibernate
+    sizes = [disk_usage(Path(worktree), 10)[0] for worktree in (path, recent["workingPath"])]
+    stack.settings.disk_budget_gb = (sum(sizes) - 1) / 1024**3  # both exceed it, either alone does not
 
     result = await run_scheduled_cleanup(stack)
 
     [report] = result["codebases"]
-    assert report["hibernated"] and report["hibernated"][0].startswith(f"{branch} ("), report
+    assert report["hibernated"] == [f"{branch} ({human_size(sizes[0])})"], (report, sizes)
     assert not path.exists() and branch in branches(repo)
     row = await row_of(stack, created["environmentId"])
     assert row["status"] == "hibernated" and row["archive_ref"] is not None
-    assert (await row_of(stack, recent["environmentId"]))["disk_bytes"] is not None
-    assert await stack.db.fetchval(  # 1 KiB: each alone is over it
-        "SELECT count(*) FROM isolation_environments WHERE status = 'active'") == 0
+    newer = await row_of(stack, recent["environmentId"])
+    assert newer["status"] == "active" and newer["disk_bytes"] == sizes[1] and Path(recent["workingPath"]).is_dir()
+    listed = (await stack.api.get(f"/api/environments/{recent['environmentId']}")).json()
+    assert listed["disk_bytes"] == sizes[1] and listed["disk_measured_at"] is not None
 
     status = await say_one(stack, "arch-old", "/status")
     assert f"Worktree: `{path}` (branch `{branch}`), hibernated to keep within the disk budget" in status
+    assert "Worktrees: 1/25" in status, "a hibernated environment does not count against the limit"
     assert not path.exists(), "a command does not wake it"
 
     again = (await stack.say("arch-old", "back to it"))["result"]
