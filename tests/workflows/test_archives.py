@@ -13,6 +13,8 @@ import pytest
 from activities.disk_usage import disk_usage
 from api.dispatch import start_message
 from isolator.settings import Settings
+from tests.agent_runs import run_of
+from tests.agents import command as agent_command
 from tests.archives import fingerprint, make_a_mess
 from tests.chat_commands import command, environment_of, say_one
 from tests.conftest import Stack
@@ -265,3 +267,27 @@ async def test_a_message_after_the_close_returns_to_the_archived_worktree(stack:
     fresh = (await stack.say("arch-back", "start over"))["result"]
     assert fresh["outcome"] == "created", fresh
     assert not (Path(fresh["workingPath"]) / "new-staged.txt").exists()
+
+
+async def test_the_disk_budget_never_hibernates_an_environment_while_its_agent_runs(
+    stack: Stack, repo: Path, tmp_path: Path
+) -> None:
+    await stack.register(repo)
+    idle = (await stack.say("arch-idle", "hello"))["result"]
+    stack.settings.agent_command_line = agent_command("recorder", str(tmp_path / "runs.log"), "30")
+    busy = (await stack.say("arch-busy", "a long job"))["result"]
+    for _ in range(600):
+        if (await run_of(stack, busy["agentRunId"]))["status"] == "running":
+            break
+        await asyncio.sleep(0.05)
+    await backdate(stack, "arch-busy", 5)  # the least recently active, but its agent is at work
+    stack.settings.disk_budget_gb = 1e-9  # every worktree is over it
+
+    result = await run_scheduled_cleanup(stack)
+
+    [report] = result["codebases"]
+    assert [entry.split(" (")[0] for entry in report["hibernated"]] == [idle["branch"]], report
+    assert Path(busy["workingPath"]).is_dir() and not Path(idle["workingPath"]).exists()
+    assert (await row_of(stack, busy["environmentId"]))["status"] == "active"
+    assert (await run_of(stack, busy["agentRunId"]))["status"] == "running", "the run goes on"
+    await say_one(stack, "arch-busy", "/stop")
