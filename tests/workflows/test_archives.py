@@ -20,6 +20,7 @@ from tests.chat_commands import command, environment_of, say_one
 from tests.conftest import Stack
 from tests.gitrepos import branches, git
 from tests.lifecycle import backdate, commit_file, merge_into_main
+from workflows.chat import archive_texts, worktree_texts
 from workflows.chat.worktree_texts import human_size
 
 
@@ -291,3 +292,17 @@ async def test_the_disk_budget_never_hibernates_an_environment_while_its_agent_r
     assert (await row_of(stack, busy["environmentId"]))["status"] == "active"
     assert (await run_of(stack, busy["agentRunId"]))["status"] == "running", "the run goes on"
     await say_one(stack, "arch-busy", "/stop")
+
+
+async def test_restore_and_removed_answer_bad_input_with_how_to_use_them_and_change_nothing(
+    stack: Stack, repo: Path
+) -> None:
+    await stack.register(repo)
+    await command(stack, "arch-bad", "/worktree create kept")
+    for text in ("/worktree restore", "/worktree restore a b", "/worktree restore --all"):
+        assert await say_one(stack, "arch-bad", text) == archive_texts.RESTORE_USAGE, text
+    assert await say_one(stack, "arch-bad", "/worktree restore nope") == archive_texts.nothing_named("nope", "project")
+    assert await say_one(stack, "arch-bad", "/worktree removed now") == worktree_texts.USAGE
+    assert "Nothing of `project` can be restored" in await say_one(stack, "arch-bad", "/worktree removed")
+    rows = await stack.db.fetch("SELECT status FROM isolation_environments")
+    assert [row["status"] for row in rows] == ["active"] and git("for-each-ref", "refs/isolator/", cwd=repo) == ""
