@@ -61,7 +61,7 @@ SELECT e.*, c.name AS c_name, c.canonical_path AS c_canonical_path, c.default_br
 FROM isolation_environments e
 JOIN codebases c ON c.id = e.codebase_id
 LEFT JOIN conversations v ON v.environment_id = e.id
-WHERE e.codebase_id = $1 AND e.status = 'active'
+WHERE e.codebase_id = $1 AND e.status = $2
 GROUP BY e.id, c.id
 ORDER BY e.created_at, e.id
 """
@@ -131,7 +131,8 @@ class EnvironmentActivities:
 
     @activity.defn
     async def list_environments(self, request: EnvironmentsOfCodebase) -> EnvironmentListing:
-        rows = await self.pool.fetch(_LIST, request.codebase_id)
+        """The active ones; with `request.hibernated`, the hibernated ones instead (the stale rule's)."""
+        rows = await self.pool.fetch(_LIST, request.codebase_id, "hibernated" if request.hibernated else "active")
         environments = [
             TrackedEnvironment(
                 ref=EnvironmentRef(

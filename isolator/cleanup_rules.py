@@ -142,6 +142,13 @@ def breakdown(
     return Breakdown(total=total, limit=limit, merged=merged, stale=stale, active=total - merged - stale)
 
 
+def stale_hibernated(environments: list[TrackedEnvironment], threshold_days: int) -> list[Candidate]:
+    """Hibernated environments whose conversations fell silent go as stale worktrees do (their archives
+    stay, restorable, for the retention): otherwise, where no platform closes a conversation, nothing would."""
+    return [Candidate(environment.ref, f"{environment.days_inactive} days inactive") for environment in environments
+            if is_stale(environment, threshold_days) and not live_conversations(environment, threshold_days)]
+
+
 def hibernation_order(environments: list[TrackedEnvironment], sizes: dict[str, int]) -> list[TrackedEnvironment]:
     """Over the disk budget, who hibernates first: the least recently active (each environment's
     workflow refuses when a run, set-up or removal is under way, and the next is asked)."""

@@ -11,6 +11,7 @@ from isolator.cleanup_rules import (
     live_conversations,
     needs_worktree_facts,
     plan_cleanup,
+    stale_hibernated,
 )
 from isolator.contracts.cleanup import OpenConversation, TrackedEnvironment
 from isolator.contracts.codebase import Codebase
@@ -90,3 +91,15 @@ def test_the_plan_keeps_live_and_unpushed_work_and_says_why_and_takes_dirty_work
     ]
     counts = breakdown(environments, survey, limit=25, threshold_days=THRESHOLD)
     assert (counts.total, counts.merged, counts.stale, counts.active) == (6, 3, 2, 1)
+
+
+def test_hibernated_environments_go_when_stale_as_worktrees_do() -> None:
+    hibernated = [
+        environment("quiet", days=THRESHOLD + 1),
+        environment("recent", days=THRESHOLD - 1),
+        environment("chat", platform="telegram", days=400),
+        environment("watched", days=THRESHOLD + 1, conversations=[OpenConversation("slack", 1)]),
+    ]
+    assert [(candidate.environment.branch, candidate.why) for candidate in stale_hibernated(hibernated, THRESHOLD)] == [
+        ("quiet", f"{THRESHOLD + 1} days inactive"),
+    ]

@@ -17,6 +17,7 @@ with workflow.unsafe.imports_passed_through():
         breakdown,
         hibernation_order,
         plan_cleanup,
+        stale_hibernated,
         tracked_worktrees,
     )
     from isolator.contracts.archive import DiskUse, PrunedArchives
@@ -38,7 +39,7 @@ with workflow.unsafe.imports_passed_through():
         WorktreeSurvey,
     )
     from workflows.chat.worktree_texts import human_size
-    from workflows.steps import archives, codebases, environment_signals, environments, isolation
+    from workflows.steps import archives, codebases, environment_signals, environments, isolation, versions
 
 
 async def survey_environments(codebase: Codebase, listing: EnvironmentListing, measure_disk: bool = False,
@@ -88,6 +89,8 @@ class CodebaseCleanupWorkflow:
                 report.missing.append(candidate.environment.working_path)
             else:
                 report.removed.append(f"{candidate.environment.branch} ({candidate.why})")
+        if "archives" in request.kinds and "stale" in request.kinds and versions.removes_stale_hibernated():
+            report.removed += await self._remove_stale_hibernated(codebase, request.key)
         if "archives" in request.kinds:
             report.pruned = await self._prune_archives(codebase)
         if budget:
@@ -95,6 +98,14 @@ class CodebaseCleanupWorkflow:
                        if outcome.outcome != "refused"}
             report.hibernated = await self._keep_within_budget(listing, survey, removed, request.key)
         return report
+
+    async def _remove_stale_hibernated(self, codebase: Codebase, run_key: str) -> list[str]:
+        listing = await environments.list_hibernated_environments(codebase.id)
+        removed = []
+        for candidate in stale_hibernated(listing.environments, listing.stale_threshold_days):
+            if (await self._destroy(candidate, run_key)).outcome != "refused":
+                removed.append(f"{candidate.environment.branch} ({candidate.why}, hibernated)")
+        return removed
 
     async def _prune_archives(self, codebase: Codebase) -> list[str]:
         """Archives past ARCHIVE_RETENTION_DAYS go, and with them the branches nothing else needs."""

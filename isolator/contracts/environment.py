@@ -100,6 +100,7 @@ class RecordedEnvironment:
 @dataclass
 class EnvironmentsOfCodebase:
     codebase_id: str
+    hibernated: bool = False  # the hibernated ones, not the active ones
 
 
 @dataclass

@@ -306,3 +306,26 @@ async def test_restore_and_removed_answer_bad_input_with_how_to_use_them_and_cha
     assert "Nothing of `project` can be restored" in await say_one(stack, "arch-bad", "/worktree removed")
     rows = await stack.db.fetch("SELECT status FROM isolation_environments")
     assert [row["status"] for row in rows] == ["active"] and git("for-each-ref", "refs/isolator/", cwd=repo) == ""
+
+
+async def test_a_hibernated_environment_gone_stale_is_removed_and_its_next_message_returns_to_it(
+    stack: Stack, repo: Path
+) -> None:
+    created, before = await worktree_with_a_mess(stack, repo, "arch-sleepy")
+    path, branch = Path(created["workingPath"]), created["branch"]
+    stack.settings.disk_budget_gb = 1e-9
+    await run_scheduled_cleanup(stack)
+    assert (await row_of(stack, created["environmentId"]))["status"] == "hibernated"
+    stack.settings.disk_budget_gb = None
+    await backdate(stack, "arch-sleepy", 20)  # past the stale threshold (14), where no platform closes it
+
+    result = await run_scheduled_cleanup(stack)
+
+    [report] = result["codebases"]
+    assert report["removed"] == [f"{branch} (20 days inactive, hibernated)"], report
+    row = await row_of(stack, created["environmentId"])
+    assert (row["status"], row["removal_reason"]) == ("destroyed", "20 days inactive")
+    assert row["archive_ref"] == f"refs/isolator/archive/{created['environmentId']}" and branch in branches(repo)
+    back = (await stack.say("arch-sleepy", "still there?"))["result"]
+    assert (back["outcome"], back["workingPath"]) == ("restored", str(path)), back
+    assert fingerprint(path) == before

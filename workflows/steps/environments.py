@@ -55,6 +55,13 @@ async def list_environments(codebase_id: str) -> EnvironmentListing:
     )
 
 
+async def list_hibernated_environments(codebase_id: str) -> EnvironmentListing:
+    return await workflow.execute_local_activity(
+        "list_environments", EnvironmentsOfCodebase(codebase_id, hibernated=True), result_type=EnvironmentListing,
+        **LOCAL_OPTIONS,
+    )
+
+
 async def find_named_environment(query: NamedEnvironmentQuery) -> Environment | None:
     return await workflow.execute_local_activity(
         "find_named_environment", query, result_type=Environment | None, **LOCAL_OPTIONS

@@ -37,3 +37,9 @@ COUNTS_ON_HOST = "status-counted-on-host"
 
 def counts_on_host() -> bool:
     return workflow.patched(COUNTS_ON_HOST)
+# The scheduled cleanup also removes hibernated environments gone stale.
+STALE_HIBERNATED = "stale-hibernated"
+
+
+def removes_stale_hibernated() -> bool:
+    return workflow.patched(STALE_HIBERNATED)
