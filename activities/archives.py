@@ -26,8 +26,8 @@ from isolator.contracts.errors import LIMIT_REACHED, WORKTREE_CONFLICT
 from isolator.contracts.worktree import ArchivedBranch
 from isolator.settings import Settings
 
-# Archived and not yet pruned: removed ones not restored yet, and hibernated ones.
-_REMOVED = """
+# Archived and not yet pruned: removed ones (restored or not) and hibernated ones.
+_ARCHIVED = """
 SELECT e.*, c.name AS c_name, c.canonical_path AS c_canonical_path, c.default_branch AS c_default_branch,
        c.host AS c_host, c.repository_url AS c_repository_url, c.id AS c_id,
        coalesce(e.destroyed_at, e.archived_at) AS removed_at,
@@ -39,9 +39,10 @@ SELECT e.*, c.name AS c_name, c.canonical_path AS c_canonical_path, c.default_br
                 OR (o.codebase_id, o.workflow_type, o.workflow_id) = (e.codebase_id, e.workflow_type, e.workflow_id))
          LIMIT 1) AS conflict
 FROM isolation_environments e JOIN codebases c ON c.id = e.codebase_id
-WHERE e.archive_ref IS NOT NULL AND e.archive_pruned_at IS NULL
-  AND (e.status = 'hibernated' OR (e.status = 'destroyed' AND e.restored_as IS NULL))
+WHERE e.archive_ref IS NOT NULL AND e.archive_pruned_at IS NULL AND e.status IN ('hibernated', 'destroyed')
 """
+# ... that a restore can still bring back: not restored already.
+_RESTORABLE = _ARCHIVED + " AND (e.status = 'hibernated' OR e.restored_as IS NULL)"
 
 
 class ArchiveActivities:
@@ -53,7 +54,7 @@ class ArchiveActivities:
     async def list_removed_environments(self, query: RemovedQuery) -> RemovedListing:
         """What can still be restored, newest first; with a name, only what had that name."""
         rows = await self.pool.fetch(
-            _REMOVED + """ AND e.codebase_id = $1
+            _RESTORABLE + """ AND e.codebase_id = $1
                 AND ($2::text IS NULL OR e.branch_name = $2 OR e.workflow_type || '-' || e.workflow_id = $2)
                 ORDER BY removed_at DESC LIMIT 50""",
             query.codebase_id, query.name,
@@ -64,7 +65,7 @@ class ArchiveActivities:
     async def find_removed_environment(self, environment_id: str) -> RemovedEnvironment | None:
         """The removed or hibernated environment, or one restored already (its `restored_as` set)."""
         row = await self.pool.fetchrow(
-            _REMOVED.replace("AND e.restored_as IS NULL", "") + " AND e.id = $1", environment_id
+            _ARCHIVED + " AND e.id = $1", environment_id
         )
         return self._removed(row) if row else None
 
@@ -74,7 +75,7 @@ class ArchiveActivities:
         back: a message for the work again (an issue reopened, a thread woken up) returns to it. Not one
         removed on purpose (a command, the API), merged, or gone by hand."""
         row = await self.pool.fetchrow(
-            _REMOVED + """ AND e.status = 'destroyed' AND e.codebase_id = $1 AND e.workflow_type = $2
+            _RESTORABLE + """ AND e.status = 'destroyed' AND e.codebase_id = $1 AND e.workflow_type = $2
                 AND e.workflow_id = $3 AND (e.removal_reason = 'closed' OR e.removal_reason LIKE '% days inactive')
                 ORDER BY removed_at DESC LIMIT 1""",
             query.codebase_id, query.workflow_type, query.workflow_id,

@@ -7,6 +7,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 # Transports a clone URL may use; `ext::` would run arbitrary commands.
@@ -100,3 +101,9 @@ async def commits_of(repository: Path, *revisions: str, kind: str = "^{commit}")
     result = await run_git("cat-file", "--batch-check=%(objectname)", cwd=repository, input=lines)
     answers = result.stdout.splitlines()
     return [answer if _OBJECT_ID.fullmatch(answer) else None for answer in answers]
+
+
+class GitRunner(Protocol):
+    """`run_git`'s signature; tests pass a wrapper around it that counts the processes."""
+
+    async def __call__(self, *args: str, cwd: Path | str | None = None, check: bool = True) -> GitResult: ...

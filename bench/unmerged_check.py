@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 from activities.git import run_git
-from activities.providers.worktree.survey import merge_proof, read_refs, unmerged_by_paths
+from activities.providers.worktree.merged import merge_proof, read_refs, unmerged_by_paths
 from bench.repos import IDENTITY
 
 FOLDERS = ["", "src/", "src/a/", "docs/", "lib/x/"]

@@ -45,7 +45,7 @@ with workflow.unsafe.imports_passed_through():
 async def survey_environments(codebase: Codebase, listing: EnvironmentListing, measure_disk: bool = False,
                               disk_seconds: float | None = None, plans_cleanup: bool = False) -> WorktreeSurvey:
     """One survey per codebase: a few git processes whatever the count, then one per stale candidate
-    when a cleanup is planned (activities/survey.py says which). With `measure_disk`, each worktree's
+    when a cleanup is planned (activities/providers/worktree/survey.py says which). With `measure_disk`, each worktree's
     size within a time budget (`/status`'s own, or `disk_seconds`); a planned cleanup asks GitHub
     about PRs git finds unmerged."""
     return await isolation.survey_worktrees(SurveyInput(

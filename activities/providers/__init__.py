@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from activities.git import run_git
+from activities.git import GitRunner, run_git
 from activities.providers.worktree import WorktreeProvider
-from activities.providers.worktree.survey import GitRunner
 from isolator.contracts.worktree import (
     Adoptable,
     AdoptQuery,

@@ -157,7 +157,7 @@ class WorktreeState:
     unpushed: bool  # has commits found on no other branch and no remote
     tip: str | None = None  # the branch's commit; None when the branch is gone
     disk_bytes: int | None = None  # real blocks, when measured and counted within the survey's time budget
-    merge_proof: str | None = None  # when merged: which check said so, in words (survey.merge_proof)
+    merge_proof: str | None = None  # when merged: which check said so, in words (merged.merge_proof)
 
 
 @dataclass

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from activities.git import run_git
+from activities.git import GitRunner, run_git
 from activities.providers.worktree.adoption import AdoptionFinder
 from activities.providers.worktree.creation import WorktreeCreator, is_healthy_worktree
 from activities.providers.worktree.removal import WorktreeRemover
 from activities.providers.worktree.restoring import WorktreeRestorer, prune_archives
-from activities.providers.worktree.survey import GitRunner, WorktreeSurveyor
+from activities.providers.worktree.survey import WorktreeSurveyor
 from isolator.contracts.worktree import (
     WORKTREE_PROVIDER,
     Adoptable,

@@ -57,6 +57,15 @@ async def save_archive(path: Path, ref: str, branch: str) -> Archive:
     return Archive(ref, commit, state.head)
 
 
+async def existing_archive(repository: Path, ref: str) -> Archive | None:
+    """The archive saved under `ref` (by an earlier attempt of a removal), or None."""
+    shown = await run_git("show", "-s", "--format=%H %P", ref, "--", cwd=repository, check=False)
+    if shown.returncode != 0 or not shown.stdout.strip():
+        return None
+    commit, *parents = shown.stdout.split()
+    return Archive(ref, commit, parents[0] if len(parents) > 1 else None)  # one parent: no commit before
+
+
 async def archive_and_branch(repository: Path, ref: str, branch: str) -> tuple[ArchivedTrees | None, str | None]:
     """The archive's trees (None when there is no such archive) and the branch's commit (None when it is
     gone), in one git process. The index is the archive's last parent: the second, or the only one on

@@ -13,7 +13,6 @@ from temporalio.exceptions import ApplicationError
 
 from activities.git import (
     GitError,
-    branch_exists,
     commits_of,
     is_valid_branch_name,
     run_git,
@@ -23,8 +22,9 @@ from activities.locks import host_lock
 from activities.ownership import mark_as_made_here
 from activities.paths import UnsafePathError, ensure_inside, worktree_path
 from activities.providers.worktree.archive import archives_of_branch
-from activities.providers.worktree.base import Base, committed_config, fresh_base
+from activities.providers.worktree.base import committed_config, fresh_base
 from activities.providers.worktree.include import copy_included
+from activities.providers.worktree.start_points import fast_forward, start_point_of
 from activities.removal_records import RemovalRecords
 from isolator.contracts.errors import (
     DISK_FULL,
@@ -85,7 +85,7 @@ class WorktreeCreator:
             base = await fresh_base(self.settings.worktree_base, repository, request.codebase.default_branch,
                                     self.settings.fetch_interval_seconds)
             config = read_setup(await committed_config(repository, base))
-            start_point = await _start_point(repository, request, base)
+            start_point = await start_point_of(repository, request, base)
             # `lfs = "skip"`: a huge LFS repository's files stay pointers until asked for.
             checkout_env = {"GIT_LFS_SKIP_SMUDGE": "1"} if config.config.lfs == "skip" else {}
             added = await self._add(repository, path, branch, start_point, request.source, checkout_env)
@@ -142,7 +142,7 @@ class WorktreeCreator:
             # A branch kept only for an archive (its worktree removed) with no work beyond the base: the
             # work starts again from the fresh base, as on a new branch. One with work of its own, or one
             # someone made by hand, stays as it is.
-            await _fast_forward(repository, branch, start_commit)
+            await fast_forward(repository, branch, start_commit)
             [existing] = await commits_of(repository, f"refs/heads/{branch}")
             fresh = existing == start_commit
         if new_branch:
@@ -226,57 +226,6 @@ async def _path_state(repository: Path, path: Path, branch: str) -> PathState:
     if marker.is_file() and "initializing" in marker.read_text(errors="replace"):
         return "half_made"
     return "ours" if head == branch else "foreign"
-
-
-async def _start_point(repository: Path, request: WorktreeRequest, base: Base) -> str:
-    """Where a new branch starts; for PRs, fetch what the PR points at first."""
-    if request.source == "default":
-        return base.revision
-    if request.source == "pr_branch":
-        remote_ref = f"refs/remotes/origin/{request.branch}"
-        await _fetch(repository, f"+refs/heads/{request.branch}:{remote_ref}", request)
-        await _fast_forward(repository, request.branch, remote_ref)
-        return remote_ref
-    # A fork's branch is not in origin; GitHub keeps every PR's head under refs/pull/N/head.
-    await _fetch(repository, f"+refs/pull/{request.pr_number}/head:refs/isolator/pull/{request.pr_number}", request)
-    sha = request.head_sha or f"refs/isolator/pull/{request.pr_number}"
-    found = await run_git("rev-parse", "--verify", "--quiet", f"{sha}^{{commit}}", cwd=repository, check=False)
-    if found.returncode != 0:
-        raise ApplicationError(
-            f"The PR's head commit `{sha[:12]}` is not in the repository, even after fetching "
-            f"`refs/pull/{request.pr_number}/head`. Push the PR again or check that it still exists.",
-            type=WORKTREE_CONFLICT,
-            non_retryable=True,
-        )
-    return found.stdout.strip()
-
-
-async def _fast_forward(repository: Path, branch: str, remote_ref: str) -> None:
-    """A branch that is only behind `remote_ref` (a PR's head, the fresh base) catches up with it. One with
-    commits of its own stays as it is, and `git branch -f` refuses a branch checked out anywhere."""
-    behind = await run_git(
-        "merge-base", "--is-ancestor", f"refs/heads/{branch}", remote_ref, cwd=repository, check=False
-    )
-    if behind.returncode == 0:
-        await run_git("branch", "--force", "--", branch, remote_ref, cwd=repository, check=False)
-
-
-async def _fetch(repository: Path, refspec: str, request: WorktreeRequest) -> None:
-    """Fetch from origin; a ref that does not exist is the user's to fix, a network error is retried."""
-    result = await run_git("fetch", "--quiet", "--no-tags", "origin", refspec, cwd=repository, check=False)
-    if result.returncode == 0:
-        return
-    missing = ("couldn't find remote ref", "no such remote", "does not appear to be a git repository")
-    if any(marker in result.stderr.lower() for marker in missing):
-        if request.source == "pr_branch" and await branch_exists(repository, request.branch):
-            return  # no origin copy, but the branch is here: work on it as it is
-        raise ApplicationError(
-            f"Could not fetch `{refspec.split(':')[0].lstrip('+')}` from origin: {result.stderr.strip()}. "
-            "Check that the PR's branch still exists and that the checkout's `origin` points at the repository.",
-            type=WORKTREE_CONFLICT,
-            non_retryable=True,
-        )
-    raise GitError(["fetch", "origin", refspec], result.returncode, result.stderr)
 
 
 def _remove_empty_dir(base: Path, path: Path) -> None:

@@ -18,14 +18,15 @@ from activities.git import GitError, is_valid_branch_name, run_git
 from activities.git_locks import clear_stale_lock
 from activities.locks import host_locks
 from activities.paths import UnsafePathError, ensure_inside
-from activities.providers.worktree.archive import Archive, archive_ref, archives_of_branch, save_archive
-from activities.providers.worktree.survey import (
-    ListedWorktree,
-    branch_state,
-    is_dirty,
-    list_worktrees,
-    read_refs,
+from activities.providers.worktree.archive import (
+    Archive,
+    archive_ref,
+    archives_of_branch,
+    existing_archive,
+    save_archive,
 )
+from activities.providers.worktree.merged import branch_state, read_refs
+from activities.providers.worktree.survey import ListedWorktree, is_dirty, list_worktrees
 from activities.removal_records import RemovalRecords
 from isolator.contracts.errors import WORKTREE_CONFLICT
 from isolator.contracts.worktree import Refusal, RemovalReport, RemoveWorktreeInput
@@ -90,7 +91,7 @@ class WorktreeRemover:
             await run_git("worktree", "prune", cwd=repository)
             outcome = "already_gone"
             note = f"The worktree at `{path}` was already gone; git's record of it was pruned."
-            archive = await _existing_archive(repository, ref)
+            archive = await existing_archive(repository, ref) if ref is not None else None
 
         if archive is not None:
             restore = branch or request.branch
@@ -103,17 +104,6 @@ class WorktreeRemover:
         branch_outcome, branch_note = await _settle_branch(request, branch, worktrees, path)
         return RemovalReport(outcome=outcome, branch_outcome=branch_outcome,
                              message=" ".join(part for part in (note, branch_note) if part))
-
-
-async def _existing_archive(repository: Path, ref: str | None) -> Archive | None:
-    """The archive an earlier attempt of this removal saved before the worktree went."""
-    if ref is None:
-        return None
-    shown = await run_git("show", "-s", "--format=%H %P", ref, "--", cwd=repository, check=False)
-    if shown.returncode != 0 or not shown.stdout.strip():
-        return None
-    commit, *parents = shown.stdout.split()
-    return Archive(ref, commit, parents[0] if len(parents) > 1 else None)
 
 
 def _refused(reason: Refusal, message: str) -> RemovalReport:
