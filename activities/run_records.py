@@ -87,6 +87,9 @@ class Capture:
         self.kept = 0
         self.cut = False
         self.dropped = 0  # bytes past the cap
+        # The write in flight. Once begun it is finished even when the flush that began it is
+        # cancelled (the flusher stopped at the run's end): the text is no longer pending anywhere else.
+        self.writing: asyncio.Future[None] | None = None
 
     async def add(self, text: str) -> None:
         if self.cut:
@@ -104,9 +107,13 @@ class Capture:
             await self.flush()
 
     async def flush(self) -> None:
+        """Write what is pending, after any write still in flight, so the text stays in order."""
+        while self.writing is not None and not self.writing.done():  # another flush may begin one meanwhile
+            await asyncio.shield(self.writing)
         if not self.pending:
             return
         text = "".join(self.pending)
         self.kept += self.pending_bytes  # counted now: what arrives while this is written finds less room
         self.pending, self.pending_bytes = [], 0
-        await self.records.append(self.run_id, self.column, text, self.cut)
+        self.writing = asyncio.ensure_future(self.records.append(self.run_id, self.column, text, self.cut))
+        await asyncio.shield(self.writing)
