@@ -80,6 +80,9 @@ def settings(tmp_path: Path, postgres: EmbeddedPostgres, temporal_server: Tempor
         host=f"host-{uuid.uuid4().hex[:8]}",
         task_queue=f"isolation-{uuid.uuid4().hex[:8]}",
         test_adapter=True,
+        # The warm pool's background refills would change what unrelated tests see; its own tests
+        # (tests/workflows/test_warm_pool.py) turn it on.
+        warm_worktrees=0,
     )
 
 

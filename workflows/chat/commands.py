@@ -23,7 +23,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.codebase import RegisterCodebaseWorkflow
     from workflows.errors import user_error
     from workflows.provisioning import Reply
-    from workflows.steps import agent_runs, conversations, environments
+    from workflows.steps import agent_runs, conversations, environments, warm_pool
 
 
 @dataclass
@@ -73,7 +73,8 @@ async def _status(command: Command, conversation: Conversation, message: Message
     if details is not None and (runs := agent_texts.runs_status(details.running, details.queued)):
         text += f"\n{runs}"
     counts = await status_counts(conversation.codebase) if conversation.codebase else None
-    await reply(text + (f"\n{counts}" if counts else ""))
+    warm = await warm_pool.pool_lines(conversation.codebase) if conversation.codebase else ""
+    await reply(text + (f"\n{counts}" if counts else "") + (f"\n{warm}" if warm else ""))
 
 
 async def _stop(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
