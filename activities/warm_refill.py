@@ -24,7 +24,7 @@ from activities.providers.worktree.base import committed_config, fresh_base
 from activities.providers.worktree.warm import WarmDisk, sets_up_warm, setup_digest, warm_root
 from activities.warm_pool import pool_size
 from isolator.contracts.repository import RepositoryConfig
-from isolator.contracts.warm import RefillReport, WarmPoolInput
+from isolator.contracts.warm import RefillReport, WarmBudgetInput, WarmPoolInput
 from isolator.repository_config import read_setup
 from isolator.settings import Settings
 
@@ -84,6 +84,24 @@ class WarmRefillActivities:
         if report.problems:
             log.warning("warm pool of %s is short: %s", codebase.name, "; ".join(report.problems))
         return report
+
+    @activity.defn
+    async def trim_warm_pool(self, request: WarmBudgetInput) -> int:
+        """Over the budget, warm worktrees are the first to go; the bytes of those that stay."""
+        codebase = request.codebase
+        disk = WarmDisk(self.settings.worktree_base, Path(codebase.canonical_path))
+        report = RefillReport(0)
+        async with host_lock(self.settings.worktree_base, warm_root(self.settings.worktree_base, codebase.name)):
+            rows = await self._rows(codebase.id, "ready", "failed")
+            warm = sum(row["disk_bytes"] or 0 for row in rows)
+            for row in sorted(rows, key=lambda row: row["state"] != "failed"):  # a failed one first
+                if request.environments_bytes + warm <= request.budget_bytes:
+                    break
+                await self._remove(row, disk, report, states=("ready", "failed"))
+                warm -= row["disk_bytes"] or 0
+        if report.removed:
+            log.info("disk budget of %s: %d warm worktree(s) removed first", codebase.name, report.removed)
+        return warm
 
     async def _clear_leftovers(self, codebase_id: str, root: Path, disk: WarmDisk, report: RefillReport) -> None:
         """What a killed refill (or an abandoned claim) left: removed, rows and folders."""
@@ -186,7 +204,9 @@ class WarmRefillActivities:
         row = await self.pool.fetchrow(
             "SELECT (SELECT coalesce(sum(disk_bytes), 0) FROM isolation_environments WHERE codebase_id = $1 "
             "AND status = 'active') + (SELECT coalesce(sum(disk_bytes), 0) FROM warm_worktrees WHERE codebase_id = $1)"
-            " AS used, (SELECT coalesce(max(disk_bytes), 0) FROM warm_worktrees WHERE codebase_id = $1) AS largest",
+            # a warm worktree's size: the largest one's, else (all gone) at least the smallest environment's
+            " AS used, coalesce((SELECT max(disk_bytes) FROM warm_worktrees WHERE codebase_id = $1), (SELECT "
+            "min(disk_bytes) FROM isolation_environments WHERE codebase_id = $1 AND status = 'active'), 0) AS largest",
             codebase_id)
         return row["used"], row["largest"]
 

@@ -145,6 +145,7 @@ def host_activities(pool: asyncpg.Pool, settings: Settings, client: Client | Non
         CodebaseViewActivities(EnvironmentActivities(pool, settings), isolation).count_worktrees,
         WarmPoolActivities(pool, settings, client).claim_warm_worktree,
         WarmRefillActivities(pool, settings).refill_warm_pool,
+        WarmRefillActivities(pool, settings).trim_warm_pool,
     ]
 
 

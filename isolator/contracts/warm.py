@@ -47,6 +47,15 @@ class RefillReport:
 
 
 @dataclass
+class WarmBudgetInput:
+    """The scheduled cleanup's disk budget: warm worktrees go first while the codebase is over it."""
+
+    codebase: Codebase
+    environments_bytes: int  # what the codebase's environments use, as just measured
+    budget_bytes: int
+
+
+@dataclass
 class WarmWorktreeView:
     path: str
     state: WarmState

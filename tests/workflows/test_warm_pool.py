@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from activities.disk_usage import disk_usage
 from isolator.settings import Settings
 from tests.agent_runs import finished_run
 from tests.conftest import Stack
 from tests.gitrepos import clone_with_origin, git, push_to_origin, worktree_paths
+from tests.workflows.test_archives import run_scheduled_cleanup
 from tests.workflows.test_ready_to_work import commit_config, ports_of, settled
 
 # Each run of the set-up adds a line: the number of lines is the number of runs in that worktree.
@@ -43,6 +45,12 @@ async def pool_settles(stack: Stack, codebase_id: str, ready: int, base: str | N
             return rows
         await asyncio.sleep(0.1)
     raise AssertionError(f"the warm pool did not settle at {ready} ready: {rows}")
+
+
+async def refills_done(stack: Stack, codebase_id: str) -> int:
+    """How many refills the codebase's pool workflow has finished (in its current run)."""
+    history = await stack.temporal.get_workflow_handle(f"warm-pool:{codebase_id}").fetch_history()
+    return sum(1 for event in history.events if event.HasField("activity_task_completed_event_attributes"))
 
 
 def with_include(repo: Path) -> None:
@@ -198,3 +206,23 @@ async def test_a_pr_branch_and_a_pool_of_zero_are_made_as_before(stack: Stack, r
     assert created["outcome"] == "created" and await warm_rows(stack, codebase["id"]) == []
     bad = await stack.api.patch(f"/api/codebases/{codebase['id']}", json={"warm_worktrees": 21})
     assert bad.status_code == 422
+
+
+async def test_warm_worktrees_count_in_the_disk_budget_and_go_first(stack: Stack, repo: Path) -> None:
+    codebase = await stack.register(repo)
+    await pool_settles(stack, codebase["id"], ready=1)
+    created = (await stack.say("budget-1", "go"))["result"]
+    [warm] = await pool_settles(stack, codebase["id"], ready=1)
+    environment_bytes = disk_usage(Path(created["workingPath"]), 10)[0]
+    stack.settings.disk_budget_gb = (environment_bytes + warm["disk_bytes"] - 1) / 1024**3  # not both
+
+    result = await run_scheduled_cleanup(stack)
+
+    assert result["codebases"][0]["hibernated"] == [], "the warm worktree went, not the environment"
+    assert not Path(warm["path"]).exists() and Path(created["workingPath"]).is_dir()
+    done = await refills_done(stack, codebase["id"])
+    await stack.api.patch(f"/api/codebases/{codebase['id']}", json={"warm_worktrees": None})  # asks a refill
+    while await refills_done(stack, codebase["id"]) == done:
+        await asyncio.sleep(0.1)
+    view = (await stack.api.get(f"/api/codebases/{codebase['id']}")).json()["warm_pool"]
+    assert view["worktrees"] == [], "not made again while the budget has no room for it"

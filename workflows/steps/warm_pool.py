@@ -7,7 +7,7 @@ from datetime import timedelta
 from temporalio import workflow
 
 from isolator.contracts.codebase import Codebase
-from isolator.contracts.warm import RefillReport, WarmClaim, WarmPoolInput, WarmPoolView
+from isolator.contracts.warm import RefillReport, WarmBudgetInput, WarmClaim, WarmPoolInput, WarmPoolView
 from isolator.contracts.worktree import WorktreeReady, WorktreeRequest
 from workflows.steps import isolation
 from workflows.steps.options import HEARTBEAT_TIMEOUT, LOCAL_OPTIONS, RETRY_POLICY, host_queue
@@ -16,6 +16,8 @@ from workflows.steps.options import HEARTBEAT_TIMEOUT, LOCAL_OPTIONS, RETRY_POLI
 CLAIMS_WARM = "claims-warm-worktrees"
 # From this version `/status` and `/worktree list` show the codebase's warm pool.
 SHOWS_POOL = "status-shows-warm-pool"
+# From this version the scheduled cleanup counts warm worktrees in the disk budget, and removes them first.
+WARM_IN_BUDGET = "warm-worktrees-in-disk-budget"
 # A refill can run a set-up: bounded by the longest `[setup] timeout_minutes`, with room for git.
 REFILL_TIMEOUT = timedelta(hours=25)
 
@@ -56,3 +58,13 @@ async def pool_lines(codebase: Codebase) -> str:
     if not workflow.patched(SHOWS_POOL):
         return ""
     return (await view(codebase)).describe()
+
+
+async def trim_for_budget(request: WarmBudgetInput) -> int:
+    """The bytes of the warm worktrees left once those over the budget are gone (0 in older runs)."""
+    if not workflow.patched(WARM_IN_BUDGET):
+        return 0
+    return await workflow.execute_activity(
+        "trim_warm_pool", request, result_type=int, task_queue=host_queue(request.codebase.host),
+        start_to_close_timeout=timedelta(minutes=10), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
+    )
