@@ -6,9 +6,10 @@ worker of the same client, instead of waiting for a poll: a message takes one ro
 hosted worker is one more poller of the shared queue; the worker processes go on serving it and their
 hosts' queues, on this machine or others, and several API processes each host their own.
 
-The hosted worker takes the git work of a codebase only when this process runs on that codebase's host
-(ISOLATOR_HOST is this machine's name); otherwise it answers "elsewhere" and the work goes to the host's
-queue, as from any worker on another machine.
+It is hosted only when this process runs on the machine its ISOLATOR_HOST names (the default host
+name): then its local steps (a stat, a `git worktree add`) run here, as in the host's worker. An API on
+a machine without the checkouts (docker-compose.yml's `api` container) hosts none: each of its messages
+would send every look at the disk to the host's queue, which costs more than the round trip saved.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import AsyncIterator
 import asyncpg
 import uvicorn
 from temporalio.client import Client
+from temporalio.worker import Worker
 
 from activities.database import create_pool
 from api.app import create_app
@@ -33,25 +35,20 @@ from workers.worker import shared_worker
 log = logging.getLogger(__name__)
 
 
-def hosted_settings(settings: Settings) -> Settings:
-    """The hosted worker's settings: this machine's own host, or one no codebase records, so that it never
-    runs git in a checkout this process cannot see (the API's ISOLATOR_HOST names where codebases go)."""
-    if settings.host == socket.gethostname():
-        return settings
-    return settings.model_copy(update={"host": f"api-process-of-{settings.host}"})
-
-
 @contextlib.asynccontextmanager
-async def hosted_worker(client: Client, pool: asyncpg.Pool, settings: Settings) -> AsyncIterator[None]:
+async def hosted_worker(client: Client, pool: asyncpg.Pool, settings: Settings) -> AsyncIterator[Worker | None]:
     """The shared queue's worker (workflows and their local activities) in this process, with `client`:
-    the one the API starts message workflows with."""
-    if not settings.eager_start:
-        yield
+    the one the API starts message workflows with; None when EAGER_START is off or this is not the host."""
+    if not settings.eager_start or settings.host != socket.gethostname():
+        if settings.eager_start:
+            log.info("EAGER_START: this machine (%s) is not ISOLATOR_HOST (%s): messages start on the workers",
+                     socket.gethostname(), settings.host)
+        yield None
         return
-    worker = shared_worker(client, pool, hosted_settings(settings))
+    worker = shared_worker(client, pool, settings)
     running = asyncio.create_task(worker.run())
     try:
-        yield
+        yield worker
     finally:
         await worker.shutdown()
         await asyncio.gather(running, return_exceptions=True)
@@ -64,9 +61,9 @@ async def run_api(settings: Settings, host: str, port: int) -> None:
     client = await connect(settings.temporal_address, settings.temporal_namespace)
     pool = await create_pool(settings.database_url)
     try:
-        async with hosted_worker(client, pool, settings):
+        async with hosted_worker(client, pool, settings) as worker:
             app = create_app(settings, temporal=client, pool=pool)
-            log.info("API on %s:%d%s", host, port, ", starting message workflows eagerly" if settings.eager_start else "")
+            log.info("API on %s:%d%s", host, port, ", starting message workflows eagerly" if worker else "")
             await serve_until(stop, ApiServer(uvicorn.Config(app, host=host, port=port)))
     finally:
         await pool.close()

@@ -13,10 +13,10 @@ from temporalio.client import Client
 
 from api.app import create_app
 from isolator.payloads import connect
-from isolator.settings import Settings
+from isolator.settings import Settings, load_settings
 from tests.gitrepos import worktree_paths
-from workers.api_process import hosted_settings, hosted_worker
-from workers.worker import running_workers
+from workers.api_process import hosted_worker
+from workers.worker import host_worker, running_workers
 
 
 async def started_eagerly(temporal: Client, workflow_id: str) -> bool:
@@ -36,20 +36,28 @@ async def say(api: httpx.AsyncClient, conversation: str) -> dict:
     return response.json()
 
 
-async def test_the_api_process_starts_messages_eagerly_and_the_workers_elsewhere_do_the_git_work(
-    settings: Settings, db: asyncpg.Pool, temporal: Client, repo: Path,
+async def test_the_api_process_starts_messages_eagerly_and_a_worker_elsewhere_does_the_git_work(
+    settings: Settings, db: asyncpg.Pool, temporal: Client, repo: Path, tmp_path: Path,
 ) -> None:
+    here = settings.model_copy(update={"host": socket.gethostname()})  # the API runs on its ISOLATOR_HOST
+    elsewhere = load_settings(
+        database_url=settings.database_url, temporal_address=settings.temporal_address, data_dir=tmp_path / "b",
+        worktree_base_setting=tmp_path / "b-worktrees", workspace_path_setting=tmp_path / "b-workspace",
+        host=f"{settings.host}-b", task_queue=settings.task_queue,
+    )
     worker_client = await connect(settings.temporal_address, settings.temporal_namespace)  # another process's
-    assert hosted_settings(settings).host != settings.host, "this API does not run on the codebases' host"
-    async with running_workers(worker_client, db, settings), hosted_worker(temporal, db, settings):
-        transport = httpx.ASGITransport(app=create_app(settings, temporal=temporal, pool=db))
+    # The API's hosted worker is the only one on the shared queue; the other host's worker does its git work.
+    async with host_worker(worker_client, db, elsewhere), hosted_worker(temporal, db, here) as hosted:
+        assert hosted is not None
+        transport = httpx.ASGITransport(app=create_app(here, temporal=temporal, pool=db))
         async with httpx.AsyncClient(transport=transport, base_url="http://isolator.test", timeout=60) as api:
-            registered = await api.post("/api/codebases", json={"path": str(repo)})
+            registered = await api.post("/api/codebases", json={"path": str(repo), "host": elsewhere.host})
             assert registered.status_code == 201, registered.text
             created = await say(api, "eager-1")
             reused = await say(api, "eager-1")
 
     assert created["result"]["outcome"] == "created" and reused["result"]["outcome"] == "reused"
+    assert Path(created["result"]["workingPath"]).is_relative_to(elsewhere.worktree_base.resolve())
     assert created["result"]["workingPath"] in worktree_paths(repo)
     assert await started_eagerly(temporal, created["workflowId"])
     assert await started_eagerly(temporal, reused["workflowId"])
@@ -70,6 +78,9 @@ async def test_without_the_hosted_worker_messages_start_as_before(
     assert not await started_eagerly(temporal, created["workflowId"])
 
 
-def test_on_the_codebases_own_host_the_hosted_worker_does_the_git_work_itself(settings: Settings) -> None:
-    here = settings.model_copy(update={"host": socket.gethostname()})
-    assert hosted_settings(here) is here
+async def test_an_api_on_a_machine_that_is_not_its_host_hosts_no_worker(
+    settings: Settings, db: asyncpg.Pool, temporal: Client,
+) -> None:
+    assert settings.host != socket.gethostname()
+    async with hosted_worker(temporal, db, settings) as hosted:
+        assert hosted is None, "its every look at the disk would go to the host's queue"
