@@ -99,6 +99,9 @@ class WarmPoolActivities:
         codebase = request.codebase
         repository = Path(codebase.canonical_path)
         row = await self.pool.fetchrow("SELECT * FROM warm_worktrees WHERE claimed_for = $1", str(target))
+        if row is None and not await self.pool.fetchval(
+                "SELECT EXISTS (SELECT 1 FROM warm_worktrees WHERE codebase_id = $1 AND state = 'ready')", codebase.id):
+            return WarmClaim("none", reason=await self._why_empty(codebase.id))  # before any git: a miss costs ~1 ms
         if row is None and (target.exists() or await branch_exists(repository, request.branch)):
             return WarmClaim("none", reason="the branch or its folder exists already")
         base = await fresh_base(self.settings.worktree_base, repository, codebase.default_branch,

@@ -43,6 +43,13 @@ class WarmRefillActivities:
 
     @activity.defn
     async def refill_warm_pool(self, request: WarmPoolInput) -> RefillReport:
+        try:
+            return await self._refill(request)
+        except (GitError, OSError) as error:  # a checkout gone or broken: tried again at the next refill
+            log.warning("warm pool of %s could not be refilled: %s", request.codebase.name, error)
+            return RefillReport(await pool_size(self.pool, self.settings, request.codebase.id), problems=[str(error)])
+
+    async def _refill(self, request: WarmPoolInput) -> RefillReport:
         codebase = request.codebase
         base_folder = self.settings.worktree_base
         root = warm_root(base_folder, codebase.name)
