@@ -195,7 +195,7 @@ async def test_a_failed_warm_setup_is_not_claimed_and_its_reason_is_shown(stack:
     assert "warm set-up failed: `echo no compiler here; exit 4` exited with code 4" in status
 
 
-async def test_a_pr_branch_and_a_pool_of_zero_are_made_as_before(stack: Stack, repo: Path) -> None:
+async def test_a_pool_set_to_zero_is_emptied_and_creates_are_made_as_before(stack: Stack, repo: Path) -> None:
     codebase = await stack.register(repo)
     await pool_settles(stack, codebase["id"], ready=1)
     off = await stack.api.patch(f"/api/codebases/{codebase['id']}", json={"warm_worktrees": 0})
