@@ -16,6 +16,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Coroutine
 
 import asyncpg
 from temporalio import activity
@@ -83,15 +84,22 @@ class AgentActivities:
             raise
         finally:
             self.processes.forget(run.run_id)
-            await _stop(posting, ticking)
-            changes = await changes_or_none(worktree, before)
-            answer.add(decoder.decode(b"", final=True))
-            await output.flush()
-            await errors.capture.flush()
-            await answer.finish(ending.summary(changes, errors.last_lines()),
-                                f"The rest of the answer is in the run's record: `GET /api/runs/{run.run_id}`.")
-            await self.records.finished(run.run_id, ending.status, ending.exit_code,
-                                        changes.files if changes else [], changes.commits if changes else None)
+
+            async def wrap_up() -> None:
+                await _stop(posting, ticking)
+                changes = await changes_or_none(worktree, before)
+                answer.add(decoder.decode(b"", final=True))
+                await output.flush()
+                await errors.capture.flush()
+                await answer.finish(ending.summary(changes, errors.last_lines()),
+                                    f"The rest of the answer is in the run's record: `GET /api/runs/{run.run_id}`.")
+                await self.records.finished(run.run_id, ending.status, ending.exit_code,
+                                            changes.files if changes else [], changes.commits if changes else None)
+
+            # A `/stop` that arrives once the agent has ended is too late: cut halfway, the wrap-up left the
+            # run "running" and the answer without its end, and the stop claimed a run that had finished.
+            # The run keeps its ending, and the workflow hears it (a stop during the run still raises).
+            await to_its_end(wrap_up())
         return AgentRunReport(run.run_id, ending.status, ending.exit_code, time.monotonic() - started)
 
 
@@ -192,6 +200,21 @@ async def _flush_every_second(*captures: Capture) -> None:
         await asyncio.sleep(1.0)
         for capture in captures:
             await capture.flush()
+
+
+async def to_its_end(work: Coroutine[Any, Any, None]) -> None:
+    """Await `work` to its end even when this task is cancelled meanwhile; that cancel is dropped."""
+    task = asyncio.ensure_future(work)
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.cancelled():
+                raise
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+    task.result()
 
 
 async def _stop(*tasks: asyncio.Task) -> None:

@@ -30,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
 class Runs:
     def __init__(self, state: EnvironmentState) -> None:
         self.state = state
+        self.ended: AgentRunReport | None = None  # the last run's end, for a `/stop` that waited for it
 
     @property
     def busy(self) -> bool:
@@ -77,6 +78,7 @@ class Runs:
         except (asyncio.CancelledError, ActivityError, ChildWorkflowError) as error:
             report = await _ended_without_report(run, error, stopped)
         await record.signal(AgentRunWorkflow.finished, report)
+        self.ended = report
         self.state.running, self.state.stop_running = None, False
 
     async def stop(self, conversation: str) -> StopReport:
@@ -86,12 +88,15 @@ class Runs:
         if dropped:
             await agent_runs.drop_agent_runs(DroppedRuns([run.run_id for run in dropped]))
         running = self.state.running
-        stopped = None
-        if running is not None and running.conversation == conversation:
-            self.state.stop_running = True
-            stopped = running.text
-            await workflow.wait_condition(lambda: self.state.running is None or self.state.running.run_id != running.run_id)
-        return StopReport(stopped, len(dropped))
+        if running is None or running.conversation != conversation:
+            return StopReport(None, len(dropped))
+        self.state.stop_running = True
+        await workflow.wait_condition(lambda: self.state.running is None or self.state.running.run_id != running.run_id)
+        ended = self.ended
+        if ended is not None and ended.run_id == running.run_id and ended.status not in ("stopped", "interrupted"):
+            # It ended by itself first (the stop met its last steps): it was not stopped, and is not said to be.
+            return StopReport(None, len(dropped), finished=running.text, finished_as=ended.status)
+        return StopReport(running.text, len(dropped))
 
     async def drop_all(self) -> None:
         if self.state.runs:

@@ -81,10 +81,13 @@ class StopRequest:
 
 @dataclass
 class StopReport:
-    """What `/stop` ended: the conversation's running run (its message's start) and queued messages."""
+    """What `/stop` ended: the conversation's running run (its message's start) and queued messages.
+    A run that ended by itself before the stop reached it is `finished` (its message) as `finished_as`."""
 
     stopped: str | None = None
     dropped: int = 0
+    finished: str | None = None
+    finished_as: str | None = None  # the run's RunStatus: done, failed, timed_out
 
 
 @dataclass
