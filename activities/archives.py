@@ -53,13 +53,14 @@ class ArchiveActivities:
     @activity.defn
     async def list_removed_environments(self, query: RemovedQuery) -> RemovedListing:
         """What can still be restored, newest first; with a name, only what had that name."""
-        rows = await self.pool.fetch(
-            _RESTORABLE + """ AND e.codebase_id = $1
-                AND ($2::text IS NULL OR e.branch_name = $2 OR e.workflow_type || '-' || e.workflow_id = $2)
-                ORDER BY removed_at DESC LIMIT 50""",
-            query.codebase_id, query.name,
-        )
-        return RemovedListing([self._removed(row) for row in rows], self.settings.archive_retention_days)
+        named = """ AND e.codebase_id = $1
+                AND ($2::text IS NULL OR e.branch_name = $2 OR e.workflow_type || '-' || e.workflow_id = $2)"""
+        rows = await self.pool.fetch(_RESTORABLE + named + " ORDER BY removed_at DESC LIMIT 50",
+                                     query.codebase_id, query.name)
+        restored = 0 if rows else await self.pool.fetchval(
+            f"SELECT count(*) FROM ({_ARCHIVED} AND e.restored_as IS NOT NULL {named}) AS restored",
+            query.codebase_id, query.name)
+        return RemovedListing([self._removed(row) for row in rows], self.settings.archive_retention_days, restored)
 
     @activity.defn
     async def find_removed_environment(self, environment_id: str) -> RemovedEnvironment | None:

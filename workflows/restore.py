@@ -57,8 +57,8 @@ class RestoreEnvironmentWorkflow:
         await environment_signals.attach_environment(AttachRequest(
             self._ref(environment, removed), self._signal(), request.previous_environment_id, restored.setup,
         ))
-        return RestoreReport("restored", archive_texts.restored(removed), environment.id,
-                             environment.working_path, environment.branch_name)
+        return RestoreReport("restored", archive_texts.restored(removed, request.conversation_row_id is not None),
+                             environment.id, environment.working_path, environment.branch_name)
 
     async def _wake(self, removed: RemovedEnvironment) -> RestoreReport:
         ref = _hibernated_ref(removed)

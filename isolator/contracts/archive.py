@@ -44,6 +44,7 @@ class RemovedQuery:
 class RemovedListing:
     environments: list[RemovedEnvironment]  # newest first
     retention_days: int
+    restored: int = 0  # removed within the retention and restored already: not listed, but not "none removed"
 
 
 @dataclass

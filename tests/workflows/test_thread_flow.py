@@ -152,7 +152,7 @@ async def test_help_status_and_unknown_commands(stack: Stack, repo: Path) -> Non
     assert "Codebase: project" in replies[1] and "Worktree: none yet" in replies[1]
     assert replies[2].startswith("Working in isolated branch")
     assert created["result"]["workingPath"] in replies[3]
-    assert replies[4].startswith("Unknown command.")
+    assert replies[4].startswith("Unknown command `/frobnicate`.")
 
 
 async def test_the_same_conversation_id_on_two_platforms_gets_two_worktrees_on_two_branches(

@@ -21,6 +21,9 @@ def _line(removed: RemovedEnvironment) -> str:
 
 
 def removed_listing(codebase: str, listing: RemovedListing) -> str:
+    if not listing.environments and listing.restored:
+        return (f"Nothing of `{codebase}` waits to be restored: the {listing.restored} worktree(s) removed in the "
+                f"last {listing.retention_days} days are back already (`/worktree list` shows them).")
     if not listing.environments:
         return (f"Nothing of `{codebase}` can be restored: no worktree was removed in the last "
                 f"{listing.retention_days} days.")
@@ -34,9 +37,11 @@ def nothing_named(name: str, codebase: str) -> str:
             "`/worktree removed` lists those that can.")
 
 
-def restored(removed: RemovedEnvironment) -> str:
+def restored(removed: RemovedEnvironment, attached: bool = True) -> str:
+    """`attached`: a conversation asked (a chat command), and works there now; the API attaches none."""
     return (f"Restored `{removed.branch}` at `{removed.working_path}`, as it was when it was removed "
-            f"({_when(removed)}), uncommitted and untracked files included. This conversation works there now.")
+            f"({_when(removed)}), uncommitted and untracked files included."
+            + (" This conversation works there now." if attached else ""))
 
 
 def woken(removed: RemovedEnvironment) -> str:

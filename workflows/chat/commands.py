@@ -30,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
 class Command:
     name: str
     args: list[str] = field(default_factory=list)
+    given: str = ""  # the name as the message wrote it, which "unknown" replies quote
 
 
 def parse_command(text: str) -> Command | None:
@@ -39,8 +40,9 @@ def parse_command(text: str) -> Command | None:
         words.pop(0)
     if not words or not words[0].startswith("/") or len(words[0]) < 2:
         return None
-    name = words[0][1:].split("@", 1)[0].lower()  # Telegram sends `/status@botname`
-    return Command(name=name if name in HANDLERS else "unknown", args=words[1:])
+    given = words[0][1:].split("@", 1)[0]  # Telegram sends `/status@botname`
+    name = given.lower()
+    return Command(name=name if name in HANDLERS else "unknown", args=words[1:], given=given)
 
 
 async def run_command(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
@@ -53,7 +55,7 @@ async def _help(command: Command, conversation: Conversation, message: MessageIn
 
 
 async def _unknown(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
-    await reply(texts.UNKNOWN_COMMAND)
+    await reply(texts.unknown_command(command.given))
 
 
 async def _status(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:

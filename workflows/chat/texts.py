@@ -70,7 +70,8 @@ def no_codebase(choices: list[str]) -> str:
     return "No repository is registered yet. Register one with `/clone <repository-url-or-path>`."
 
 
-UNKNOWN_COMMAND = "Unknown command.\n\n" + HELP
+def unknown_command(name: str) -> str:
+    return f"Unknown command `/{quoted_safely(name, 40)}`.\n\n" + HELP
 
 
 STOP_USAGE = "Usage: `/stop` (no arguments): stops the agent's run for this conversation and drops its queued messages."
