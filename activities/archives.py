@@ -15,6 +15,7 @@ from isolator.contracts.archive import (
     DiskUse,
     ExpiredArchives,
     PrunedArchives,
+    RecordBroughtBackInput,
     RecordRestoredInput,
     RemovedEnvironment,
     RemovedListing,
@@ -32,13 +33,15 @@ SELECT e.*, c.name AS c_name, c.canonical_path AS c_canonical_path, c.default_br
        c.host AS c_host, c.repository_url AS c_repository_url, c.id AS c_id,
        coalesce(e.destroyed_at, e.archived_at) AS removed_at,
        floor(extract(epoch FROM now() - coalesce(e.destroyed_at, e.archived_at)) / 86400)::int AS age_days,
-       (SELECT coalesce(o.workflow_type || '-' || o.workflow_id || ' at ' || o.working_path, '')
-          FROM isolation_environments o
-         WHERE o.status IN ('active', 'hibernated') AND o.id <> e.id
-           AND (o.working_path = e.working_path
-                OR (o.codebase_id, o.workflow_type, o.workflow_id) = (e.codebase_id, e.workflow_type, e.workflow_id))
-         LIMIT 1) AS conflict
+       h.workflow_type || '-' || h.workflow_id || ' at ' || h.working_path AS conflict,
+       h.id AS holder_id, h.branch_name AS holder_branch, h.working_path AS holder_path, h.status AS holder_status
 FROM isolation_environments e JOIN codebases c ON c.id = e.codebase_id
+LEFT JOIN LATERAL (
+    SELECT o.* FROM isolation_environments o
+     WHERE o.status IN ('active', 'hibernated') AND o.id <> e.id
+       AND (o.working_path = e.working_path
+            OR (o.codebase_id, o.workflow_type, o.workflow_id) = (e.codebase_id, e.workflow_type, e.workflow_id))
+     LIMIT 1) h ON true
 WHERE e.archive_ref IS NOT NULL AND e.archive_pruned_at IS NULL AND e.status IN ('hibernated', 'destroyed')
 """
 # ... that a restore can still bring back: not restored already.
@@ -112,6 +115,13 @@ class ArchiveActivities:
         return environment_from_row(row)
 
     @activity.defn
+    async def record_brought_back(self, record: RecordBroughtBackInput) -> None:
+        """Its archived files went into the active environment of its branch: restored, as that one."""
+        await self.pool.execute(
+            "UPDATE isolation_environments SET restored_as = $2 WHERE id = $1 AND restored_as IS NULL",
+            record.removed_id, record.into_id)
+
+    @activity.defn
     async def mark_environment_hibernated(self, request: MarkDestroyedInput) -> None:
         """Its folder is gone, archived; the row, its branch, ports and conversations stay."""
         await self.pool.execute(
@@ -169,6 +179,8 @@ class ArchiveActivities:
             days_left=max(0, self.settings.archive_retention_days - (row["age_days"] or 0)), provider=row["provider"],
             from_fork=bool(metadata.get("from_fork", False)), start_commit=metadata.get("start_commit"),
             restored_as=str(row["restored_as"]) if row["restored_as"] else None, conflict=row["conflict"] or None,
+            holder_id=str(row["holder_id"]) if row["holder_id"] else None, holder_branch=row["holder_branch"],
+            holder_path=row["holder_path"], holder_status=row["holder_status"],
         )
 
     async def _insert(self, connection: asyncpg.Connection, old: asyncpg.Record, key: str) -> asyncpg.Record:

@@ -166,7 +166,8 @@ def _refusal(report: RemovalReport, environment: EnvironmentRef) -> str:
 
 
 class RestoreView(BaseModel):
-    outcome: Literal["restored", "woken", "already_restored"]
+    # "brought_back": the removed files went into the active worktree of the same branch (environment_id)
+    outcome: Literal["restored", "woken", "already_restored", "brought_back"]
     environment_id: str  # the restored environment: a new one for a removed one, the same for a hibernated one
     working_path: str
     branch: str
@@ -174,7 +175,7 @@ class RestoreView(BaseModel):
 
 
 _REFUSALS = {"not_found": status.HTTP_404_NOT_FOUND, "refused": status.HTTP_409_CONFLICT,
-             "limit": status.HTTP_409_CONFLICT}
+             "limit": status.HTTP_409_CONFLICT, "kept": status.HTTP_409_CONFLICT}
 
 
 @router.post("/{environment_id}/restore", response_model=RestoreView,

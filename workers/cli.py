@@ -42,10 +42,10 @@ def dev(
                                             help="state directory (default: ISOLATOR_DATA_DIR or ~/.isolator)"),
 ) -> None:
     """Run the whole service on this machine: Temporal, PostgreSQL, worker and API."""
-    from workers.dev import DevPorts, PortInUse, run_dev
+    from workers.dev import DevPorts, PortInUse, run_dev, with_default_agent
 
     overrides = {"data_dir": data_dir} if data_dir else {}
-    settings = _settings(**overrides)
+    settings = with_default_agent(_settings(**overrides))
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         asyncio.run(run_dev(settings, DevPorts(api=api_port, temporal=temporal_port, ui=ui_port)))

@@ -21,6 +21,7 @@ from activities.environment_signals import EnvironmentSignalActivities
 from activities.environments import EnvironmentActivities
 from activities.isolation import IsolationActivities
 from activities.platforms import PlatformActivities, deliverers
+from activities.providers.worktree.bring_back import BringBackActivities
 from activities.ports import PortActivities
 from activities.replies import ReplyActivities
 from activities.run_processes import RunProcesses
@@ -84,6 +85,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         archives.find_removed_environment,
         archives.find_returning_environment,
         archives.record_restored_environment,
+        archives.record_brought_back,
         archives.mark_environment_hibernated,
         archives.mark_environment_awake,
         archives.find_expired_archives,
@@ -129,6 +131,7 @@ def host_activities(pool: asyncpg.Pool, settings: Settings) -> list[Callable[...
         isolation.find_adoptable_worktree,
         isolation.remove_worktree,
         isolation.restore_worktree,
+        BringBackActivities(settings).bring_archive_into_worktree,
         isolation.prune_archives,
         isolation.survey_worktrees,
         codebases.inspect_repository,

@@ -17,6 +17,12 @@ def queued(ahead: int) -> str:
     return f"Queued: the agent works on one message at a time in this worktree, and {runs} first."
 
 
+def no_agent() -> str:
+    return ("No coding agent answers in this conversation: messages get their own worktree, and no answer. "
+            "Set AGENT_COMMAND (or the codebase's `agent_command`) to have an agent work on them. "
+            "(Said once per conversation.)")
+
+
 def worktree_going() -> str:
     return "This worktree is being removed, so the agent was not started. Send your message again to get a new one."
 
