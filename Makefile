@@ -18,9 +18,11 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 install: $(VENV)/.installed
 
-# Unless AGENT_COMMAND is set (to an agent, or empty for isolation only), the example agent answers.
+# `isolator dev` with ARGS as its flags: `make dev ARGS="--api-port 18000"`. Unless AGENT_COMMAND is set
+# (to an agent, or empty for isolation only), the example agent answers.
+ARGS ?=
 dev: install
-	AGENT_COMMAND="$${AGENT_COMMAND-'$(CURDIR)/examples/agent.py'}" $(BIN)/isolator dev
+	$(BIN)/isolator dev $(ARGS)
 
 test: install
 	$(BIN)/python -m pytest -q

@@ -21,6 +21,7 @@ from isolator.contracts.agent import (
     RunRequest,
     StopReport,
     StopRequest,
+    no_agent_key,
 )
 from isolator.contracts.environment import conversation_key, environment_workflow_id
 from isolator.contracts.message import ReplyInput
@@ -64,7 +65,9 @@ class AgentRunActivities:
         command = await self.pool.fetchval("SELECT agent_command FROM codebases WHERE id = $1", request.codebase_id)
         plan = plan_for(self.settings, command)
         if plan.kind == "none":
-            return Queued("no_agent")
+            told = await self.pool.fetchval("SELECT 1 FROM outbound_messages WHERE idempotency_key = $1",
+                                            no_agent_key(request.platform, request.conversation_id))
+            return Queued("no_agent", tell_no_agent=told is None)
         run_id = run_id_of(request.key)
         await self.records.queued(run_id, request.environment_id, request.platform, request.conversation_id,
                                   request.text)

@@ -97,18 +97,24 @@ async def register_codebase(
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             static_summary=f"register {body.url or body.path}",
         )
-    except WorkflowFailureError as error:
+    except WorkflowFailureError as error:  # a registration started before mistakes were outcomes
         cause = error.cause
         if isinstance(cause, ApplicationError) and cause.type in USER_ERRORS:
-            code = status.HTTP_409_CONFLICT if cause.type == NAME_TAKEN else status.HTTP_422_UNPROCESSABLE_CONTENT
-            raise HTTPException(code, detail=cause.message) from None
+            raise _refused(cause.type, cause.message) from None
         raise
+    if registered.codebase is None:
+        raise _refused(registered.problem_type, registered.problem or "the repository could not be registered")
     if not registered.created:
         response.status_code = status.HTTP_200_OK
     if "agent_command" in body.model_fields_set:
         await _set_agent_command(pool, registered.codebase.id, body.agent_command)
     row = await pool.fetchrow("SELECT * FROM codebases WHERE id = $1", registered.codebase.id)
     return RegisteredView(**_view(row).model_dump(), created=registered.created)
+
+
+def _refused(error_type: str | None, message: str) -> HTTPException:
+    code = status.HTTP_409_CONFLICT if error_type == NAME_TAKEN else status.HTTP_422_UNPROCESSABLE_CONTENT
+    return HTTPException(code, detail=message)
 
 
 @router.patch("/{codebase_id}", response_model=CodebaseView)

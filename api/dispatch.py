@@ -75,7 +75,8 @@ async def dispatch_message(
             search_attributes=TypedSearchAttributes(
                 [
                     SearchAttributePair(search_attributes.PLATFORM, message.platform),
-                    SearchAttributePair(search_attributes.CONVERSATION, message.conversation_id),
+                    # `platform:id`, as the API and the environment's IsolatorWorkflowId write a conversation
+                    SearchAttributePair(search_attributes.CONVERSATION, f"{message.platform}:{message.conversation_id}"),
                 ]
             ),
             static_summary=f"{message.platform} {message.conversation_id}: {preview}",

@@ -16,6 +16,7 @@ from activities.environment_signals import EnvironmentSignalActivities
 from api.deps import get_client, get_pool, get_settings, require_api_token
 from isolator.contracts.archive import RestoreReport, RestoreRequest
 from isolator.contracts.environment import DestroyEnvironmentInput, DestroyRequest, EnvironmentRef
+from isolator.contracts.worktree import RemovalReport
 from isolator.settings import Settings
 
 router = APIRouter(prefix="/api/environments", tags=["environments"], dependencies=[Depends(require_api_token)])
@@ -24,6 +25,7 @@ _SELECT = """
 SELECT e.id, e.workflow_type, e.workflow_id, e.working_path, e.branch_name, e.status, e.setup_state,
        e.created_at, e.destroyed_at, e.removal_reason, e.created_by_platform, c.name AS codebase,
        e.disk_bytes, e.disk_measured_at, e.merge_proof, e.branch_tip, e.restored_as,
+       e.metadata ->> 'restored_from' AS restored_from,
        (SELECT coalesce(array_agg(a.archive_ref ORDER BY a.archived_at DESC), '{}') FROM isolation_environments a
          WHERE a.codebase_id = e.codebase_id AND a.branch_name = e.branch_name AND a.archive_ref IS NOT NULL
            AND a.archive_pruned_at IS NULL) AS archive_refs,
@@ -62,6 +64,7 @@ class EnvironmentView(BaseModel):
     archive_refs: list[str]
     branch_tip: str | None  # the branch's commit when it was archived
     restored_as: str | None  # the environment a restore brought it back as
+    restored_from: str | None  # the removed environment this one is the restore of
 
 
 def _view(row: asyncpg.Record) -> EnvironmentView:
@@ -76,7 +79,7 @@ def _view(row: asyncpg.Record) -> EnvironmentView:
         removal_reason=row["removal_reason"], disk_bytes=row["disk_bytes"],
         disk_measured_at=row["disk_measured_at"].isoformat() if row["disk_measured_at"] else None,
         merge_proof=row["merge_proof"], archive_refs=list(row["archive_refs"]), branch_tip=row["branch_tip"],
-        restored_as=str(row["restored_as"]) if row["restored_as"] else None,
+        restored_as=str(row["restored_as"]) if row["restored_as"] else None, restored_from=row["restored_from"],
     )
 
 
@@ -144,13 +147,27 @@ async def remove_environment(
     signals = EnvironmentSignalActivities(client, settings.task_queue)
     report = await signals.destroy_environment(DestroyEnvironmentInput(environment, request))
     if report.outcome == "refused":
-        raise HTTPException(status.HTTP_409_CONFLICT, detail=report.message)
+        raise HTTPException(status.HTTP_409_CONFLICT, detail=_refusal(report, environment))
     return RemovalView(outcome=report.outcome, branch_outcome=report.branch_outcome,
                        archive_refs=list(report.archive_refs), message=report.message)
 
 
+def _refusal(report: RemovalReport, environment: EnvironmentRef) -> str:
+    """A refusal in the API's words: the chat's names commands (`/worktree remove --force`)."""
+    again = f"`DELETE /api/environments/{environment.environment_id}?force=true`"
+    if report.refused_because == "uncommitted_changes":
+        return (f"`{environment.working_path}` has uncommitted changes, so it was not removed. {again} removes it "
+                "anyway: it is archived first, and `POST /api/environments/"
+                f"{environment.environment_id}/restore` brings it back with its changes.")
+    if report.refused_because == "agent_running":
+        return (f"The agent is running in `{environment.branch}`, so it was not removed. {again} stops the run "
+                "and removes it (archived first).")
+    return report.message
+
+
 class RestoreView(BaseModel):
-    outcome: Literal["restored", "woken", "already_restored"]
+    # "brought_back": the removed files went into the active worktree of the same branch (environment_id)
+    outcome: Literal["restored", "woken", "already_restored", "brought_back"]
     environment_id: str  # the restored environment: a new one for a removed one, the same for a hibernated one
     working_path: str
     branch: str
@@ -158,7 +175,7 @@ class RestoreView(BaseModel):
 
 
 _REFUSALS = {"not_found": status.HTTP_404_NOT_FOUND, "refused": status.HTTP_409_CONFLICT,
-             "limit": status.HTTP_409_CONFLICT}
+             "limit": status.HTTP_409_CONFLICT, "kept": status.HTTP_409_CONFLICT}
 
 
 @router.post("/{environment_id}/restore", response_model=RestoreView,

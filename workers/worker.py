@@ -21,6 +21,7 @@ from activities.environment_signals import EnvironmentSignalActivities
 from activities.environments import EnvironmentActivities
 from activities.isolation import IsolationActivities
 from activities.platforms import PlatformActivities, deliverers
+from activities.providers.worktree.bring_back import BringBackActivities
 from activities.ports import PortActivities
 from activities.replies import ReplyActivities
 from activities.run_processes import RunProcesses
@@ -84,6 +85,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         archives.find_removed_environment,
         archives.find_returning_environment,
         archives.record_restored_environment,
+        archives.record_brought_back,
         archives.mark_environment_hibernated,
         archives.mark_environment_awake,
         archives.find_expired_archives,
@@ -127,6 +129,7 @@ def host_activities(pool: asyncpg.Pool, settings: Settings) -> list[Callable[...
         isolation.validate_environment,
         isolation.find_adoptable_worktree,
         *isolation.host_operations,
+        BringBackActivities(settings).bring_archive_into_worktree,
         codebases.inspect_repository,
         codebases.clone_repository,
         team_runs.begin_team_run,

@@ -64,7 +64,7 @@ class Runs:
                 SearchAttributePair(search_attributes.CODEBASE, environment.codebase.name),
                 SearchAttributePair(search_attributes.BRANCH, environment.branch),
                 SearchAttributePair(search_attributes.PLATFORM, platform),
-                SearchAttributePair(search_attributes.CONVERSATION, conversation),
+                SearchAttributePair(search_attributes.CONVERSATION, request.conversation),  # `platform:id`
             ]),
             parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
             static_summary=f"agent run for {platform} {conversation} in {environment.branch}",

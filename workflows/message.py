@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from temporalio import workflow
+from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from isolator.contracts import search_attributes
-    from isolator.contracts.agent import QueueRunInput
+    from isolator.contracts.agent import QueueRunInput, no_agent_key
     from isolator.contracts.archive import RestoreRequest
     from isolator.contracts.codebase import Codebase, RepositorySource
     from isolator.contracts.environment import (
@@ -141,6 +142,10 @@ class MessageWorkflow:
             await self._reply(agent_texts.queued(queued.ahead))
         elif queued.outcome == "gone":
             await self._reply(agent_texts.worktree_going())
+        elif queued.tell_no_agent and not self._replies:
+            # A message that would go unanswered says why, once per conversation (its key is the conversation's).
+            await self._reply(agent_texts.no_agent(), key=no_agent_key(self._message.platform,
+                                                                       self._message.conversation_id))
 
     async def _close(self, message: MessageInput) -> Resolution:
         """Record the close and tell the environment: it goes when its last conversation is closed."""
@@ -167,6 +172,9 @@ class MessageWorkflow:
             registered = await workflow.execute_child_workflow(
                 RegisterCodebaseWorkflow.run, source, id=f"{workflow.info().workflow_id}:register"
             )
+            if registered.codebase is None:  # the user's to fix: answered as a failed registration was
+                raise ApplicationError(registered.problem or "the repository could not be registered",
+                                       type=registered.problem_type, non_retryable=True)
             await conversations.link_conversation_codebase(LinkCodebaseInput(conversation.row_id, registered.codebase.id))
             self._codebase = registered.codebase
         return self._codebase
@@ -225,8 +233,8 @@ class MessageWorkflow:
             ))
             await self._reply(texts.worktree_gone(environment.working_path, environment.branch_name))
 
-    async def _reply(self, text: str) -> None:
-        key = f"{workflow.info().workflow_id}:{len(self._replies)}"
+    async def _reply(self, text: str, key: str | None = None) -> None:
+        key = key or f"{workflow.info().workflow_id}:{len(self._replies)}"
         self._replies.append(text)
         reply = ReplyInput(self._message.platform, self._message.conversation_id, text, key,
                            answers=self._message.message_key)

@@ -52,6 +52,13 @@ class Queued:
     outcome: Literal["queued", "no_agent", "gone"]
     run_id: str | None = None
     ahead: int = 0  # runs before this one (the running one included)
+    # "no_agent" in a conversation not yet told so: the message workflow says it, once (no_agent_key)
+    tell_no_agent: bool = False
+
+
+def no_agent_key(platform: str, conversation_id: str) -> str:
+    """The idempotency key of the one "no agent answers here" reply of a conversation."""
+    return f"no-agent:{platform}:{conversation_id}"
 
 
 @dataclass

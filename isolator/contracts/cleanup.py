@@ -15,6 +15,7 @@ class OpenConversation:
 
     platform: str
     days_inactive: int  # since its last message
+    conversation_id: str = ""  # the platform's id of the conversation
 
 
 @dataclass

@@ -37,9 +37,14 @@ class RepositoryInfo:
 
 @dataclass
 class RegisteredCodebase:
-    codebase: Codebase
+    """A registration's outcome: the codebase, or (codebase None) the user's mistake that kept it from
+    being registered, said in `problem` (an answer, not a failed workflow)."""
+
+    codebase: Codebase | None
     # False when the repository was already registered and nothing was cloned
     created: bool
+    problem: str | None = None
+    problem_type: str | None = None  # its error type (isolator/contracts/errors.py): NameTaken, InvalidRepository, ...
 
 
 def repository_full_name(url: str | None) -> str | None:

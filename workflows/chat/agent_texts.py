@@ -13,8 +13,14 @@ def agent_running(branch: str) -> str:
 
 
 def queued(ahead: int) -> str:
-    runs = "1 run" if ahead == 1 else f"{ahead} runs"
-    return f"Queued: the agent works on one message at a time in this worktree, and {runs} come first."
+    runs = "1 run comes" if ahead == 1 else f"{ahead} runs come"
+    return f"Queued: the agent works on one message at a time in this worktree, and {runs} first."
+
+
+def no_agent() -> str:
+    return ("No coding agent answers in this conversation: messages get their own worktree, and no answer. "
+            "Set AGENT_COMMAND (or the codebase's `agent_command`) to have an agent work on them. "
+            "(Said once per conversation.)")
 
 
 def worktree_going() -> str:

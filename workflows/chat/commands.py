@@ -13,6 +13,7 @@ from temporalio import workflow
 from temporalio.exceptions import ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
+    from activities.paths import is_valid_codebase_name
     from activities.repositories import is_clone_url, looks_like_path
     from isolator.contracts.agent import StopReport, StopRequest
     from isolator.contracts.codebase import RepositorySource
@@ -23,13 +24,14 @@ with workflow.unsafe.imports_passed_through():
     from workflows.codebase import RegisterCodebaseWorkflow
     from workflows.errors import user_error
     from workflows.provisioning import Reply
-    from workflows.steps import agent_runs, conversations, environments
+    from workflows.steps import agent_runs, codebases, conversations, environments, versions
 
 
 @dataclass
 class Command:
     name: str
     args: list[str] = field(default_factory=list)
+    given: str = ""  # the name as the message wrote it, which "unknown" replies quote
 
 
 def parse_command(text: str) -> Command | None:
@@ -39,8 +41,9 @@ def parse_command(text: str) -> Command | None:
         words.pop(0)
     if not words or not words[0].startswith("/") or len(words[0]) < 2:
         return None
-    name = words[0][1:].split("@", 1)[0].lower()  # Telegram sends `/status@botname`
-    return Command(name=name if name in HANDLERS else "unknown", args=words[1:])
+    given = words[0][1:].split("@", 1)[0]  # Telegram sends `/status@botname`
+    name = given.lower()
+    return Command(name=name if name in HANDLERS else "unknown", args=words[1:], given=given)
 
 
 async def run_command(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
@@ -53,7 +56,7 @@ async def _help(command: Command, conversation: Conversation, message: MessageIn
 
 
 async def _unknown(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
-    await reply(texts.UNKNOWN_COMMAND)
+    await reply(texts.unknown_command(command.given))
 
 
 async def _status(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
@@ -103,6 +106,9 @@ async def _clone(command: Command, conversation: Conversation, message: MessageI
         source = RepositorySource(host=message.default_host, path=target)
     elif is_clone_url(target):
         source = RepositorySource(host=message.default_host, url=target)
+    elif is_valid_codebase_name(target) and versions.clones_by_name():
+        await _choose_by_name(target, conversation, message, reply)
+        return
     else:
         await reply(texts.CLONE_USAGE)
         return
@@ -113,8 +119,21 @@ async def _clone(command: Command, conversation: Conversation, message: MessageI
     except ChildWorkflowError as error:
         await reply(texts.clone_failed(target, user_error(error)))
         return
+    if registered.codebase is None:  # the user's mistake, said as it was found
+        await reply(texts.clone_failed(target, registered.problem or "it could not be registered"))
+        return
     await conversations.link_conversation_codebase(LinkCodebaseInput(conversation.row_id, registered.codebase.id))
     await reply(texts.codebase_linked(registered.codebase.name, registered.codebase.canonical_path, registered.created))
+
+
+async def _choose_by_name(name: str, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
+    """`/clone <name>`: a codebase registered already, by the name the replies list it under."""
+    codebase = await codebases.find_codebase(RepositorySource(host=message.default_host, name=name))
+    if codebase is None:
+        await reply(texts.no_codebase_named(name, conversation.codebase_choices))
+        return
+    await conversations.link_conversation_codebase(LinkCodebaseInput(conversation.row_id, codebase.id))
+    await reply(texts.codebase_linked(codebase.name, codebase.canonical_path, created=False))
 
 
 Handler = Callable[[Command, Conversation, MessageInput, Reply], Awaitable[None]]
