@@ -106,7 +106,9 @@ class AgentActivities:
             if reader.error is not None and ending.error is None:
                 ending.failed(reader.error)
             if driver.streams_events and ending.problem is None:
-                answer.replace(final_answer(reader))
+                final = final_answer(reader)
+                answer.replace(final)
+                await output.add(f"\n{final}")
             await output.flush()
             await errors.capture.flush()
             await answer.finish(ending.summary(changes, errors.last_lines(), reader.usage),
@@ -184,14 +186,14 @@ class AgentActivities:
 
     async def _record(self, run_id: str, platform: str, conversation_id: str, driver: Driver, session: Session | None,
                       reader: Reader, ending: Ending, changes: Changes | None) -> None:
+        """Usage and session first: a reader of the run's end finds them there."""
+        if session is not None:
+            await self.records.usage(run_id, driver.name, reader.session_id, reader.usage)
+            if ending.problem is None:
+                await self.sessions.ran(platform, conversation_id, session, reader.session_id, reader.usage,
+                                        getattr(reader, "thread_usage", None))
         await self.records.finished(run_id, ending.status, ending.exit_code,
                                     changes.files if changes else [], changes.commits if changes else None)
-        if session is None:
-            return
-        await self.records.usage(run_id, driver.name, reader.session_id, reader.usage)
-        if ending.problem is None:
-            await self.sessions.ran(platform, conversation_id, session, reader.session_id, reader.usage,
-                                    getattr(reader, "thread_usage", None))
 
 
 def final_answer(reader: Reader) -> str:

@@ -27,6 +27,7 @@ class Session:
     tokens: int
     started_at: datetime
     agent_usage: dict  # what the agent last reported for its whole thread (Codex counts per thread)
+    driver: str = ""
     # why a new one started: None (resumed, or the conversation's first), "moved" (another worktree),
     # "agent" (another driver)
     renewed: Literal["moved", "agent"] | None = None
@@ -101,4 +102,4 @@ def renews_in(now: datetime | None = None) -> timedelta:
 
 def _session(row: asyncpg.Record) -> Session:
     return Session(str(row["id"]), row["agent_session_id"], row["turns"], float(row["cost_usd"]), row["tokens"],
-                   row["started_at"], dict(row["agent_usage"] or {}))
+                   row["started_at"], dict(row["agent_usage"] or {}), driver=row["driver"])

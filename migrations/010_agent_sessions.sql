@@ -10,7 +10,7 @@ CREATE TABLE agent_sessions (
     conversation_id   text NOT NULL,
     id                uuid NOT NULL,          -- ours: names its folder (ISOLATOR_SESSION_DIR)
     driver            text NOT NULL,
-    environment_id    uuid NOT NULL,
+    environment_id    uuid NOT NULL REFERENCES isolation_environments (id) ON DELETE CASCADE,
     agent_session_id  text,                   -- the agent's: Claude's session_id, Codex's thread_id
     turns             integer NOT NULL DEFAULT 0,
     cost_usd          numeric(14, 6) NOT NULL DEFAULT 0,
