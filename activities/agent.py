@@ -73,6 +73,7 @@ class AgentActivities:
         before: WorkingTree | None = None
         reader: Reader = driver.reader(worktree)
         session: Session | None = None
+        notices: list[str] = []  # about the session, above the answer
         posting = asyncio.create_task(answer.keep_posting())
         ticking = asyncio.create_task(_flush_every_second(output, errors.capture))
         try:
@@ -82,7 +83,8 @@ class AgentActivities:
                 return AgentRunReport(run.run_id, ending.status, None, time.monotonic() - started)
             session = await self.sessions.for_run(platform, conversation_id, driver.name, environment.environment_id)
             if session.renewed == "moved":
-                answer.add(MOVED_NOTICE + "\n")
+                notices.append(MOVED_NOTICE + "\n")
+                answer.add(notices[-1])
             for attempt in range(2):
                 reader = driver.reader(worktree)
                 await self._turn(request, driver, session, reader, answer, output, errors, ending)
@@ -90,7 +92,8 @@ class AgentActivities:
                     break
                 # The agent lost the session (its home was cleared): once more, in a new one.
                 session = await self.sessions.start(platform, conversation_id, driver.name, environment.environment_id)
-                answer.add(NEW_SESSION_NOTICE + "\n")
+                notices.append(NEW_SESSION_NOTICE + "\n")
+                answer.add(notices[-1])
         except CannotStart as error:
             ending.cannot_start(f"{error}; check {run.plan.source}")
         except OverBudget as error:
@@ -106,7 +109,7 @@ class AgentActivities:
             if reader.error is not None and ending.error is None:
                 ending.failed(reader.error)
             if driver.streams_events and ending.problem is None:
-                final = final_answer(reader)
+                final = "".join(notices) + final_answer(reader)
                 answer.replace(final)
                 await output.add(f"\n{final}")
             await output.flush()
@@ -139,6 +142,7 @@ class AgentActivities:
             variables["HOME"] = str(self.settings.agent_home)
             writable.insert(0, self.settings.agent_home)
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        errors.new_turn()
         silence = _Silence(answer)
         limit = self.settings.agent_max_cost_usd
 
@@ -251,6 +255,12 @@ class _Log:
 
     def last_lines(self) -> list[str]:
         return [*self.tail, self.partial] if self.partial else list(self.tail)
+
+    def new_turn(self) -> None:
+        """What a turn's agent says of itself is read from its own lines only (the log keeps all)."""
+        self.tail.clear()
+        self.head.clear()
+        self.partial = ""
 
     def telling_lines(self) -> list[str]:
         """The first and the last lines, where agents say what went wrong."""

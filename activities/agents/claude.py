@@ -143,7 +143,7 @@ def _status_in(text: str) -> int | None:
 
 
 def _reset_time(text: str) -> str | None:
-    found = re.search(r"(?:resets?|try again)(?: at| in)?\s+([^.|\n]{1,60})", text, re.IGNORECASE)
+    found = re.search(r"(?:resets?|try again)\s+((?:at|in)\s+[^.|\n]{1,60})", text, re.IGNORECASE)
     return found.group(1).strip() if found else None
 
 

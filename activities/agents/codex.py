@@ -100,9 +100,8 @@ def classify(message: str) -> AgentError:
     if "401" in message or "unauthorized" in lowered or "api key" in lowered:
         return AgentError("auth", detail)
     if "429" in message or "usage limit" in lowered or "quota" in lowered or "rate limit" in lowered:
-        found = re.search(r"(?:try again|resets?)\s*(?:at|in)?\s+([^.\n]{1,60})", message, re.IGNORECASE)
-        resets = found.group(1).strip() if found and found.group(1).strip().lower() != "later" else None
-        return AgentError("rate_limit", detail, resets)
+        found = re.search(r"(?:try again|resets?)\s+((?:at|in)\s+[^.\n]{1,60})", message, re.IGNORECASE)
+        return AgentError("rate_limit", detail, found.group(1).strip() if found else None)
     if "529" in message or "overloaded" in lowered or "503" in message:
         return AgentError("overloaded", detail)
     if re.search(r"\b5\d\d\b", message) or any(
