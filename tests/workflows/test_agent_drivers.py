@@ -190,3 +190,19 @@ async def test_budgets_stop_a_run_and_keep_runs_from_starting(
     capped = await finished_run(stack, third["agentRunId"])
     replies = await replies_when(stack, conversation, lambda texts: "— " in texts[-1] and "budget" in texts[-1])
     assert capped["status"] in ("failed", "stopped") and "budget" in replies[-1]
+
+
+async def test_the_example_agent_of_make_dev_speaks_claudes_events_and_keeps_a_session(stack: Stack, repo: Path) -> None:
+    stack.settings.agent_driver = "claude"
+    stack.settings.agent_executable = str(Path(__file__).resolve().parents[2] / "examples" / "agent.py")
+    await stack.register(repo)
+    conversation = f"example-{uuid.uuid4().hex[:6]}"
+    first = (await stack.say(conversation, "remember the milk"))["result"]
+    assert (await finished_run(stack, first["agentRunId"]))["status"] == "done"
+    replies = await replies_when(stack, conversation, lambda texts: "— Done" in texts[-1])
+    assert replies[-1].startswith("• wrote `NOTES.md`\n• ran `git status --short` (exit 0)\n\nI took a note")
+    assert "first message of our session" in replies[-1] and "tokens" in replies[-1]
+    second = (await stack.say(conversation, "and the eggs"))["result"]
+    assert (await finished_run(stack, second["agentRunId"]))["status"] == "done"
+    replies = await replies_when(stack, conversation, lambda texts: "— Done" in texts[-1] and len(texts) == 3)
+    assert "Earlier in this conversation you said: “remember the milk”." in replies[-1]
