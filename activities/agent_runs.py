@@ -41,8 +41,6 @@ def plan_for(settings: Settings, codebase_command: list[str] | None, codebase_ag
     if codebase_agent:
         driver = codebase_agent["agent"]
         program = [codebase_agent.get("executable") or driver, *codebase_agent.get("args", [])]
-        if driver == "command":
-            program = list(codebase_command or []) + codebase_agent.get("args", [])
         return AgentPlan("command", program, "the codebase's `agent`", timeout_minutes=timeout, driver=driver)
     if codebase_command is not None:
         if not codebase_command:

@@ -193,9 +193,13 @@ async def test_budgets_stop_a_run_and_keep_runs_from_starting(
 
 
 async def test_the_example_agent_of_make_dev_speaks_claudes_events_and_keeps_a_session(stack: Stack, repo: Path) -> None:
-    stack.settings.agent_driver = "claude"
-    stack.settings.agent_executable = str(Path(__file__).resolve().parents[2] / "examples" / "agent.py")
-    await stack.register(repo)
+    example = str(Path(__file__).resolve().parents[2] / "examples" / "agent.py")
+    # A codebase's own driver, set through the API, as `make dev` sets AGENT and AGENT_EXECUTABLE.
+    codebase = await stack.register(repo, agent={"agent": "claude", "executable": example})
+    assert codebase["agent"] == {"agent": "claude", "executable": example, "args": []}
+    for bad in ({"agent": "command"}, {"agent": "gpt"}, {"agent": "claude", "args": "--model x"}):
+        refused = await stack.api.patch(f"/api/codebases/{codebase['id']}", json={"agent": bad})
+        assert refused.status_code == 422, bad
     conversation = f"example-{uuid.uuid4().hex[:6]}"
     first = (await stack.say(conversation, "remember the milk"))["result"]
     assert (await finished_run(stack, first["agentRunId"]))["status"] == "done"
