@@ -12,7 +12,7 @@ from typing import AsyncIterator
 
 import pytest
 
-from activities.agent import NEW_SESSION_NOTICE
+from activities.agent import MOVED_NOTICE, NEW_SESSION_NOTICE
 from tests.agent_clis import claude_binary, codex_binary, use_fake_anthropic, use_fake_openai
 from tests.agent_runs import finished_run, replies_when
 from tests.conftest import Stack
@@ -114,6 +114,19 @@ async def test_two_conversations_in_one_worktree_keep_their_own_sessions_and_res
     a2_run = await finished_run(stack, a2["agentRunId"])
     assert a2_run["session_id"] != a1_run["session_id"]
     assert "apples" not in agent.calls[calls_before].text(), "a reset session starts blind"
+
+    # A conversation that moves to another worktree starts a new session there, and is told.
+    third = f"share-c-{uuid.uuid4().hex[:6]}"
+    c1 = (await stack.say(third, "remember cherries"))["result"]
+    c1_run = await finished_run(stack, c1["agentRunId"])
+    assert c1["workingPath"] != a1["workingPath"]
+    await stack.say(third, f"/worktree link {a1['branch']}")
+    calls_before = len(agent.calls)
+    c2 = (await stack.say(third, "what did I say?"))["result"]
+    c2_run = await finished_run(stack, c2["agentRunId"])
+    assert c2_run["session_id"] != c1_run["session_id"] and "cherries" not in agent.calls[calls_before].text()
+    replies = await replies_when(stack, third, lambda texts: "— Done" in texts[-1] and "what did I say" not in texts[-1])
+    assert MOVED_NOTICE.strip("_") in replies[-1]
 
     # The agent forgot the session (its home was cleared): the message runs once more in a new one.
     await stack.db.execute("UPDATE agent_sessions SET agent_session_id = $1 WHERE conversation_id = $2",
