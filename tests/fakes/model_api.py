@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import time
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
 
@@ -62,6 +63,7 @@ class Call:
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    at: float = 0.0  # when it arrived (time.time())
 
     def text(self) -> str:
         return json.dumps(self.body)
@@ -90,8 +92,9 @@ class FakeModelApi:
         return text(DEFAULT_TEXT)
 
     async def _handle(self, request: Request) -> Response:
+        arrived = time.time()
         body = json.loads(await request.body() or b"{}")
-        self.calls.append(Call(request.url.path, {k.lower(): v for k, v in request.headers.items()}, body))
+        self.calls.append(Call(request.url.path, {k.lower(): v for k, v in request.headers.items()}, body, arrived))
         self.called.set()
         if request.url.path != self.path:
             return JSONResponse({"error": {"message": f"no fake route for {request.url.path}"}}, status_code=404)
