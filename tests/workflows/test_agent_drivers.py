@@ -4,7 +4,7 @@ tokens; errors in the agent's words. Real git, PostgreSQL and Temporal, through 
 
 from __future__ import annotations
 
-import asyncio
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -83,7 +83,7 @@ async def test_a_conversation_keeps_its_session_and_sees_progress_cost_and_answe
     resumed = agent.calls[calls_before].text()
     assert "please write hello.txt" in resumed and "I wrote hello.txt." in resumed, "the agent saw the first exchange"
     assert second_record["session_id"] == run_record["session_id"]
-    status = (await stack.say(conversation, "/status"))["result"]
+    await stack.say(conversation, "/status")
     replies = await replies_when(stack, conversation, lambda texts: "Agent session" in texts[-1])
     assert "2 turns" in replies[-1]
 
@@ -163,7 +163,7 @@ async def test_model_api_errors_get_a_clear_reply_quickly(
 
 
 async def test_a_silent_agent_shows_that_it_works(stack: Stack, repo: Path) -> None:
-    stack.settings.agent_command_line = f"{__import__('sys').executable} -c 'import time; time.sleep(14); print(\"done\")'"
+    stack.settings.agent_command_line = f"{sys.executable} -c 'import time; time.sleep(14); print(\"done\")'"
     await stack.register(repo)
     conversation = f"silent-{uuid.uuid4().hex[:6]}"
     created = (await stack.say(conversation, "think hard"))["result"]
