@@ -16,15 +16,24 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
+# The real Codex CLI for the agent tests (Claude Code comes in the claude-agent-sdk wheel of the test
+# extra); kept in the project, out of git. Needs Node.js and npm.
+CODEX_VERSION ?= 0.169.0
+CODEX := .tools/node_modules/.bin/codex
+
+$(CODEX):
+	@command -v npm >/dev/null || { echo "make test needs npm (Node.js) for the Codex CLI: apt-get install nodejs npm"; exit 1; }
+	npm install --prefix .tools --no-audit --no-fund --loglevel=error @openai/codex@$(CODEX_VERSION)
+
 install: $(VENV)/.installed
 
-# `isolator dev` with ARGS as its flags: `make dev ARGS="--api-port 18000"`. Unless AGENT_COMMAND is set
-# (to an agent, or empty for isolation only), the example agent answers.
+# `isolator dev` with ARGS as its flags: `make dev ARGS="--api-port 18000"`. Unless AGENT or AGENT_COMMAND is
+# set (AGENT_COMMAND empty: isolation only), the example agent answers, driven as Claude Code is.
 ARGS ?=
 dev: install
 	$(BIN)/isolator dev $(ARGS)
 
-test: install
+test: install $(CODEX)
 	$(BIN)/python -m pytest -q
 
 # Every fault of tests/faults, SOAK_ROUNDS (20) rounds each, and a table of what was lost or
@@ -34,8 +43,8 @@ soak: install
 	ISOLATOR_SOAK_ROUNDS=$(SOAK_ROUNDS) $(BIN)/python -m pytest -q -p tests.faults.soak_report tests/faults \
 		tests/activities/test_stale_git_locks.py
 
-bench: install
+bench: install $(CODEX)
 	$(BIN)/python -m bench.run $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) *.egg-info
+	rm -rf $(VENV) *.egg-info .tools

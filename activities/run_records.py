@@ -13,6 +13,7 @@ from typing import Literal
 
 import asyncpg
 
+from activities.agents.base import Usage
 from isolator.contracts.agent import RunStatus
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,17 @@ class RunRecords:
                                      finished_at = now()
                WHERE id = $1 AND status IN ('queued', 'running')""",
             run_id, status, exit_code, changed_files, commits,
+        )
+
+    async def usage(self, run_id: str, driver: str, session_id: str | None, usage: Usage) -> None:
+        """What the run's agent reported it used, and the session it ran in."""
+        await _patiently(
+            self.pool.execute,
+            """UPDATE agent_runs SET driver = $2, session_id = $3, cost_usd = $4, input_tokens = $5,
+                                     output_tokens = $6, cache_read_tokens = $7, cache_write_tokens = $8
+               WHERE id = $1""",
+            run_id, driver, session_id, usage.cost_usd, usage.input_tokens, usage.output_tokens,
+            usage.cache_read_tokens, usage.cache_write_tokens,
         )
 
     async def dropped(self, run_ids: list[str]) -> None:

@@ -13,7 +13,7 @@ import os
 import signal
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,11 +59,13 @@ OnOutput = Callable[[str], Awaitable[None]]
 async def run_user_program(
     argv: list[str], cwd: Path, env: dict[str, str], timeout_seconds: float, *,
     on_output: OnChunk, on_error: OnChunk | None = None, stdin: bytes | None = None,
-    on_start: Callable[[int], None] | None = None,
+    on_start: Callable[[int], None] | None = None, writable_paths: Sequence[Path] = (),
 ) -> Finished:
     """Run `argv` with `stdin` written and closed; standard output (and standard error, unless
     `on_error` takes it) is handed to `on_output` chunk by chunk as it arrives; a slow handler slows
-    the program down rather than filling memory. `on_start` gets the process group id."""
+    the program down rather than filling memory. `on_start` gets the process group id.
+    `writable_paths`: folders outside `cwd` the program must be able to write (the agent's home,
+    its session folder), for a sandbox to leave writable."""
     started = time.monotonic()
     try:
         process = await asyncio.create_subprocess_exec(

@@ -4,7 +4,7 @@ agent) and forget them."""
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
+from typing import Annotated, Literal
 
 import asyncpg
 from fastapi import APIRouter, Depends, HTTPException, Response, status
@@ -31,6 +31,24 @@ AgentCommand = Annotated[
 ]
 
 
+class AgentChoice(BaseModel):
+    """The codebase's own agent driver (docs/agent-drivers.md), over AGENT, AGENT_EXECUTABLE and AGENT_ARGS."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent: Literal["claude", "codex", "aider", "command"]
+    executable: str | None = Field(None, min_length=1, max_length=4096, pattern=r"^[^\x00]*$",
+                                   description="the program; default: `claude`, `codex` or `aider` on PATH")
+    args: list[Annotated[str, Field(min_length=1, max_length=4096, pattern=r"^[^\x00]*$")]] = Field(
+        default_factory=list, max_length=100, description="extra arguments: a model, a permission mode")
+
+    @model_validator(mode="after")
+    def _program(self) -> "AgentChoice":
+        if self.agent == "command" and not self.executable:
+            raise ValueError("the `command` agent needs `executable`, the program to run")
+        return self
+
+
 class CodebaseRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -39,6 +57,7 @@ class CodebaseRequest(BaseModel):
     name: str | None = Field(None, min_length=1, max_length=100)
     host: str | None = Field(None, min_length=1, max_length=255, description="defaults to this server's host")
     agent_command: AgentCommand = None
+    agent: AgentChoice | None = None
 
     @model_validator(mode="after")
     def _check(self) -> "CodebaseRequest":
@@ -63,6 +82,7 @@ class CodebaseChange(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     agent_command: AgentCommand = None
+    agent: AgentChoice | None = Field(None, description="null: AGENT and the rest apply")
 
 
 class CodebaseView(BaseModel):
@@ -73,6 +93,7 @@ class CodebaseView(BaseModel):
     default_branch: str
     host: str
     agent_command: list[str] | None  # null: AGENT_COMMAND applies; []: no agent
+    agent: AgentChoice | None  # null: AGENT applies; wins over agent_command
 
 
 class RegisteredView(CodebaseView):
@@ -106,8 +127,7 @@ async def register_codebase(
         raise _refused(registered.problem_type, registered.problem or "the repository could not be registered")
     if not registered.created:
         response.status_code = status.HTTP_200_OK
-    if "agent_command" in body.model_fields_set:
-        await _set_agent_command(pool, registered.codebase.id, body.agent_command)
+    await _set_agent(pool, registered.codebase.id, body)
     row = await pool.fetchrow("SELECT * FROM codebases WHERE id = $1", registered.codebase.id)
     return RegisteredView(**_view(row).model_dump(), created=registered.created)
 
@@ -121,17 +141,23 @@ def _refused(error_type: str | None, message: str) -> HTTPException:
 async def change_codebase(
     codebase_id: uuid.UUID, body: CodebaseChange, pool: Annotated[asyncpg.Pool, Depends(get_pool)],
 ) -> CodebaseView:
-    """Set the codebase's `agent_command`: a list of arguments, null for AGENT_COMMAND, [] for none."""
-    if "agent_command" in body.model_fields_set:
-        await _set_agent_command(pool, str(codebase_id), body.agent_command)
+    """Set the codebase's `agent_command` (a list of arguments, null for AGENT_COMMAND, [] for none)
+    or its `agent` (a driver, null for AGENT)."""
+    await _set_agent(pool, str(codebase_id), body)
     return await get_codebase(codebase_id, pool)
 
 
-async def _set_agent_command(pool: asyncpg.Pool, codebase_id: str, command: list[str] | None) -> None:
-    updated = await pool.execute("UPDATE codebases SET agent_command = $2 WHERE id = $1", uuid.UUID(codebase_id),
-                                 command)
-    if updated == "UPDATE 0":
-        raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no codebase {codebase_id}")
+async def _set_agent(pool: asyncpg.Pool, codebase_id: str, body: CodebaseRequest | CodebaseChange) -> None:
+    """The fields the body names; the others are left as they are."""
+    for column in ("agent_command", "agent"):  # names of ours, never input
+        if column not in body.model_fields_set:
+            continue
+        value = getattr(body, column)
+        value = value.model_dump() if isinstance(value, BaseModel) else value
+        updated = await pool.execute(f"UPDATE codebases SET {column} = $2 WHERE id = $1", uuid.UUID(codebase_id),
+                                     value)
+        if updated == "UPDATE 0":
+            raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no codebase {codebase_id}")
 
 
 @router.get("", response_model=list[CodebaseView])
@@ -173,4 +199,4 @@ async def delete_codebase(codebase_id: uuid.UUID, pool: Annotated[asyncpg.Pool, 
 def _view(row: asyncpg.Record) -> CodebaseView:
     return CodebaseView(id=str(row["id"]), name=row["name"], repository_url=row["repository_url"],
                         canonical_path=row["canonical_path"], default_branch=row["default_branch"], host=row["host"],
-                        agent_command=row["agent_command"])
+                        agent_command=row["agent_command"], agent=row["agent"])

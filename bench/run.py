@@ -80,12 +80,14 @@ async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | N
     small = make_repository(repositories / "small", files=50, folders=1)
     large = make_repository(repositories / "large", files=5000, folders=200)
     with_agent = make_repository(repositories / "with-agent", files=50, folders=1)
+    real_cli = make_repository(repositories / "real-cli", files=50, folders=1)
     figures: list[Figure] = []
     async with running_stack(work, trees, database_url, temporal_address) as stack:
         # The small repository is also the one GitHub events are about.
         for body in ({"path": str(small), "url": GITHUB_REPOSITORY_URL}, {"path": str(large)}):
             (await stack.api.post("/api/codebases", json=body)).raise_for_status()
         agent_codebase = (await stack.api.post("/api/codebases", json={"path": str(with_agent)})).json()["id"]
+        real_cli_codebase = (await stack.api.post("/api/codebases", json={"path": str(real_cli)})).json()["id"]
         for warm in range(3):  # first-use costs: connections, worker caches, git's own
             await messages.start_conversation(stack, f"warm-{warm}", small)
         steps = [
@@ -100,6 +102,8 @@ async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | N
             ("include copy", lambda: ready.include_copy(trees, sizes.include_runs, sizes.include_megabytes)),
             ("agent hand-off", lambda: agents.hand_off(stack, agent_codebase, with_agent, small, sizes.hand_off_runs)),
             ("agent streaming", lambda: agents.streaming(stack, agent_codebase, with_agent, sizes.stream_lines)),
+            ("agent hand-off to a real CLI", lambda: agents.real_cli_hand_off(stack, real_cli_codebase, real_cli,
+                                                                          max(5, sizes.hand_off_runs // 4))),
             ("restore", lambda: restore.restore_against_add(work, trees, sizes.restore_runs)),
             ("agent runs", lambda: agents.many_runs(stack, agent_codebase, with_agent, sizes.many_conversations,
                                                     sizes.many_seconds)),

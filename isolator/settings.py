@@ -6,6 +6,7 @@ import shlex
 import socket
 from functools import cached_property
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -43,6 +44,15 @@ class Settings(BaseSettings):
     # The coding agent every message that is not a command is handed to, run in its worktree. A
     # shell-quoted command line, split with shlex and never run through a shell; unset: isolation only.
     agent_command_line: str | None = Field(None, validation_alias=_env("AGENT_COMMAND"))
+    # The agent driver (docs/agent-drivers.md): `claude`, `codex`, `aider` or `command`. Unset:
+    # `command` when AGENT_COMMAND is set, else none. AGENT wins over AGENT_COMMAND.
+    agent_driver: Literal["claude", "codex", "aider", "command"] | None = Field(None, validation_alias=_env("AGENT"))
+    # The driver's program (default: `claude`, `codex` or `aider` on PATH), and extra arguments (shlex).
+    agent_executable: str | None = Field(None, min_length=1, validation_alias=_env("AGENT_EXECUTABLE"))
+    agent_args_line: str | None = Field(None, validation_alias=_env("AGENT_ARGS"))
+    # USD one run may cost; per codebase and UTC day. Unset: no cap.
+    agent_max_cost_usd: float | None = Field(None, gt=0, validation_alias=_env("AGENT_MAX_COST_USD"))
+    agent_daily_budget_usd: float | None = Field(None, gt=0, validation_alias=_env("AGENT_DAILY_BUDGET_USD"))
     agent_timeout_minutes: float = Field(30, gt=0, le=24 * 60, validation_alias=_env("AGENT_TIMEOUT_MINUTES"))
     # Runs at once per worker host; more wait, in order.
     agent_max_concurrent: int = Field(4, ge=1, le=1000, validation_alias=_env("AGENT_MAX_CONCURRENT"))
@@ -85,16 +95,23 @@ class Settings(BaseSettings):
             raise ValueError("must be `first-last` with 1024 <= first <= last <= 65535")
         return value
 
-    @field_validator("agent_command_line")
+    @field_validator("agent_command_line", "agent_args_line")
     @classmethod
-    def _splittable(cls, value: str | None) -> str | None:
+    def _splittable(cls, value: str | None, info: ValidationInfo) -> str | None:
         if value is not None:
             try:
                 words = shlex.split(value)
             except ValueError as error:
                 raise ValueError(f"cannot be split as a command line ({error})") from None
-            if not words:
+            if not words and info.field_name == "agent_command_line":
                 raise ValueError("names no program")
+        return value
+
+    @field_validator("agent_driver")
+    @classmethod
+    def _command_of_command_driver(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value == "command" and not info.data.get("agent_command_line"):
+            raise ValueError("`command` needs AGENT_COMMAND, the program to run")
         return value
 
     @field_validator("agent_workflow_task_queue")
@@ -136,6 +153,19 @@ class Settings(BaseSettings):
     @property
     def agent_command(self) -> list[str] | None:
         return shlex.split(self.agent_command_line) if self.agent_command_line else None
+
+    @property
+    def agent_args(self) -> list[str]:
+        return shlex.split(self.agent_args_line) if self.agent_args_line else []
+
+    @property
+    def agent_home(self) -> Path:
+        return self.data_dir / "agent-home"
+
+    @property
+    def agent_sessions_dir(self) -> Path:
+        """One folder per agent session (the command driver's ISOLATOR_SESSION_DIR, Aider's history)."""
+        return self.data_dir / "agent-sessions"
 
 
 def agent_queue_of(host_queue: str) -> str:

@@ -13,6 +13,7 @@ from temporalio.worker import Interceptor, UnsandboxedWorkflowRunner, Worker
 
 from activities.agent import AgentActivities
 from activities.agent_runs import AgentRunActivities
+from activities.agent_session_commands import AgentSessionActivities
 from activities.archives import ArchiveActivities
 from activities.codebase_views import CodebaseViewActivities
 from activities.codebases import CodebaseActivities
@@ -65,6 +66,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
     isolation = IsolationActivities(settings)
     replies = ReplyActivities(pool, deliverers(settings, pool))
     agent_runs = AgentRunActivities(settings, pool, client, replies)
+    agent_sessions = AgentSessionActivities(pool)
     return [
         # local activities run on the workflow's worker
         conversations.record_conversation,
@@ -103,6 +105,8 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         signals.signal_environment,
         agent_runs.queue_agent_run,
         agent_runs.drop_agent_runs,
+        agent_sessions.reset_agent_session,
+        agent_sessions.agent_session_summary,
         # normal activities on the shared queue
         signals.destroy_environment,
         signals.set_up_again,

@@ -21,6 +21,9 @@ class AgentPlan:
     workflow: str | None = None
     task_queue: str | None = None
     timeout_minutes: float = 30
+    # Which driver reads the program (activities/agents/): "command" runs `argv` as it is; "claude",
+    # "codex" and "aider" add their agent's headless options to `argv` (the program, then AGENT_ARGS).
+    driver: str = "command"
 
 
 @dataclass

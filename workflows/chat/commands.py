@@ -16,15 +16,16 @@ with workflow.unsafe.imports_passed_through():
     from activities.paths import is_valid_codebase_name
     from activities.repositories import is_clone_url, looks_like_path
     from isolator.contracts.agent import StopReport, StopRequest
+    from isolator.contracts.agent_session import SessionQuery
     from isolator.contracts.codebase import RepositorySource
     from isolator.contracts.environment import conversation_key
     from isolator.contracts.message import Conversation, LinkCodebaseInput, MessageInput
-    from workflows.chat import agent_texts, texts
+    from workflows.chat import agent_texts, session_texts, texts
     from workflows.chat.worktree import WorktreeCommands, status_counts
     from workflows.codebase import RegisterCodebaseWorkflow
     from workflows.errors import user_error
     from workflows.provisioning import Reply
-    from workflows.steps import agent_runs, codebases, conversations, environments, versions
+    from workflows.steps import agent_runs, agent_sessions, codebases, conversations, environments, versions
 
 
 @dataclass
@@ -75,6 +76,9 @@ async def _status(command: Command, conversation: Conversation, message: Message
     )
     if details is not None and (runs := agent_texts.runs_status(details.running, details.queued)):
         text += f"\n{runs}"
+    if environment is not None and agent_sessions.knows_agent_sessions():
+        session = await agent_sessions.agent_session_summary(SessionQuery(message.platform, message.conversation_id))
+        text += f"\n{session_texts.status_line(session)}"
     counts = await status_counts(conversation.codebase) if conversation.codebase else None
     await reply(text + (f"\n{counts}" if counts else ""))
 
@@ -91,6 +95,17 @@ async def _stop(command: Command, conversation: Conversation, message: MessageIn
         environment.id, conversation_key(message.platform, message.conversation_id), workflow.info().workflow_id,
     ))
     await reply(agent_texts.stopped(report))
+
+
+async def _reset(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
+    if not agent_sessions.knows_agent_sessions():  # a message from before `/reset` existed, replayed
+        await _unknown(command, conversation, message, reply)
+        return
+    if command.args:
+        await reply(session_texts.RESET_USAGE)
+        return
+    previous = await agent_sessions.reset_agent_session(SessionQuery(message.platform, message.conversation_id))
+    await reply(session_texts.reset(previous))
 
 
 async def _worktree(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
@@ -138,5 +153,5 @@ async def _choose_by_name(name: str, conversation: Conversation, message: Messag
 
 Handler = Callable[[Command, Conversation, MessageInput, Reply], Awaitable[None]]
 HANDLERS: dict[str, Handler] = {
-    "help": _help, "status": _status, "clone": _clone, "worktree": _worktree, "stop": _stop,
+    "help": _help, "status": _status, "clone": _clone, "worktree": _worktree, "stop": _stop, "reset": _reset,
 }
