@@ -39,6 +39,7 @@ from api.webhooks.discord_events import (
     read_interaction,
 )
 from isolator.settings import Settings
+from isolator.trust import DiscordSender, admit_discord, unset_rule
 from workflows.chat.commands import HANDLERS
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,8 @@ def build_router(settings: Settings) -> APIRouter:
     assert settings.discord_public_key is not None, "mounted only when DISCORD_PUBLIC_KEY is set"
     verify_key = VerifyKey(bytes.fromhex(settings.discord_public_key))
     router = APIRouter(tags=["discord"])
+    if (warning := unset_rule(PLATFORM, settings)) is not None:
+        log.warning(warning)
 
     @router.post("/webhooks/discord")
     async def discord_interaction(
@@ -98,6 +101,7 @@ async def _take(settings: Settings, client: Client, pool: asyncpg.Pool, command:
             conversation_id=command.conversation_id,
             text=command.text,
             message_key=command.message_key,
+            admission=admit_discord(DiscordSender(command.user_id, command.guild_id, command.roles), settings),
         )
     except UnusableText as error:
         return _tell_only_them(f"Cannot read that command: {error}. Write it again as plain text.")
