@@ -68,7 +68,7 @@ async def dispatch_message(
         SearchAttributePair(search_attributes.PLATFORM, message.platform),
         SearchAttributePair(search_attributes.CONVERSATION, message.conversation_id),
     ]
-    memo = {}
+    memo: dict[str, str] = {}
     if (admission := message.admission) is not None:
         memo["sender"] = admission.sender
         if admission.refused is not None:
