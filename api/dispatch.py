@@ -42,6 +42,8 @@ def check_text(message: MessageInput) -> None:
     fields = {"conversation id": message.conversation_id, "text": message.text, "message key": message.message_key}
     if message.hints is not None:
         fields.update({f"hints.{key}": value for key, value in dataclasses.asdict(message.hints).items()})
+    if message.admission is not None:  # it quotes the sender's ids, as the payload gave them
+        fields.update({"sender": message.admission.sender, "refusal": message.admission.refused or ""})
     for name, value in fields.items():
         for text in value if isinstance(value, list) else [value]:
             if not isinstance(text, str):

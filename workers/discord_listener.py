@@ -31,8 +31,8 @@ from activities.database import create_pool
 from activities.platforms.discord import use_api_url
 from api.dispatch import UnusableText, start_message
 from api.webhooks.discord_events import PLATFORM, SLASH_COMMAND, strip_bot_mentions, thread_name
-from isolator.payloads import connect
 from isolator.contracts.trust import Admission
+from isolator.payloads import connect
 from isolator.settings import Settings
 from isolator.trust import DiscordSender, admit_discord, unset_rule
 from workers.serving import stop_on_signals
