@@ -32,7 +32,7 @@ with workflow.unsafe.imports_passed_through():
         ReplyInput,
         Resolution,
     )
-    from isolator.contracts.trust import RefusalReplyInput
+    from isolator.contracts.trust import Admission, RefusalReplyInput
     from workflows.chat import agent_texts, texts
     from workflows.chat.commands import parse_command, run_command
     from workflows.codebase import RegisterCodebaseWorkflow
@@ -74,7 +74,7 @@ class MessageWorkflow:
     async def run(self, message: MessageInput) -> Resolution:
         self._message = message
         if message.admission is not None and message.admission.refused is not None:
-            return self._finish(await self._refuse(message.admission.refused))
+            return self._finish(await self._refuse(message.admission))
         try:
             resolution = await self._resolve_isolation(message, message.hints or IsolationHints())
             if resolution.outcome in WORK_OUTCOMES and message.kind == "message" and versions.hands_messages_to_agent():
@@ -114,13 +114,13 @@ class MessageWorkflow:
             return Resolution(outcome="limit")
         return await provision.create(work.workflow_type, work.workflow_id, work.request, work.announcement)
 
-    async def _refuse(self, reply: str) -> Resolution:
+    async def _refuse(self, admission: Admission) -> Resolution:
         """The platform's allow rule refused the sender: one reply per conversation and hour, nothing else
         (no conversation row, no codebase, no worktree, no run)."""
-        wfid = workflow.info().workflow_id
-        if await refusals.claim_refusal_reply(RefusalReplyInput(self._message.platform,
-                                                                self._message.conversation_id, wfid)):
-            await self._reply(reply)
+        assert admission.refused is not None
+        if not admission.answered and await refusals.claim_refusal_reply(RefusalReplyInput(
+                self._message.platform, self._message.conversation_id, workflow.info().workflow_id)):
+            await self._reply(admission.refused)
         return Resolution(outcome="refused")
 
     async def _return_to_archive(self, work: Work, conversation: Conversation) -> Resolution | None:

@@ -22,6 +22,8 @@ class Admission:
     sender: str
     # set when the sender is refused: the one reply, naming what would allow them
     refused: str | None = None
+    # the refusal was answered where the message came in (a Discord slash command, to its user alone)
+    answered: bool = False
     # set when ADMIN_USERS narrows the commands that destroy or restore work and the sender is not listed
     admin_refused: str | None = None
     clone: ClonePolicy = field(default_factory=ClonePolicy)

@@ -42,9 +42,13 @@ async def test_a_member_without_an_allowed_role_gets_one_reply_and_no_thread(
     command = slash_command("fix it", member={"user": {"id": PERSON["id"], "username": "ada"}, "roles": [],
                                               "permissions": "0"})
     fake.expect_interaction(command["token"])
-    assert (await post(stack, command)).json() == {"type": 5}
+    # A slash command is answered at once, to its user alone: every time, as it bothers nobody else.
+    for _ in range(2):
+        answer = await post(stack, command)
+        assert answer.json() == {"type": 4, "data": {"content": REFUSED_MEMBER, "flags": 64}}
     assert (await resolution(stack, f"interaction:{command['id']}")).outcome == "refused"
     assert len(fake.sent) == 1 and fake.threads == [] and fake.followups == [], "once per conversation and hour"
+    assert await stack.db.fetchval("SELECT count(*) FROM discord_interactions") == 0
     await nothing_changed(stack, repo)
     listed = await recorded_as_refused(stack, "discord", f"message:discord:{first['id']}")
     assert listed["sender"] == f"user {PERSON['id']} in server {GUILD_ID}"
