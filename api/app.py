@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse
 from temporalio.client import Client
 
 from activities.database import create_pool
-from api import codebases, environments, health, runs, test_adapter
+from api import codebases, environments, health, refusals, runs, test_adapter
 from api.webhooks import discord, github, slack, telegram
 from api.webhooks.limits import WebhookBodyLimit
 from isolator.payloads import connect
@@ -43,6 +43,7 @@ def create_app(settings: Settings, *, temporal: Client | None = None, pool: asyn
     app.include_router(codebases.router)
     app.include_router(environments.router)
     app.include_router(runs.router)
+    app.include_router(refusals.router)
     if settings.test_adapter:
         app.include_router(test_adapter.router)
     # A platform is served only when its secret is configured; anything else cannot be verified.

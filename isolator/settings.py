@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, ValidationInfo, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
+
+from isolator.trust_settings import TrustSettings
 
 
 class ConfigurationError(Exception):
@@ -20,7 +22,7 @@ def _env(name: str) -> AliasChoices:
     return AliasChoices(name)
 
 
-class Settings(BaseSettings):
+class Settings(TrustSettings):  # the allow rules' settings: isolator/trust_settings.py
     # An empty variable (`API_TOKEN=`) means unset, as in a compose file that passes it through.
     model_config = SettingsConfigDict(extra="ignore", populate_by_name=True, env_ignore_empty=True)
 

@@ -24,7 +24,8 @@ from workers.postgres import EmbeddedPostgres, start_embedded_postgres
 from workers.temporal_server import TemporalDevServer, start_dev_server
 from workers.worker import running_workers
 
-TABLES = "outbound_messages, conversations, isolation_environments, codebases, discord_interactions, agent_sessions"
+TABLES = ("outbound_messages, conversations, isolation_environments, codebases, discord_interactions, "
+          "agent_sessions, refusal_replies")
 
 
 def free_port() -> int:

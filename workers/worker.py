@@ -18,6 +18,7 @@ from activities.archives import ArchiveActivities
 from activities.codebase_views import CodebaseViewActivities
 from activities.codebases import CodebaseActivities
 from activities.conversations import ConversationActivities
+from activities.refusals import RefusalActivities
 from activities.environment_signals import EnvironmentSignalActivities
 from activities.environments import EnvironmentActivities
 from activities.isolation import IsolationActivities
@@ -73,6 +74,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         conversations.link_conversation_codebase,
         conversations.close_conversation,
         conversations.move_conversation,
+        RefusalActivities(pool).claim_refusal_reply,
         environments.find_environment_by_identity,
         environments.count_environments,
         environments.retire_environment,

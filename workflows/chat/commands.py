@@ -15,6 +15,7 @@ from temporalio.exceptions import ChildWorkflowError
 with workflow.unsafe.imports_passed_through():
     from activities.paths import is_valid_codebase_name
     from activities.repositories import is_clone_url, looks_like_path
+    from isolator.clone_rules import clone_refusal
     from isolator.contracts.agent import StopReport, StopRequest
     from isolator.contracts.agent_session import SessionQuery
     from isolator.contracts.codebase import RepositorySource
@@ -48,8 +49,23 @@ def parse_command(text: str) -> Command | None:
 
 
 async def run_command(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
+    admission = message.admission
+    if admission is not None and admission.admin_refused is not None and destroys_or_restores(command):
+        await reply(admission.admin_refused)  # ADMIN_USERS narrows these further
+        return
     handler = HANDLERS.get(command.name, _unknown)
     await handler(command, conversation, message, reply)
+
+
+def destroys_or_restores(command: Command) -> bool:
+    """`/clone`, `/worktree remove --force`, `/worktree cleanup` (not its `--dry-run`), `/worktree restore`."""
+    if command.name == "clone":
+        return True
+    if command.name != "worktree" or not command.args:
+        return False
+    subcommand, args = command.args[0].lower(), command.args[1:]
+    return ((subcommand == "remove" and "--force" in args) or (subcommand == "cleanup" and "--dry-run" not in args)
+            or subcommand == "restore")
 
 
 async def _help(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
@@ -127,6 +143,13 @@ async def _clone(command: Command, conversation: Conversation, message: MessageI
     else:
         await reply(texts.CLONE_USAGE)
         return
+    if message.admission is not None:  # from a chat platform: only what its ClonePolicy takes
+        policy = message.admission.clone
+        if (refusal := clone_refusal(target, policy, is_path=source.path is not None)) is not None:
+            await reply(texts.clone_failed(target, refusal))
+            return
+        if source.path is not None:
+            source.allowed_roots = policy.roots  # checked again once links are resolved
     try:
         registered = await workflow.execute_child_workflow(
             RegisterCodebaseWorkflow.run, source, id=f"{workflow.info().workflow_id}:clone"
