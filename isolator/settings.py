@@ -6,6 +6,7 @@ import shlex
 import socket
 from functools import cached_property
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -50,6 +51,9 @@ class Settings(BaseSettings):
     agent_workflow: str | None = Field(None, min_length=1, validation_alias=_env("AGENT_WORKFLOW"))
     agent_workflow_task_queue: str | None = Field(None, min_length=1, validate_default=True,
                                                   validation_alias=_env("AGENT_TASK_QUEUE"))
+    # Every user program runs in a bubblewrap sandbox (docs/sandbox.md); `off` runs them unconfined.
+    sandbox: Literal["on", "off"] = Field("on", validation_alias=_env("SANDBOX"))
+    sandbox_network: Literal["on", "off"] = Field("on", validation_alias=_env("SANDBOX_NETWORK"))
     github_webhook_secret: SecretStr | None = Field(None, validation_alias=_env("GITHUB_WEBHOOK_SECRET"))
     github_token: SecretStr | None = Field(None, validation_alias=_env("GITHUB_TOKEN"))
     github_api_url: str = Field("https://api.github.com", validation_alias=_env("GITHUB_API_URL"))
@@ -120,6 +124,10 @@ class Settings(BaseSettings):
     def worktree_base(self) -> Path:
         """The only tree the service creates worktrees in (default: `<data dir>/worktrees`)."""
         return self.worktree_base_setting or self.data_dir / "worktrees"
+
+    @property
+    def agent_home(self) -> Path:
+        return self.data_dir / "agent-home"
 
     @property
     def ports(self) -> tuple[int, int]:
