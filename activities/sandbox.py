@@ -49,6 +49,7 @@ class Sandbox:
     problem: str | None  # why bubblewrap cannot work here (with SANDBOX=on: every program is refused)
     network: bool
     hidden: tuple[Path, ...]  # folders the program sees empty
+    writable: tuple[Path, ...]  # SANDBOX_WRITABLE_PATHS: folders every program may write (shared caches)
     scratch: Path  # where the per-run git views are made (hidden too)
 
     @property
@@ -71,7 +72,8 @@ def configure(settings: Settings) -> Sandbox:
     hidden = tuple(dict.fromkeys([settings.data_dir, settings.worktree_base, settings.workspace_path]))
     enabled = settings.sandbox == "on"
     problem = probe() if enabled else None
-    _current = Sandbox(enabled, problem, settings.sandbox_network == "on", hidden, scratch)
+    _current = Sandbox(enabled, problem, settings.sandbox_network == "on", hidden,
+                       tuple(settings.sandbox_writable), scratch)
     if not enabled:
         log.warning(OFF_WARNING)
     elif problem:
@@ -154,16 +156,17 @@ async def sandboxed_run(argv: list[str], cwd: Path, env: dict[str, str],
     if sandbox.problem:
         raise SandboxRefused(f"the sandbox cannot start here ({sandbox.problem}); install bubblewrap, "
                              "or set SANDBOX=off to run user programs unconfined")
-    writable = [Path(path).absolute() for path in writable_paths]
+    writable = [Path(path).absolute() for path in [*sandbox.writable, *writable_paths]]
     for path in writable:
-        if any(path == hidden or path in hidden.parents for hidden in sandbox.hidden):
+        if path in sandbox.hidden or path == sandbox.scratch or sandbox.scratch in path.parents:
             raise ValueError(f"{path} holds the service's data: it cannot be writable in the sandbox")
         path.mkdir(parents=True, exist_ok=True)
     _own_folder(sandbox.scratch)
     scratch = Path(tempfile.mkdtemp(dir=sandbox.scratch))
     try:
         try:
-            git = sandbox_git.prepare(cwd, scratch, [cwd.absolute(), *writable])
+            # SANDBOX_WRITABLE_PATHS aside: the operator's, and the tests keep their repositories there.
+            git = sandbox_git.prepare(cwd, scratch, [cwd.absolute(), *map(Path.absolute, map(Path, writable_paths))])
         except (sandbox_git.UntrustedGitLayout, OSError) as error:
             raise SandboxRefused(f"the worktree's git layout cannot be trusted: {error}") from None
         yield Prepared([BWRAP, *arguments(sandbox, cwd.absolute(), writable, git), "--", *argv],
@@ -173,28 +176,19 @@ async def sandboxed_run(argv: list[str], cwd: Path, env: dict[str, str],
 
 
 def arguments(sandbox: Sandbox, worktree: Path, writable: list[Path], git: sandbox_git.GitView | None) -> list[str]:
-    arguments = _base_arguments(sandbox.network)
+    """The mounts, outer folders first, so that a deeper one wins: a writable folder may hold a
+    hidden one (which stays hidden), a hidden one may hold the worktree (which is seen)."""
     hidden = [*sandbox.hidden, sandbox.scratch]
     if git is not None and git.common.name == ".git" and git.common.parent != worktree:
         hidden.append(git.common.parent)  # the main checkout: its files are no worktree of this run's
-    for path in _outermost([path for path in hidden if path.is_dir()]):
-        arguments += ["--tmpfs", str(path)]
-    arguments += ["--bind", str(worktree), str(worktree)]
-    if git is not None:
-        arguments += git.binds
-    for path in writable:
-        arguments += ["--bind", str(path), str(path)]
+    mounts = [("--bind", path, path) for path in writable]
+    mounts += [("--tmpfs", None, path) for path in hidden if path.is_dir()]
+    mounts.append(("--bind", worktree, worktree))
+    mounts += git.binds if git is not None else []
+    arguments = _base_arguments(sandbox.network)
+    for option, source, target in sorted(mounts, key=lambda mount: len(mount[2].parts)):
+        arguments += [option, str(target)] if source is None else [option, str(source), str(target)]
     return [*arguments, "--chdir", str(worktree)]
-
-
-def _outermost(paths: list[Path]) -> list[Path]:
-    """Each folder once, and none inside another of them (the outer one hides it already)."""
-    unique = sorted({path.absolute() for path in paths}, key=lambda path: len(path.parts))
-    kept: list[Path] = []
-    for path in unique:
-        if not any(outer == path or outer in path.parents for outer in kept):
-            kept.append(path)
-    return kept
 
 
 def _inside_environment(env: dict[str, str]) -> dict[str, str]:

@@ -47,7 +47,7 @@ class GitView:
     view: Path  # the per-run copy bound over `common`
     branch: str | None  # `refs/heads/...` that HEAD named at the start; None when detached
     start: str | None  # its value at the start
-    binds: list[str] = field(default_factory=list)
+    binds: list[tuple[str, Path, Path]] = field(default_factory=list)  # (bwrap option, source, target)
 
     @property
     def admin_in_view(self) -> Path:
@@ -97,10 +97,10 @@ def prepare(worktree: Path, scratch: Path, untrusted: list[Path]) -> GitView | N
     (objects / "pack").mkdir()
     (view / SHARED_OBJECTS).mkdir()
     (objects / "info" / "alternates").write_text(f"{common / SHARED_OBJECTS}\n")
-    git.binds = ["--bind", str(view), str(common), "--ro-bind", str(common / "objects"), str(common / SHARED_OBJECTS)]
+    git.binds = [("--bind", view, common), ("--ro-bind", common / "objects", common / SHARED_OBJECTS)]
     if (common / "hooks").is_dir():
         (view / "hooks").mkdir()
-        git.binds += ["--ro-bind", str(common / "hooks"), str(common / "hooks")]
+        git.binds.append(("--ro-bind", common / "hooks", common / "hooks"))
     if admin != common:
         own = git.admin_in_view
         own.mkdir(parents=True)
@@ -110,7 +110,7 @@ def prepare(worktree: Path, scratch: Path, untrusted: list[Path]) -> GitView | N
         if (worktree / ".gitmodules").is_file():
             (admin / "modules").mkdir(exist_ok=True)
             (own / "modules").mkdir()
-            git.binds += ["--bind", str(admin / "modules"), str(common / "worktrees" / admin.name / "modules")]
+            git.binds.append(("--bind", admin / "modules", common / "worktrees" / admin.name / "modules"))
     else:
         _copy_file(common / "index", view / "index")
     return git
