@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: dev test bench soak install clean
+.PHONY: dev test bench soak install clean bubblewrap
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "isolator needs Python 3.11 or newer")'
@@ -16,7 +16,21 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
-install: $(VENV)/.installed
+# The sandbox every user program runs in is bubblewrap (Debian's `bubblewrap`): installed when missing
+# and apt-get is at hand as root; otherwise the line says what to install.
+BWRAP := $(shell command -v bwrap 2>/dev/null)
+bubblewrap:
+ifeq ($(BWRAP),)
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get install -y --no-install-recommends bubblewrap || \
+		{ apt-get update && apt-get install -y --no-install-recommends bubblewrap; }; \
+	else \
+		echo "bubblewrap is missing: install it (Debian/Ubuntu: sudo apt-get install bubblewrap), or run with SANDBOX=off" >&2; \
+		exit 1; \
+	fi
+endif
+
+install: $(VENV)/.installed bubblewrap
 
 # Unless AGENT_COMMAND is set (to an agent, or empty for isolation only), the example agent answers.
 dev: install
