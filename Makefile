@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: dev test bench soak install clean
+.PHONY: dev test bench soak install clean bubblewrap bubblewrap
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "isolator needs Python 3.11 or newer")'
@@ -25,7 +25,21 @@ $(CODEX):
 	@command -v npm >/dev/null || { echo "make test needs npm (Node.js) for the Codex CLI: apt-get install nodejs npm"; exit 1; }
 	npm install --prefix .tools --no-audit --no-fund --loglevel=error @openai/codex@$(CODEX_VERSION)
 
-install: $(VENV)/.installed
+# The sandbox every user program runs in is bubblewrap (Debian's `bubblewrap`): installed when missing
+# and apt-get is at hand as root; otherwise the line says what to install.
+BWRAP := $(shell command -v bwrap 2>/dev/null)
+bubblewrap:
+ifeq ($(BWRAP),)
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get install -y --no-install-recommends bubblewrap || \
+		{ apt-get update && apt-get install -y --no-install-recommends bubblewrap; }; \
+	else \
+		echo "bubblewrap is missing: install it (Debian/Ubuntu: sudo apt-get install bubblewrap), or run with SANDBOX=off" >&2; \
+		exit 1; \
+	fi
+endif
+
+install: $(VENV)/.installed bubblewrap
 
 # `isolator dev` with ARGS as its flags: `make dev ARGS="--api-port 18000"`. Unless AGENT or AGENT_COMMAND is
 # set (AGENT_COMMAND empty: isolation only), the example agent answers, driven as Claude Code is.

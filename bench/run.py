@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench import agents, messages, ready, restore, scale, sweep, webhooks
+from bench import agents, messages, ready, restore, sandbox, scale, sweep, webhooks
 from bench.figures import Figure, as_json, print_table
 from bench.repos import make_repository
 from bench.stack import ROOT, running_stack
@@ -54,16 +54,19 @@ class Sizes:
     rows: int
     rows_runs: int
     restore_runs: int
+    sandbox_runs: int
 
 
 FULL = Sizes(reuse_runs=200, create_runs=30, concurrency=50, seconds=30, webhook_runs=200, sweep_sizes=(50, 500),
              setup_runs=30, include_megabytes=200, include_runs=5, hand_off_runs=100, stream_lines=40,
              many_conversations=50, many_seconds=2.0, scale_codebases=50, scale_per_codebase=100,
-             status_environments=1000, status_runs=50, rows=10_000, rows_runs=200, restore_runs=20)
+             status_environments=1000, status_runs=50, rows=10_000, rows_runs=200, restore_runs=20,
+             sandbox_runs=30)
 QUICK = Sizes(reuse_runs=20, create_runs=10, concurrency=10, seconds=5, webhook_runs=20, sweep_sizes=(10, 50),
               setup_runs=5, include_megabytes=20, include_runs=3, hand_off_runs=10, stream_lines=10,
               many_conversations=12, many_seconds=1.0, scale_codebases=4, scale_per_codebase=25,
-              status_environments=100, status_runs=10, rows=1_000, rows_runs=20, restore_runs=5)
+              status_environments=100, status_runs=10, rows=1_000, rows_runs=20, restore_runs=5,
+              sandbox_runs=10)
 
 
 TMPFS = Path("/dev/shm")
@@ -105,6 +108,7 @@ async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | N
             ("agent hand-off to a real CLI", lambda: agents.real_cli_hand_off(stack, real_cli_codebase, real_cli,
                                                                           max(5, sizes.hand_off_runs // 4))),
             ("restore", lambda: restore.restore_against_add(work, trees, sizes.restore_runs)),
+            ("sandbox", lambda: sandbox.overhead(trees, sizes.sandbox_runs)),
             ("agent runs", lambda: agents.many_runs(stack, agent_codebase, with_agent, sizes.many_conversations,
                                                     sizes.many_seconds)),
             # Last: they leave thousands of environments behind (the rows case deletes its own).

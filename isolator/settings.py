@@ -62,6 +62,11 @@ class Settings(TrustSettings):  # the allow rules' settings: isolator/trust_sett
     agent_workflow: str | None = Field(None, min_length=1, validation_alias=_env("AGENT_WORKFLOW"))
     agent_workflow_task_queue: str | None = Field(None, min_length=1, validate_default=True,
                                                   validation_alias=_env("AGENT_TASK_QUEUE"))
+    # Every user program runs in a bubblewrap sandbox (docs/sandbox.md); `off` runs them unconfined.
+    sandbox: Literal["on", "off"] = Field("on", validation_alias=_env("SANDBOX"))
+    sandbox_network: Literal["on", "off"] = Field("on", validation_alias=_env("SANDBOX_NETWORK"))
+    # Folders (absolute, separated by `:`) every sandboxed program may write besides its worktree.
+    sandbox_writable_paths: str | None = Field(None, validation_alias=_env("SANDBOX_WRITABLE_PATHS"))
     github_webhook_secret: SecretStr | None = Field(None, validation_alias=_env("GITHUB_WEBHOOK_SECRET"))
     github_token: SecretStr | None = Field(None, validation_alias=_env("GITHUB_TOKEN"))
     github_api_url: str = Field("https://api.github.com", validation_alias=_env("GITHUB_API_URL"))
@@ -116,6 +121,13 @@ class Settings(TrustSettings):  # the allow rules' settings: isolator/trust_sett
             raise ValueError("`command` needs AGENT_COMMAND, the program to run")
         return value
 
+    @field_validator("sandbox_writable_paths")
+    @classmethod
+    def _absolute_paths(cls, value: str | None) -> str | None:
+        if value is not None and not all(Path(part).is_absolute() for part in value.split(":") if part):
+            raise ValueError("must be absolute paths separated by `:`")
+        return value
+
     @field_validator("agent_workflow_task_queue")
     @classmethod
     def _queue_of_agent_workflow(cls, value: str | None, info: ValidationInfo) -> str | None:
@@ -139,6 +151,14 @@ class Settings(TrustSettings):  # the allow rules' settings: isolator/trust_sett
     def worktree_base(self) -> Path:
         """The only tree the service creates worktrees in (default: `<data dir>/worktrees`)."""
         return self.worktree_base_setting or self.data_dir / "worktrees"
+
+    @property
+    def sandbox_writable(self) -> list[Path]:
+        return [Path(part) for part in (self.sandbox_writable_paths or "").split(":") if part]
+
+    @property
+    def agent_home(self) -> Path:
+        return self.data_dir / "agent-home"
 
     @property
     def ports(self) -> tuple[int, int]:

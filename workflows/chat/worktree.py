@@ -212,7 +212,8 @@ async def status_counts(codebase: Codebase) -> str:
     if versions.counts_on_host():
         counted = await isolation.count_worktrees(codebase)
         return (worktree_texts.counts(counted.counts, counted.stale_threshold_days) + "\n"
-                + worktree_texts.disk_total(counted.sizes))
+                + worktree_texts.disk_total(counted.sizes)
+                + (f"\n{counted.sandbox_warning}" if counted.sandbox_warning else ""))
     view = await view_codebase(codebase, measure_disk=True)
     return (worktree_texts.counts(view.counts, view.listing.stale_threshold_days) + "\n"
             + worktree_texts.disk_total([state.disk_bytes for state in view.survey.states if state.exists]))
