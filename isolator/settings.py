@@ -6,6 +6,7 @@ import shlex
 import socket
 from functools import cached_property
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -65,6 +66,11 @@ class Settings(BaseSettings):
     discord_application_id: str | None = Field(None, pattern=r"^[0-9]{1,20}$",
                                                validation_alias=_env("DISCORD_APPLICATION_ID"))
     discord_api_url: str = Field("https://discord.com/api/v10", validation_alias=_env("DISCORD_API_URL"))
+    # After a run ends `done`: commit what the agent left, push its branch, open or update the PR (docs/results.md).
+    results: Literal["on", "off"] = Field("on", validation_alias=_env("RESULTS"))
+    # The committer of the service's commits (the agent is their author): `Name <email>`.
+    results_committer: str = Field("isolator <isolator@localhost>", pattern=r"^[^<>\n]+ <[^<>\s]+>$",
+                                   validation_alias=_env("RESULTS_COMMITTER"))
     bot_mention: str = Field("@isolator", min_length=2, validation_alias=_env("BOT_MENTION"))
     api_token: SecretStr | None = Field(None, validation_alias=_env("API_TOKEN"))
     # The host this process runs on; git work for a codebase goes to `isolation@{host}`.

@@ -24,6 +24,7 @@ from activities.platforms import PlatformActivities, deliverers
 from activities.ports import PortActivities
 from activities.replies import ReplyActivities
 from activities.run_processes import RunProcesses
+from activities.results import ResultsActivities
 from activities.setup import SetupActivities
 from activities.team_agent_runs import TeamAgentRunActivities
 from activities.worktree_facts import WorktreeFactsActivities
@@ -110,6 +111,9 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         agent_runs.record_interrupted_run,
         replies.send_reply,
         PlatformActivities(settings).complete_hints,
+        signals.ask_pull_request,
+        ResultsActivities(settings, pool, replies).publish_results,
+        ResultsActivities(settings, pool, replies).pull_request_status,
     ]
 
 
@@ -136,6 +140,7 @@ def host_activities(pool: asyncpg.Pool, settings: Settings) -> list[Callable[...
         team_runs.begin_team_run,
         team_runs.end_team_run,
         WorktreeFactsActivities().explain_worktree,
+        ResultsActivities(settings, pool, replies).push_results,
         CodebaseViewActivities(EnvironmentActivities(pool, settings), isolation).count_worktrees,
     ]
 

@@ -18,7 +18,7 @@ with workflow.unsafe.imports_passed_through():
     from isolator.contracts.codebase import RepositorySource
     from isolator.contracts.environment import conversation_key
     from isolator.contracts.message import Conversation, LinkCodebaseInput, MessageInput
-    from workflows.chat import agent_texts, texts
+    from workflows.chat import agent_texts, pull_requests, texts
     from workflows.chat.worktree import WorktreeCommands, status_counts
     from workflows.codebase import RegisterCodebaseWorkflow
     from workflows.errors import user_error
@@ -72,6 +72,9 @@ async def _status(command: Command, conversation: Conversation, message: Message
     )
     if details is not None and (runs := agent_texts.runs_status(details.running, details.queued)):
         text += f"\n{runs}"
+    if environment is not None and active and conversation.codebase is not None:
+        if (pull := await pull_requests.status_line(conversation.codebase, environment)) is not None:
+            text += f"\n{pull}"
     counts = await status_counts(conversation.codebase) if conversation.codebase else None
     await reply(text + (f"\n{counts}" if counts else ""))
 
@@ -117,7 +120,11 @@ async def _clone(command: Command, conversation: Conversation, message: MessageI
     await reply(texts.codebase_linked(registered.codebase.name, registered.codebase.canonical_path, registered.created))
 
 
+async def _pr(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
+    await pull_requests.open_pull_request(command.args, conversation, message, reply)
+
+
 Handler = Callable[[Command, Conversation, MessageInput, Reply], Awaitable[None]]
 HANDLERS: dict[str, Handler] = {
-    "help": _help, "status": _status, "clone": _clone, "worktree": _worktree, "stop": _stop,
+    "help": _help, "status": _status, "clone": _clone, "worktree": _worktree, "stop": _stop, "pr": _pr,
 }
