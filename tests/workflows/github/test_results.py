@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import WorkflowExecutionStatus
+from temporalio.service import RPCError, RPCStatusCode
 
 from isolator.settings import Settings
 from tests.agents import command
@@ -21,6 +22,7 @@ from tests.platforms.github import REPO, URL, comment_event, deliver, issues_eve
 from tests.platforms.github_prs import FORK, open_pr, push_commit, settle
 from tests.results import eventually, final_message, tip, with_github_origin
 from workflows.agent_run import agent_run_workflow_id
+from workflows.chat.pull_requests import PR_USAGE
 
 MARKER = "<!-- isolator-run:"
 
@@ -159,5 +161,46 @@ async def test_switched_off_nothing_is_pushed(stack: Stack, fake: FakeGitHub, re
 
 async def _run_ended(stack: Stack, run_id: str) -> bool:
     """The run's record workflow has been told the run ended (after the results' step)."""
-    described = await stack.temporal.get_workflow_handle(agent_run_workflow_id(run_id)).describe()
+    try:
+        described = await stack.temporal.get_workflow_handle(agent_run_workflow_id(run_id)).describe()
+    except RPCError as error:  # not started yet
+        assert error.status == RPCStatusCode.NOT_FOUND
+        return False
     return described.status == WorkflowExecutionStatus.COMPLETED
+
+
+async def test_pr_in_a_chat_opens_a_pr_that_later_runs_push_to_and_status_shows(
+    stack: Stack, fake: FakeGitHub, repo: Path
+) -> None:
+    origin = fake.origin = with_github_origin(repo)
+    await stack.register(repo, url=URL)
+    created = (await stack.say("chat-pr", "add a health check"))["result"]
+    branch, worktree = created["branch"], Path(created["workingPath"])
+    await eventually(lambda: _run_ended(stack, created["agentRunId"]), "the first run and its results' step")
+    assert tip(origin, f"refs/heads/{branch}") is None, "a chat pushes nothing before `/pr`"
+
+    assert (await stack.say("chat-pr", "/pr"))["result"]["replies"] == [PR_USAGE]
+    opened = (await stack.say("chat-pr", "/pr Add a health check"))["result"]
+    (pull,) = fake.created_pulls
+    assert opened["replies"] == [f"Draft PR #{pull['number']}: https://github.com/{REPO}/pull/{pull['number']}"]
+    assert (pull["title"], pull["head"]["ref"], pull["base"]["ref"], pull["draft"]) == (
+        "Add a health check", branch, "main", True)
+    assert tip(origin, f"refs/heads/{branch}") == tip(worktree, "HEAD")
+    again = (await stack.say("chat-pr", "/pr Another title"))["result"]
+    assert again["replies"][0].startswith(f"Draft PR #{pull['number']}:") and len(fake.created_pulls) == 1
+
+    later = (await stack.say("chat-pr", "and a readiness check"))["result"]
+    await final_message(stack.db, later["agentRunId"], "(pushed 1 commit)")
+    assert tip(origin, f"refs/heads/{branch}") == tip(worktree, "HEAD")
+    assert len([comment for comment in fake.comments if comment.number == pull["number"]]) == 1
+
+    fake.set_checks(tip(worktree, "HEAD") or "", statuses=("success",), check_runs=(("in_progress", None),))
+    fake.pulls_of(REPO)[0]["head"]["sha"] = tip(worktree, "HEAD")
+    status = (await stack.say("chat-pr", "/status"))["result"]["replies"][0]
+    assert (f"PR: draft #{pull['number']} (open), checks: 1 pending, 1 passed, "
+            f"https://github.com/{REPO}/pull/{pull['number']}") in status
+    view = (await stack.api.get(f"/api/environments/{created['environmentId']}")).json()
+    assert view["pull_request"] == {
+        "number": pull["number"], "url": f"https://github.com/{REPO}/pull/{pull['number']}", "repository": REPO,
+        "branch": branch, "base": "main", "title": "Add a health check", "draft": True, "state": "open",
+        "checks": "1 pending, 1 passed", "origin": "opened"}
