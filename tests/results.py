@@ -10,8 +10,10 @@ from typing import Awaitable, Callable
 
 import asyncpg
 
+from tests.conftest import Stack
 from tests.gitrepos import git
-from tests.platforms.github_prs import with_upstream
+from tests.platforms.github import comment_event, deliver, issues_event
+from tests.platforms.github_prs import settle, with_upstream
 
 
 def with_github_origin(repo: Path, config: str | None = None) -> Path:
@@ -59,3 +61,17 @@ async def final_message(db: asyncpg.Pool, run_id: str, containing: str, seconds:
     except AssertionError:
         raise AssertionError(f"{containing!r} not in the messages of run {run_id}: {found}") from None
     return found[-1]
+
+
+async def say_on_issue(stack: Stack, number: int, text: str, opened: bool = False) -> str:
+    """The issue opened with `text`, or a comment on it; returns the agent's run id."""
+    payload = issues_event("opened", number, text) if opened else comment_event(number, text)
+    response, delivery = await deliver(stack, "issues" if opened else "issue_comment", payload)
+    assert response.status_code == 202, response.text
+    result = await settle(stack, delivery)
+    assert result.run_id, result
+    return result.run_id
+
+
+def worktree_of(stack: Stack, codebase: dict, branch: str) -> Path:
+    return stack.settings.worktree_base.resolve() / codebase["name"] / branch.replace("/", "-")

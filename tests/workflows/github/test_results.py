@@ -18,9 +18,9 @@ from tests.agents import command
 from tests.conftest import Stack
 from tests.fakes.github_api import FakeGitHub
 from tests.gitrepos import git
-from tests.platforms.github import REPO, URL, comment_event, deliver, issues_event
-from tests.platforms.github_prs import FORK, open_pr, push_commit, settle
-from tests.results import eventually, final_message, tip, with_github_origin
+from tests.platforms.github import REPO, URL
+from tests.platforms.github_prs import FORK, open_pr, push_commit
+from tests.results import eventually, final_message, say_on_issue, tip, with_github_origin, worktree_of
 from workflows.agent_run import agent_run_workflow_id
 from workflows.chat.pull_requests import PR_USAGE
 
@@ -30,20 +30,6 @@ MARKER = "<!-- isolator-run:"
 @pytest.fixture
 def settings(settings: Settings) -> Settings:
     return settings.model_copy(update={"agent_command_line": command("changer")})
-
-
-async def say_on_issue(stack: Stack, number: int, text: str, opened: bool = False) -> str:
-    """The issue opened with `text`, or a comment on it; returns the agent's run id."""
-    payload = issues_event("opened", number, text) if opened else comment_event(number, text)
-    response, delivery = await deliver(stack, "issues" if opened else "issue_comment", payload)
-    assert response.status_code == 202, response.text
-    result = await settle(stack, delivery)
-    assert result.run_id, result
-    return result.run_id
-
-
-def worktree_of(stack: Stack, codebase: dict, branch: str) -> Path:
-    return stack.settings.worktree_base.resolve() / codebase["name"] / branch.replace("/", "-")
 
 
 async def test_an_issue_gets_one_draft_pr_and_later_runs_push_to_it(
