@@ -27,10 +27,12 @@ from activities.repositories import repository_key
 from activities.results_git import (
     commit_everything,
     commit_message,
+    commits_beyond,
     commits_not_on_origin,
     current_branch,
     has_uncommitted,
     push_branch,
+    push_url,
 )
 from activities.results_records import PullRequestRecords
 from isolator.contracts.codebase import repository_full_name
@@ -85,15 +87,17 @@ class ResultsActivities:
         config = setup.config.results
         excludes = included_patterns(repository, setup.config.include)
         dirty = await has_uncommitted(worktree, excludes)
-        new = await commits_not_on_origin(worktree, environment.branch)
+        new = await commits_not_on_origin(worktree, environment.branch, base.revision)
         # A branch whose PR is still to be opened (a retry after the push went through) is new work too.
         wants_pr = request.title is not None or (kind == "issue" and recorded is None)
-        ahead = await commits_not_on_origin(worktree, environment.branch, base.revision) if wants_pr else 0
+        ahead = await commits_beyond(worktree, environment.branch, base.revision) if wants_pr else 0
         if not dirty and new == 0 and ahead == 0:
             return PushReport("nothing")
         github = _github_repository(codebase.repository_url)
         if github is None:
             return PushReport("kept", where_the_work_is(environment, "as origin is not a GitHub repository"))
+        if await push_url(worktree) is None:
+            return PushReport("kept", where_the_work_is(environment, "as the checkout has no `origin`"))
         checked_out = await current_branch(worktree)
         committed = False
         if dirty and config.commit and checked_out == environment.branch:
@@ -102,7 +106,7 @@ class ResultsActivities:
             await commit_everything(worktree, message, agent_author(request.plan),
                                     parse_identity(self.settings.results_committer), excludes)
             committed = True
-            new = await commits_not_on_origin(worktree, environment.branch)
+            new = await commits_not_on_origin(worktree, environment.branch, base.revision)
         elif dirty and new == 0 and ahead == 0:
             return PushReport("kept", where_the_work_is(environment, "as `[results] commit = false` leaves the "
                                                                      "agent's changes uncommitted"))

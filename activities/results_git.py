@@ -73,12 +73,16 @@ async def commit_everything(worktree: Path, message: str, author: tuple[str, str
     return (await run_git("rev-parse", "HEAD", cwd=worktree)).stdout.strip()
 
 
-async def commits_not_on_origin(worktree: Path, branch: str, *upstream_refs: str) -> int:
-    """Commits of `branch` that no ref of origin (as last fetched or pushed) holds; with
-    `upstream_refs`, those that none of these hold."""
-    exclusions = [*upstream_refs] if upstream_refs else ["--remotes=origin"]
-    counted = await run_git("rev-list", "--count", f"refs/heads/{branch}", "--not", *exclusions, "--",
+async def commits_not_on_origin(worktree: Path, branch: str, *also: str) -> int:
+    """Commits of `branch` that no ref of origin (as last fetched or pushed) holds, nor any of `also`."""
+    counted = await run_git("rev-list", "--count", f"refs/heads/{branch}", "--not", "--remotes=origin", *also, "--",
                             cwd=worktree, check=False)
+    return int(counted.stdout.strip() or 0) if counted.returncode == 0 else 0
+
+
+async def commits_beyond(worktree: Path, branch: str, base: str) -> int:
+    """Commits of `branch` that `base` does not hold."""
+    counted = await run_git("rev-list", "--count", f"refs/heads/{branch}", "--not", base, "--", cwd=worktree, check=False)
     return int(counted.stdout.strip() or 0) if counted.returncode == 0 else 0
 
 

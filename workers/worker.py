@@ -65,6 +65,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
     isolation = IsolationActivities(settings)
     replies = ReplyActivities(pool, deliverers(settings, pool))
     agent_runs = AgentRunActivities(settings, pool, client, replies)
+    results = ResultsActivities(settings, pool, replies)
     return [
         # local activities run on the workflow's worker
         conversations.record_conversation,
@@ -112,8 +113,8 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         replies.send_reply,
         PlatformActivities(settings).complete_hints,
         signals.ask_pull_request,
-        ResultsActivities(settings, pool, replies).publish_results,
-        ResultsActivities(settings, pool, replies).pull_request_status,
+        results.publish_results,
+        results.pull_request_status,
     ]
 
 

@@ -14,6 +14,7 @@ with workflow.unsafe.imports_passed_through():
     from isolator.contracts.environment import EnvironmentState
     from isolator.contracts.message import ReplyInput
     from isolator.contracts.results import Delivery, PublishRequest, PullRequestAsk, PushRequest
+    from isolator.results_rules import kind_of
     from workflows.steps import replies, results
 
 # From this version, a run that ends `done` has its work delivered (docs/results.md).
@@ -21,11 +22,18 @@ DELIVERS_RESULTS = "results-after-done-runs"
 
 
 async def deliver_after_run(state: EnvironmentState, run: RunRequest) -> Delivery:
+    """A chat's runs deliver only once it has a PR: until then no step runs at all, so the next
+    message never waits behind one."""
+    if kind_of(state.environment) == "chat" and not state.has_pull_request:
+        return Delivery("off")
     return await _deliver(PushRequest(state.environment, run.conversation, run.run_id, run.text, run.plan))
 
 
 async def deliver_on_request(state: EnvironmentState, ask: PullRequestAsk) -> Delivery:
-    return await _deliver(PushRequest(state.environment, ask.conversation, None, ask.title, None, ask.title))
+    delivered = await _deliver(PushRequest(state.environment, ask.conversation, None, ask.title, None, ask.title))
+    if delivered.pull_request is not None:
+        state.has_pull_request = True
+    return delivered
 
 
 async def _deliver(request: PushRequest) -> Delivery:
