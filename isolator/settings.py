@@ -82,6 +82,11 @@ class Settings(TrustSettings):  # the allow rules' settings: isolator/trust_sett
     discord_application_id: str | None = Field(None, pattern=r"^[0-9]{1,20}$",
                                                validation_alias=_env("DISCORD_APPLICATION_ID"))
     discord_api_url: str = Field("https://discord.com/api/v10", validation_alias=_env("DISCORD_API_URL"))
+    # After a run ends `done`: commit what the agent left, push its branch, open or update the PR (docs/results.md).
+    results: Literal["on", "off"] = Field("on", validation_alias=_env("RESULTS"))
+    # The committer of the service's commits (the agent is their author): `Name <email>`.
+    results_committer: str = Field("isolator <isolator@localhost>", pattern=r"^[^<>\n]+ <[^<>\s]+>$",
+                                   validation_alias=_env("RESULTS_COMMITTER"))
     bot_mention: str = Field("@isolator", min_length=2, validation_alias=_env("BOT_MENTION"))
     api_token: SecretStr | None = Field(None, validation_alias=_env("API_TOKEN"))
     # The host this process runs on; git work for a codebase goes to `isolation@{host}`.

@@ -28,6 +28,7 @@ from activities.ports import PortActivities
 from activities import sandbox
 from activities.replies import ReplyActivities
 from activities.run_processes import RunProcesses
+from activities.results import ResultsActivities
 from activities.setup import SetupActivities
 from activities.team_agent_runs import TeamAgentRunActivities
 from activities.worktree_facts import WorktreeFactsActivities
@@ -70,6 +71,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
     replies = ReplyActivities(pool, deliverers(settings, pool))
     agent_runs = AgentRunActivities(settings, pool, client, replies)
     agent_sessions = AgentSessionActivities(pool)
+    results = ResultsActivities(settings, pool, replies)
     return [
         # local activities run on the workflow's worker
         conversations.record_conversation,
@@ -120,6 +122,9 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         agent_runs.record_interrupted_run,
         replies.send_reply,
         PlatformActivities(settings).complete_hints,
+        signals.ask_pull_request,
+        results.publish_results,
+        results.pull_request_status,
     ]
 
 
@@ -143,6 +148,7 @@ def host_activities(pool: asyncpg.Pool, settings: Settings) -> list[Callable[...
         team_runs.begin_team_run,
         team_runs.end_team_run,
         WorktreeFactsActivities().explain_worktree,
+        ResultsActivities(settings, pool, replies).push_results,
         CodebaseViewActivities(EnvironmentActivities(pool, settings), isolation).count_worktrees,
     ]
 

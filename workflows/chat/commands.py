@@ -21,7 +21,7 @@ with workflow.unsafe.imports_passed_through():
     from isolator.contracts.codebase import RepositorySource
     from isolator.contracts.environment import conversation_key
     from isolator.contracts.message import Conversation, LinkCodebaseInput, MessageInput
-    from workflows.chat import agent_texts, session_texts, texts
+    from workflows.chat import agent_texts, pull_requests, session_texts, texts
     from workflows.chat.worktree import WorktreeCommands, status_counts
     from workflows.codebase import RegisterCodebaseWorkflow
     from workflows.errors import user_error
@@ -95,6 +95,9 @@ async def _status(command: Command, conversation: Conversation, message: Message
     if environment is not None and agent_sessions.knows_agent_sessions():
         session = await agent_sessions.agent_session_summary(SessionQuery(message.platform, message.conversation_id))
         text += f"\n{session_texts.status_line(session)}"
+    if environment is not None and active and conversation.codebase is not None:
+        if (pull := await pull_requests.status_line(conversation.codebase, environment)) is not None:
+            text += f"\n{pull}"
     counts = await status_counts(conversation.codebase) if conversation.codebase else None
     await reply(text + (f"\n{counts}" if counts else ""))
 
@@ -172,9 +175,12 @@ async def _choose_by_name(name: str, conversation: Conversation, message: Messag
         return
     await conversations.link_conversation_codebase(LinkCodebaseInput(conversation.row_id, codebase.id))
     await reply(texts.codebase_linked(codebase.name, codebase.canonical_path, created=False))
+async def _pr(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
+    await pull_requests.open_pull_request(command.args, conversation, message, reply)
 
 
 Handler = Callable[[Command, Conversation, MessageInput, Reply], Awaitable[None]]
 HANDLERS: dict[str, Handler] = {
     "help": _help, "status": _status, "clone": _clone, "worktree": _worktree, "stop": _stop, "reset": _reset,
+    "pr": _pr,
 }
