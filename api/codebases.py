@@ -13,8 +13,10 @@ from temporalio.client import Client, WorkflowFailureError
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
 
+from activities.database import codebase_from_row
 from activities.paths import is_valid_codebase_name
 from activities.repositories import is_clone_url
+from activities.warm_pool import ask_refill, pool_size, warm_pool_view
 from api.deps import get_client, get_pool, get_settings, require_api_token
 from isolator.contracts.codebase import RepositorySource
 from isolator.contracts.errors import NAME_TAKEN, USER_ERRORS
@@ -83,6 +85,8 @@ class CodebaseChange(BaseModel):
 
     agent_command: AgentCommand = None
     agent: AgentChoice | None = Field(None, description="null: AGENT and the rest apply")
+    warm_worktrees: int | None = Field(None, ge=0, le=20, description="warm worktrees kept for this codebase; "
+                                                                      "null: WARM_WORKTREES; 0: none")
 
 
 class CodebaseView(BaseModel):
@@ -98,6 +102,27 @@ class CodebaseView(BaseModel):
 
 class RegisteredView(CodebaseView):
     created: bool
+
+
+class WarmWorktreeView(BaseModel):
+    path: str
+    state: str
+    base_commit: str | None
+    failure: str | None
+    disk_bytes: int | None
+
+
+class WarmPoolView(BaseModel):
+    """The codebase's warm worktrees (docs/warm.md): its size and each one's state and base commit."""
+
+    size: int
+    own_size: bool  # set for this codebase (PATCH `warm_worktrees`), not WARM_WORKTREES
+    ready: int
+    worktrees: list[WarmWorktreeView]
+
+
+class CodebaseDetail(CodebaseView):
+    warm_pool: WarmPoolView
 
 
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=RegisteredView)
@@ -129,6 +154,8 @@ async def register_codebase(
         response.status_code = status.HTTP_200_OK
     await _set_agent(pool, registered.codebase.id, body)
     row = await pool.fetchrow("SELECT * FROM codebases WHERE id = $1", registered.codebase.id)
+    if registered.created and await pool_size(pool, settings, registered.codebase.id):
+        await ask_refill(client, settings, registered.codebase)  # its warm worktrees are made from now on
     return RegisteredView(**_view(row).model_dump(), created=registered.created)
 
 
@@ -137,14 +164,21 @@ def _refused(error_type: str | None, message: str) -> HTTPException:
     return HTTPException(code, detail=message)
 
 
-@router.patch("/{codebase_id}", response_model=CodebaseView)
+@router.patch("/{codebase_id}", response_model=CodebaseDetail)
 async def change_codebase(
     codebase_id: uuid.UUID, body: CodebaseChange, pool: Annotated[asyncpg.Pool, Depends(get_pool)],
-) -> CodebaseView:
-    """Set the codebase's `agent_command` (a list of arguments, null for AGENT_COMMAND, [] for none)
-    or its `agent` (a driver, null for AGENT)."""
+    client: Annotated[Client, Depends(get_client)], settings: Annotated[Settings, Depends(get_settings)],
+) -> CodebaseDetail:
+    """Set the codebase's `agent_command` (a list of arguments, null for AGENT_COMMAND, [] for none), its
+    `agent` (a driver, null for AGENT) and its `warm_worktrees` (null for WARM_WORKTREES)."""
     await _set_agent(pool, str(codebase_id), body)
-    return await get_codebase(codebase_id, pool)
+    if "warm_worktrees" in body.model_fields_set:
+        row = await pool.fetchrow("UPDATE codebases SET warm_worktrees = $2 WHERE id = $1 RETURNING *", codebase_id,
+                                  body.warm_worktrees)
+        if row is None:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no codebase {codebase_id}")
+        await ask_refill(client, settings, codebase_from_row(row))  # grows, shrinks or empties the pool now
+    return await get_codebase(codebase_id, pool, settings)
 
 
 async def _set_agent(pool: asyncpg.Pool, codebase_id: str, body: CodebaseRequest | CodebaseChange) -> None:
@@ -166,12 +200,16 @@ async def list_codebases(pool: Annotated[asyncpg.Pool, Depends(get_pool)]) -> li
     return [_view(row) for row in rows]
 
 
-@router.get("/{codebase_id}", response_model=CodebaseView)
-async def get_codebase(codebase_id: uuid.UUID, pool: Annotated[asyncpg.Pool, Depends(get_pool)]) -> CodebaseView:
+@router.get("/{codebase_id}", response_model=CodebaseDetail)
+async def get_codebase(codebase_id: uuid.UUID, pool: Annotated[asyncpg.Pool, Depends(get_pool)],
+                       settings: Annotated[Settings, Depends(get_settings)]) -> CodebaseDetail:
     row = await pool.fetchrow("SELECT * FROM codebases WHERE id = $1", codebase_id)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no codebase {codebase_id}")
-    return _view(row)
+    warm = await warm_pool_view(pool, settings, str(codebase_id))
+    return CodebaseDetail(**_view(row).model_dump(), warm_pool=WarmPoolView(
+        size=warm.size, own_size=row["warm_worktrees"] is not None, ready=warm.ready,
+        worktrees=[WarmWorktreeView(**vars(worktree)) for worktree in warm.worktrees]))
 
 
 @router.delete("/{codebase_id}", status_code=status.HTTP_204_NO_CONTENT)

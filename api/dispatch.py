@@ -91,6 +91,9 @@ async def dispatch_message(
             search_attributes=TypedSearchAttributes(attributes),
             memo=memo or None,
             static_summary=f"{message.platform} {message.conversation_id}: {preview}",
+            # Its first task comes back in the answer when a worker of this client serves the queue
+            # (`isolator api`, `isolator dev`); otherwise the server ignores the request.
+            request_eager_start=True,
         )
     except WorkflowAlreadyStartedError as already:
         log.info("duplicate delivery %s: already processed", workflow_id)

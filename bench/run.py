@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench import agents, messages, ready, restore, sandbox, scale, sweep, webhooks
+from bench import agents, messages, ready, restore, sandbox, scale, sweep, warm, webhooks
 from bench.figures import Figure, as_json, print_table
 from bench.repos import make_repository
 from bench.stack import ROOT, running_stack
@@ -102,6 +102,8 @@ async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | N
             ("webhooks", lambda: webhooks.slack(stack, sizes.webhook_runs)),
             ("sweep", lambda: sweep.sweep(stack, repositories, sizes.sweep_sizes)),
             ("set-up", lambda: ready.setup_overhead(stack, repositories, sizes.setup_runs)),
+            ("warm pool", lambda: warm.warm_create(stack, repositories, sizes.setup_runs)),
+            ("warm pool", lambda: warm.empty_pool_create(stack, repositories, sizes.create_runs)),
             ("include copy", lambda: ready.include_copy(trees, sizes.include_runs, sizes.include_megabytes)),
             ("agent hand-off", lambda: agents.hand_off(stack, agent_codebase, with_agent, small, sizes.hand_off_runs)),
             ("agent streaming", lambda: agents.streaming(stack, agent_codebase, with_agent, sizes.stream_lines)),

@@ -134,7 +134,9 @@ async def running_stack(work: Path, trees: Path, database_url: str | None,
         await apply_migrations(database_url)
 
         run = uuid.uuid4().hex[:8]  # own queues and host, so a given stack's other workers are not measured
-        host, queue, baseline_queue = f"bench-{run}", f"bench-isolation-{run}", f"bench-bare-{run}"
+        # This machine's own host name: the API then hosts a worker and starts messages eagerly (docs/warm.md);
+        # the queues (and with them the host's queue) are the run's own.
+        host, queue, baseline_queue = socket.gethostname(), f"bench-isolation-{run}", f"bench-bare-{run}"
         port, baseline_port = free_port(), free_port()
         env = {
             **{key: value for key, value in os.environ.items() if not key.startswith(("GITHUB_", "SLACK_"))},
@@ -143,6 +145,8 @@ async def running_stack(work: Path, trees: Path, database_url: str | None,
             "ISOLATOR_HOST": host, "ISOLATOR_TASK_QUEUE": queue, "BENCH_QUEUE": baseline_queue,
             "BENCH_BASELINE_PORT": str(baseline_port),
             "ISOLATOR_TEST_ADAPTER": "1", "MAX_WORKTREES_PER_CODEBASE": "100000",
+            # Today's create in every case but the warm pool's, whose codebases set their own pool.
+            "WARM_WORKTREES": "0",
             "GITHUB_WEBHOOK_SECRET": GITHUB_SECRET, "GITHUB_TOKEN": GITHUB_TOKEN, "GITHUB_API_URL": github.api_url,
             "SLACK_SIGNING_SECRET": SLACK_SECRET, "SLACK_BOT_TOKEN": SLACK_TOKEN, "SLACK_API_URL": slack.api_url,
             **model_environment(model),

@@ -38,6 +38,11 @@ class Settings(TrustSettings):  # the allow rules' settings: isolator/trust_sett
     archive_retention_days: int = Field(30, ge=1, validation_alias=_env("ARCHIVE_RETENTION_DAYS"))
     # Per codebase; over it, the scheduled cleanup hibernates idle worktrees. Unset: no budget.
     disk_budget_gb: float | None = Field(None, gt=0, validation_alias=_env("DISK_BUDGET_GB"))
+    # Worktrees per codebase made and set up in advance at the fresh base, claimed by new conversations
+    # (docs/warm.md); 0 turns the pool off. A codebase may override it through the API.
+    warm_worktrees: int = Field(1, ge=0, le=20, validation_alias=_env("WARM_WORKTREES"))
+    # `isolator api` also hosts the shared queue's worker and starts message workflows eagerly (docs/warm.md).
+    eager_start: bool = Field(True, validation_alias=_env("EAGER_START"))
     cleanup_interval_hours: int = Field(6, ge=1, validation_alias=_env("CLEANUP_INTERVAL_HOURS"))
     # A new worktree starts from origin's default branch, fetched at most once per this many seconds.
     fetch_interval_seconds: int = Field(60, ge=0, validation_alias=_env("FETCH_INTERVAL_SECONDS"))

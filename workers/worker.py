@@ -31,6 +31,8 @@ from activities.run_processes import RunProcesses
 from activities.results import ResultsActivities
 from activities.setup import SetupActivities
 from activities.team_agent_runs import TeamAgentRunActivities
+from activities.warm_pool import WarmPoolActivities, start_warm_pools
+from activities.warm_refill import WarmRefillActivities
 from activities.worktree_facts import WorktreeFactsActivities
 from isolator.settings import Settings
 from workers.interceptors import worker_interceptors
@@ -40,9 +42,10 @@ from workflows.codebase import RegisterCodebaseWorkflow
 from workflows.environment import EnvironmentWorkflow
 from workflows.message import MessageWorkflow
 from workflows.restore import RestoreEnvironmentWorkflow
+from workflows.warm_pool import WarmPoolWorkflow
 
 WORKFLOWS = [MessageWorkflow, RegisterCodebaseWorkflow, EnvironmentWorkflow, AgentRunWorkflow, CodebaseCleanupWorkflow,
-             CleanupWorkflow, RestoreEnvironmentWorkflow]
+             CleanupWorkflow, RestoreEnvironmentWorkflow, WarmPoolWorkflow]
 
 # Workflows run without the SDK's sandbox. The sandbox re-runs compiled code for every activation
 # and for every payload it converts: about 6 ms of CPU per message, a third of the worker's work.
@@ -72,6 +75,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
     agent_runs = AgentRunActivities(settings, pool, client, replies)
     agent_sessions = AgentSessionActivities(pool)
     results = ResultsActivities(settings, pool, replies)
+    warm = WarmPoolActivities(pool, settings, client)
     return [
         # local activities run on the workflow's worker
         conversations.record_conversation,
@@ -107,6 +111,8 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         isolation.create_worktree_here,
         isolation.find_adoptable_worktree,
         PortActivities(pool, settings).allocate_ports_here,
+        warm.claim_warm_worktree_here,
+        warm.view_warm_pool,
         signals.attach_environment,
         signals.signal_environment,
         agent_runs.queue_agent_run,
@@ -128,7 +134,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
     ]
 
 
-def host_activities(pool: asyncpg.Pool, settings: Settings) -> list[Callable[..., Any]]:
+def host_activities(pool: asyncpg.Pool, settings: Settings, client: Client | None = None) -> list[Callable[..., Any]]:
     """What the host's queue serves: the git work of the codebases this host holds, and their set-up."""
     isolation = IsolationActivities(settings)
     codebases = CodebaseActivities(settings, pool)
@@ -150,6 +156,9 @@ def host_activities(pool: asyncpg.Pool, settings: Settings) -> list[Callable[...
         WorktreeFactsActivities().explain_worktree,
         ResultsActivities(settings, pool, replies).push_results,
         CodebaseViewActivities(EnvironmentActivities(pool, settings), isolation).count_worktrees,
+        WarmPoolActivities(pool, settings, client).claim_warm_worktree,
+        WarmRefillActivities(pool, settings).refill_warm_pool,
+        WarmRefillActivities(pool, settings).trim_warm_pool,
     ]
 
 
@@ -176,7 +185,7 @@ def host_worker(
     return Worker(
         client,
         task_queue=settings.host_task_queue(),
-        activities=host_activities(pool, settings),
+        activities=host_activities(pool, settings, client),
         max_concurrent_activities=50,
         interceptors=worker_interceptors(interceptors),
     )
@@ -215,6 +224,7 @@ async def running_workers(
     """Run the workers until the block exits, then shut them down gracefully."""
     workers = build_workers(client, pool, settings, interceptors)
     tasks = [asyncio.create_task(worker.run()) for worker in workers]
+    await start_warm_pools(client, pool, settings)
     try:
         yield workers
     finally:

@@ -26,7 +26,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.codebase import RegisterCodebaseWorkflow
     from workflows.errors import user_error
     from workflows.provisioning import Reply
-    from workflows.steps import agent_runs, agent_sessions, codebases, conversations, environments, versions
+    from workflows.steps import agent_runs, agent_sessions, codebases, conversations, environments, versions, warm_pool
 
 
 @dataclass
@@ -99,7 +99,8 @@ async def _status(command: Command, conversation: Conversation, message: Message
         if (pull := await pull_requests.status_line(conversation.codebase, environment)) is not None:
             text += f"\n{pull}"
     counts = await status_counts(conversation.codebase) if conversation.codebase else None
-    await reply(text + (f"\n{counts}" if counts else ""))
+    warm = await warm_pool.pool_lines(conversation.codebase) if conversation.codebase else ""
+    await reply(text + (f"\n{counts}" if counts else "") + (f"\n{warm}" if warm else ""))
 
 
 async def _stop(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
