@@ -23,7 +23,7 @@ from temporalio import activity
 from activities.agent_answer import AnswerStream
 from activities.replies import ReplyActivities
 from activities.run_processes import RunProcesses
-from activities.run_records import Capture, RunRecords
+from activities.run_records import FLUSH_SECONDS, Capture, RunRecords
 from activities.setup import command_variables
 from activities.user_commands import CannotStart, Finished, run_user_program, user_environment
 from activities.working_trees import Changes, WorkingTree, changes_since, working_tree
@@ -65,7 +65,7 @@ class AgentActivities:
             "ISOLATOR_RUN_ID": run.run_id,
         }
         posting = asyncio.create_task(answer.keep_posting())
-        ticking = asyncio.create_task(_flush_every_second(output, errors.capture))
+        ticking = asyncio.create_task(_keep_flushing(output, errors.capture))
         ending = Ending(started)
         before: WorkingTree | None = None
         try:
@@ -187,9 +187,9 @@ async def changes_or_none(worktree: Path, before: WorkingTree | None) -> Changes
         return None
 
 
-async def _flush_every_second(*captures: Capture) -> None:
+async def _keep_flushing(*captures: Capture) -> None:
     while True:
-        await asyncio.sleep(1.0)
+        await asyncio.sleep(FLUSH_SECONDS)
         for capture in captures:
             await capture.flush()
 
