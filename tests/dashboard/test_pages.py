@@ -24,9 +24,8 @@ async def test_every_page_renders_and_escapes_what_strangers_wrote(stack: Stack,
     await stack.register(repo)
     started = await stack.say("pages-a", f"please {HOSTILE}")
     environment_id = started["result"]["environmentId"]
-    run_id = started["result"]["runId"] if "runId" in started["result"] else None
-    runs = (await stack.api.get("/api/runs", params={"environment": environment_id})).json()
-    run = await finished_run(stack, run_id or runs[0]["id"])
+    run_id = started["result"]["agentRunId"]
+    run = await finished_run(stack, run_id)
 
     overview = await stack.api.get("/")
     codebase = await stack.api.get("/codebases/project")
