@@ -88,11 +88,20 @@ class AgentActivities:
             answer.add(decoder.decode(b"", final=True))
             await output.flush()
             await errors.capture.flush()
-            await answer.finish(ending.summary(changes, errors.last_lines()),
+            await answer.finish(self._with_page_link(ending.summary(changes, errors.last_lines()), run.run_id),
                                 f"The rest of the answer is in the run's record: `GET /api/runs/{run.run_id}`.")
             await self.records.finished(run.run_id, ending.status, ending.exit_code,
                                         changes.files if changes else [], changes.commits if changes else None)
         return AgentRunReport(run.run_id, ending.status, ending.exit_code, time.monotonic() - started)
+
+    def _with_page_link(self, summary: str, run_id: str) -> str:
+        """The run's dashboard page after the summary's headline (a long log tail may be cut, not it),
+        when PUBLIC_URL says where users reach this server."""
+        if not self.settings.public_url:
+            return summary
+        headline, _, rest = summary.partition("\n")
+        link = f"The run, live and in full: {self.settings.public_url.rstrip('/')}/runs/{run_id}"
+        return "\n".join(part for part in (headline, link, rest) if part)
 
 
 def strip_mention(text: str, bot_mention: str) -> str:

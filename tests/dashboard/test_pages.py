@@ -71,3 +71,12 @@ async def test_the_codebase_page_filters_sorts_and_pages(stack: Stack, repo: Pat
     assert rows == 1 and "task-red_1" in filtered.text and "task-redx1" not in filtered.text  # `_` is no wildcard
     assert "No environment matches" in wildcard.text, "a % is a character, not a wildcard"
     assert bad_sort.status_code == 422 and unknown.status_code == 404
+
+
+async def test_with_public_url_the_run_s_last_message_links_its_page(stack: Stack, repo: Path) -> None:
+    stack.settings.public_url = "https://isolator.example.org/"
+    await stack.register(repo)
+    run_id = (await stack.say("pages-link", "hi"))["result"]["agentRunId"]
+    await finished_run(stack, run_id)
+    replies = await stack.replies("pages-link")
+    assert any(f"The run, live and in full: https://isolator.example.org/runs/{run_id}" in reply for reply in replies)
