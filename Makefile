@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: dev test bench soak install clean bubblewrap
+.PHONY: dev test browser bench soak install clean bubblewrap
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "isolator needs Python 3.11 or newer")'
@@ -47,8 +47,14 @@ ARGS ?=
 dev: install
 	$(BIN)/isolator dev $(ARGS)
 
-test: install $(CODEX)
+test: install $(CODEX) browser
 	$(BIN)/python -m pytest -q
+
+# The dashboard's browser tests drive Debian's chromium (never a browser Playwright downloads).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { echo "chromium is missing: apt-get install chromium"; \
+		{ apt-get update -q && apt-get install -y -q chromium; } || \
+		echo "chromium could not be installed: run 'apt-get install chromium' as root, or tests/dashboard fail"; }
 
 # Every fault of tests/faults, SOAK_ROUNDS (20) rounds each, and a table of what was lost or
 # duplicated (zero of each is the target); not part of `make test`, which runs one round of each.

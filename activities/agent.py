@@ -30,7 +30,7 @@ from activities.agents import DRIVERS, Driver
 from activities.agents.base import AgentError, Reader, Turn, Usage
 from activities.replies import ReplyActivities
 from activities.run_processes import RunProcesses
-from activities.run_records import Capture, RunRecords
+from activities.run_records import FLUSH_SECONDS, Capture, RunRecords
 from activities.setup import command_variables
 from activities.user_commands import CannotStart, run_user_program, user_environment
 from activities.working_trees import Changes, WorkingTree, changes_since, working_tree
@@ -76,7 +76,7 @@ class AgentActivities:
         session: Session | None = None
         notices: list[str] = []  # about the session, above the answer
         posting = asyncio.create_task(answer.keep_posting())
-        ticking = asyncio.create_task(_flush_every_second(output, errors.capture))
+        ticking = asyncio.create_task(_keep_flushing(output, errors.capture))
         try:
             _, before = await asyncio.gather(self.records.started(run.run_id), working_tree(worktree))
             if refusal := await self._over_daily_budget(environment.codebase.id):
@@ -117,7 +117,7 @@ class AgentActivities:
                     await output.add(f"\n{final}")
                 await output.flush()
                 await errors.capture.flush()
-                await answer.finish(ending.summary(changes, errors.last_lines(), reader.usage),
+                await answer.finish(self._with_page_link(ending.summary(changes, errors.last_lines(), reader.usage), run.run_id),
                                     f"The rest of the answer is in the run's record: `GET /api/runs/{run.run_id}`.")
                 await self._record(run.run_id, platform, conversation_id, driver, session, reader, ending, changes)
 
@@ -184,6 +184,15 @@ class AgentActivities:
         reader.end(finished.exit_code, errors.telling_lines())
         reader.session_id = reader.session_id or invocation.session_id or (None if driver.names_sessions else session.id)
         ending.finished(finished)
+
+    def _with_page_link(self, summary: str, run_id: str) -> str:
+        """The run's dashboard page after the summary's headline (a long log tail may be cut, not it),
+        when PUBLIC_URL says where users reach this server."""
+        if not self.settings.public_url:
+            return summary
+        headline, _, rest = summary.partition("\n")
+        link = f"The run, live and in full: {self.settings.public_url.rstrip('/')}/runs/{run_id}"
+        return "\n".join(part for part in (headline, link, rest) if part)
 
     async def _over_daily_budget(self, codebase_id: str) -> str | None:
         budget = self.settings.agent_daily_budget_usd
@@ -286,9 +295,9 @@ async def changes_or_none(worktree: Path, before: WorkingTree | None) -> Changes
         return None
 
 
-async def _flush_every_second(*captures: Capture) -> None:
+async def _keep_flushing(*captures: Capture) -> None:
     while True:
-        await asyncio.sleep(1.0)
+        await asyncio.sleep(FLUSH_SECONDS)
         for capture in captures:
             await capture.flush()
 

@@ -133,6 +133,23 @@ async def get_environment(environment_id: uuid.UUID, pool: Annotated[asyncpg.Poo
     return _view(row)
 
 
+async def environment_ref(pool: asyncpg.Pool, environment_id: uuid.UUID) -> EnvironmentRef | None:
+    """What the environment's workflow is told about its environment; None when there is no such row."""
+    row = await pool.fetchrow(
+        """SELECT e.*, c.id AS c_id, c.name AS c_name, c.canonical_path AS c_canonical_path,
+                  c.default_branch AS c_default_branch, c.host AS c_host, c.repository_url AS c_repository_url
+           FROM isolation_environments e JOIN codebases c ON c.id = e.codebase_id WHERE e.id = $1""",
+        environment_id,
+    )
+    if row is None:
+        return None
+    return EnvironmentRef(
+        environment_id=str(row["id"]), codebase=codebase_from_row(row, prefix="c_"), working_path=row["working_path"],
+        branch=row["branch_name"], workflow_type=row["workflow_type"], workflow_id=row["workflow_id"],
+        platform=row["created_by_platform"], provider=row["provider"],
+    )
+
+
 class RemovalView(BaseModel):
     outcome: str  # removed, already_gone
     branch_outcome: str  # deleted, kept, archived, absent
@@ -151,19 +168,9 @@ async def remove_environment(
                                              "first); every removal is archived and can be restored")] = False,
 ) -> RemovalView:
     """The same removal as `/worktree remove [--force]`, through the environment's workflow."""
-    row = await pool.fetchrow(
-        """SELECT e.*, c.id AS c_id, c.name AS c_name, c.canonical_path AS c_canonical_path,
-                  c.default_branch AS c_default_branch, c.host AS c_host, c.repository_url AS c_repository_url
-           FROM isolation_environments e JOIN codebases c ON c.id = e.codebase_id WHERE e.id = $1""",
-        environment_id,
-    )
-    if row is None:
+    environment = await environment_ref(pool, environment_id)
+    if environment is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no environment {environment_id}")
-    environment = EnvironmentRef(
-        environment_id=str(row["id"]), codebase=codebase_from_row(row, prefix="c_"), working_path=row["working_path"],
-        branch=row["branch_name"], workflow_type=row["workflow_type"], workflow_id=row["workflow_id"],
-        platform=row["created_by_platform"], provider=row["provider"],
-    )
     request = DestroyRequest(force=force, reason="removed through the API", key=f"api:{uuid.uuid4()}")
     signals = EnvironmentSignalActivities(client, settings.task_queue)
     report = await signals.destroy_environment(DestroyEnvironmentInput(environment, request))

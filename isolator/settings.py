@@ -94,6 +94,11 @@ class Settings(TrustSettings):  # the allow rules' settings: isolator/trust_sett
                                    validation_alias=_env("RESULTS_COMMITTER"))
     bot_mention: str = Field("@isolator", min_length=2, validation_alias=_env("BOT_MENTION"))
     api_token: SecretStr | None = Field(None, validation_alias=_env("API_TOKEN"))
+    # Where users reach this server (`https://isolator.example.org`): a run's last chat message links its
+    # dashboard page. Unset: no link.
+    public_url: str | None = Field(None, pattern=r"^https?://[^\s]+$", validation_alias=_env("PUBLIC_URL"))
+    # The Temporal UI's address, for the dashboard's links to an environment's workflows. Unset: no links.
+    temporal_ui_url: str | None = Field(None, pattern=r"^https?://[^\s]+$", validation_alias=_env("TEMPORAL_UI_URL"))
     # The host this process runs on; git work for a codebase goes to `isolation@{host}`.
     host: str = Field(default_factory=socket.gethostname, min_length=1, validation_alias=_env("ISOLATOR_HOST"))
     task_queue: str = Field("isolation", min_length=1, validation_alias=_env("ISOLATOR_TASK_QUEUE"))

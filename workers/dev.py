@@ -102,7 +102,8 @@ async def run_dev(settings: Settings, ports: DevPorts) -> None:
         )
         await apply_migrations(database_url)
         settings = settings.model_copy(
-            update={"database_url": database_url, "temporal_address": temporal.address, "test_adapter": True}
+            update={"database_url": database_url, "temporal_address": temporal.address, "test_adapter": True,
+                    "temporal_ui_url": settings.temporal_ui_url or temporal.ui_url}
         )
         client = await connect(temporal.address, settings.temporal_namespace)
         pool = await create_pool(database_url)
@@ -133,6 +134,7 @@ def _discord(settings: Settings, client: Client, pool: asyncpg.Pool) -> Abstract
 def _announce(settings: Settings, ports: DevPorts, temporal: TemporalDevServer, database_url: str) -> None:
     print(
         "isolator dev is running\n"
+        f"  Dashboard:    http://127.0.0.1:{ports.api}/\n"
         f"  API:          http://127.0.0.1:{ports.api}  (test adapter: POST /test/message)\n"
         f"  Temporal UI:  {temporal.ui_url}\n"
         f"  Temporal:     {temporal.address}\n"

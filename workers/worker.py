@@ -39,13 +39,15 @@ from workers.interceptors import worker_interceptors
 from workflows.agent_run import AgentRunWorkflow
 from workflows.cleanup import CleanupWorkflow, CodebaseCleanupWorkflow
 from workflows.codebase import RegisterCodebaseWorkflow
+from workflows.dashboard import CleanupPreviewWorkflow, ExplainEnvironmentWorkflow
 from workflows.environment import EnvironmentWorkflow
 from workflows.message import MessageWorkflow
 from workflows.restore import RestoreEnvironmentWorkflow
 from workflows.warm_pool import WarmPoolWorkflow
 
 WORKFLOWS = [MessageWorkflow, RegisterCodebaseWorkflow, EnvironmentWorkflow, AgentRunWorkflow, CodebaseCleanupWorkflow,
-             CleanupWorkflow, RestoreEnvironmentWorkflow, WarmPoolWorkflow]
+             CleanupWorkflow, RestoreEnvironmentWorkflow, WarmPoolWorkflow, ExplainEnvironmentWorkflow,
+             CleanupPreviewWorkflow]
 
 # Workflows run without the SDK's sandbox. The sandbox re-runs compiled code for every activation
 # and for every payload it converts: about 6 ms of CPU per message, a third of the worker's work.
