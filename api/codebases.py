@@ -4,7 +4,7 @@ agent) and forget them."""
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
+from typing import Annotated, Literal
 
 import asyncpg
 from fastapi import APIRouter, Depends, HTTPException, Response, status
@@ -33,6 +33,24 @@ AgentCommand = Annotated[
 ]
 
 
+class AgentChoice(BaseModel):
+    """The codebase's own agent driver (docs/agent-drivers.md), over AGENT, AGENT_EXECUTABLE and AGENT_ARGS."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent: Literal["claude", "codex", "aider", "command"]
+    executable: str | None = Field(None, min_length=1, max_length=4096, pattern=r"^[^\x00]*$",
+                                   description="the program; default: `claude`, `codex` or `aider` on PATH")
+    args: list[Annotated[str, Field(min_length=1, max_length=4096, pattern=r"^[^\x00]*$")]] = Field(
+        default_factory=list, max_length=100, description="extra arguments: a model, a permission mode")
+
+    @model_validator(mode="after")
+    def _program(self) -> "AgentChoice":
+        if self.agent == "command" and not self.executable:
+            raise ValueError("the `command` agent needs `executable`, the program to run")
+        return self
+
+
 class CodebaseRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -41,6 +59,7 @@ class CodebaseRequest(BaseModel):
     name: str | None = Field(None, min_length=1, max_length=100)
     host: str | None = Field(None, min_length=1, max_length=255, description="defaults to this server's host")
     agent_command: AgentCommand = None
+    agent: AgentChoice | None = None
 
     @model_validator(mode="after")
     def _check(self) -> "CodebaseRequest":
@@ -65,6 +84,7 @@ class CodebaseChange(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     agent_command: AgentCommand = None
+    agent: AgentChoice | None = Field(None, description="null: AGENT and the rest apply")
     warm_worktrees: int | None = Field(None, ge=0, le=20, description="warm worktrees kept for this codebase; "
                                                                       "null: WARM_WORKTREES; 0: none")
 
@@ -77,6 +97,7 @@ class CodebaseView(BaseModel):
     default_branch: str
     host: str
     agent_command: list[str] | None  # null: AGENT_COMMAND applies; []: no agent
+    agent: AgentChoice | None  # null: AGENT applies; wins over agent_command
 
 
 class RegisteredView(CodebaseView):
@@ -122,20 +143,25 @@ async def register_codebase(
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             static_summary=f"register {body.url or body.path}",
         )
-    except WorkflowFailureError as error:
+    except WorkflowFailureError as error:  # a registration started before mistakes were outcomes
         cause = error.cause
         if isinstance(cause, ApplicationError) and cause.type in USER_ERRORS:
-            code = status.HTTP_409_CONFLICT if cause.type == NAME_TAKEN else status.HTTP_422_UNPROCESSABLE_CONTENT
-            raise HTTPException(code, detail=cause.message) from None
+            raise _refused(cause.type, cause.message) from None
         raise
+    if registered.codebase is None:
+        raise _refused(registered.problem_type, registered.problem or "the repository could not be registered")
     if not registered.created:
         response.status_code = status.HTTP_200_OK
-    if "agent_command" in body.model_fields_set:
-        await _set_agent_command(pool, registered.codebase.id, body.agent_command)
+    await _set_agent(pool, registered.codebase.id, body)
     row = await pool.fetchrow("SELECT * FROM codebases WHERE id = $1", registered.codebase.id)
     if registered.created and await pool_size(pool, settings, registered.codebase.id):
         await ask_refill(client, settings, registered.codebase)  # its warm worktrees are made from now on
     return RegisteredView(**_view(row).model_dump(), created=registered.created)
+
+
+def _refused(error_type: str | None, message: str) -> HTTPException:
+    code = status.HTTP_409_CONFLICT if error_type == NAME_TAKEN else status.HTTP_422_UNPROCESSABLE_CONTENT
+    return HTTPException(code, detail=message)
 
 
 @router.patch("/{codebase_id}", response_model=CodebaseDetail)
@@ -143,10 +169,9 @@ async def change_codebase(
     codebase_id: uuid.UUID, body: CodebaseChange, pool: Annotated[asyncpg.Pool, Depends(get_pool)],
     client: Annotated[Client, Depends(get_client)], settings: Annotated[Settings, Depends(get_settings)],
 ) -> CodebaseDetail:
-    """Set the codebase's `agent_command` (a list of arguments, null for AGENT_COMMAND, [] for none) and
-    its `warm_worktrees` (null for WARM_WORKTREES)."""
-    if "agent_command" in body.model_fields_set:
-        await _set_agent_command(pool, str(codebase_id), body.agent_command)
+    """Set the codebase's `agent_command` (a list of arguments, null for AGENT_COMMAND, [] for none), its
+    `agent` (a driver, null for AGENT) and its `warm_worktrees` (null for WARM_WORKTREES)."""
+    await _set_agent(pool, str(codebase_id), body)
     if "warm_worktrees" in body.model_fields_set:
         row = await pool.fetchrow("UPDATE codebases SET warm_worktrees = $2 WHERE id = $1 RETURNING *", codebase_id,
                                   body.warm_worktrees)
@@ -156,11 +181,17 @@ async def change_codebase(
     return await get_codebase(codebase_id, pool, settings)
 
 
-async def _set_agent_command(pool: asyncpg.Pool, codebase_id: str, command: list[str] | None) -> None:
-    updated = await pool.execute("UPDATE codebases SET agent_command = $2 WHERE id = $1", uuid.UUID(codebase_id),
-                                 command)
-    if updated == "UPDATE 0":
-        raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no codebase {codebase_id}")
+async def _set_agent(pool: asyncpg.Pool, codebase_id: str, body: CodebaseRequest | CodebaseChange) -> None:
+    """The fields the body names; the others are left as they are."""
+    for column in ("agent_command", "agent"):  # names of ours, never input
+        if column not in body.model_fields_set:
+            continue
+        value = getattr(body, column)
+        value = value.model_dump() if isinstance(value, BaseModel) else value
+        updated = await pool.execute(f"UPDATE codebases SET {column} = $2 WHERE id = $1", uuid.UUID(codebase_id),
+                                     value)
+        if updated == "UPDATE 0":
+            raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no codebase {codebase_id}")
 
 
 @router.get("", response_model=list[CodebaseView])
@@ -206,4 +237,4 @@ async def delete_codebase(codebase_id: uuid.UUID, pool: Annotated[asyncpg.Pool, 
 def _view(row: asyncpg.Record) -> CodebaseView:
     return CodebaseView(id=str(row["id"]), name=row["name"], repository_url=row["repository_url"],
                         canonical_path=row["canonical_path"], default_branch=row["default_branch"], host=row["host"],
-                        agent_command=row["agent_command"])
+                        agent_command=row["agent_command"], agent=row["agent"])

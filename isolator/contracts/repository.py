@@ -9,6 +9,18 @@ CONFIG_FILE = ".isolator.toml"
 # none: not run (yet, or the environment predates set-up); skipped: a malformed file, or a fork not trusted
 SetupState = Literal["none", "running", "ready", "failed", "skipped"]
 INCLUDE_FILE = ".worktreeinclude"
+# `[results] pull_request`: how a new pull request is opened, or none is
+PullRequestMode = Literal["draft", "ready", "off"]
+
+
+@dataclass
+class ResultsConfig:
+    """`.isolator.toml [results]`, read from the base branch like the rest of that file."""
+
+    commit: bool = True  # commit what the agent left uncommitted
+    push: bool = True  # push the environment's branch to origin
+    pull_request: PullRequestMode = "draft"
+    branch_prefix: str = ""  # for new issue branches on origin: `agent/` makes `agent/issue-42`
 
 
 @dataclass
@@ -28,6 +40,7 @@ class RepositoryConfig:
     lfs: str = "fetch"  # "skip": GIT_LFS_SKIP_SMUDGE for huge LFS repositories
     ports: int = 10
     trust_forks: bool = False
+    results: ResultsConfig = field(default_factory=ResultsConfig)
 
 
 @dataclass
