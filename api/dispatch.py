@@ -57,7 +57,7 @@ def check_text(message: MessageInput) -> None:
 
 
 async def dispatch_message(
-    client: Client, task_queue: str, message: MessageInput
+    client: Client, task_queue: str, message: MessageInput, *, eagerly: bool = True
 ) -> WorkflowHandle[MessageWorkflow, Resolution]:
     """Start the message's workflow; a redelivered key gets the handle of the one already started.
 
@@ -92,8 +92,8 @@ async def dispatch_message(
             memo=memo or None,
             static_summary=f"{message.platform} {message.conversation_id}: {preview}",
             # Its first task comes back in the answer when a worker of this client serves the queue
-            # (`isolator api`, `isolator dev`); otherwise the server ignores the request.
-            request_eager_start=True,
+            # (`isolator api`, `isolator dev`); otherwise the request changes nothing (EAGER_START).
+            request_eager_start=eagerly,
         )
     except WorkflowAlreadyStartedError as already:
         log.info("duplicate delivery %s: already processed", workflow_id)
@@ -131,4 +131,4 @@ async def start_message(
         kind=kind,
         admission=admission,
     )
-    return await dispatch_message(client, settings.task_queue, message)
+    return await dispatch_message(client, settings.task_queue, message, eagerly=settings.eager_start)

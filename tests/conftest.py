@@ -84,9 +84,10 @@ def settings(tmp_path: Path, postgres: EmbeddedPostgres, temporal_server: Tempor
         # The test agents and set-up commands record what they did in files of the test's own folder;
         # the service's folders in it stay hidden from them (tests/security/test_sandbox.py).
         sandbox_writable_paths=str(tmp_path),
-        # The warm pool's background refills would change what unrelated tests see; its own tests
-        # (tests/workflows/test_warm_pool.py) turn it on.
+        # The warm pool's background refills and eager starts would change what unrelated tests see; their
+        # own tests (tests/workflows/test_warm_pool.py, tests/workers/test_eager_start.py) turn them on.
         warm_worktrees=0,
+        eager_start=False,
     )
 
 

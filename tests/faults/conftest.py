@@ -54,6 +54,7 @@ class WorkerProcess:
             "ISOLATOR_TASK_QUEUE": settings.task_queue,
             "ISOLATOR_TEST_ADAPTER": "1",
             "WARM_WORKTREES": str(settings.warm_worktrees),
+            "EAGER_START": str(settings.eager_start).lower(),
             **self.extra_env,
             **extra,
         }

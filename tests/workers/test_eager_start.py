@@ -39,7 +39,8 @@ async def say(api: httpx.AsyncClient, conversation: str) -> dict:
 async def test_the_api_process_starts_messages_eagerly_and_a_worker_elsewhere_does_the_git_work(
     settings: Settings, db: asyncpg.Pool, temporal: Client, repo: Path, tmp_path: Path,
 ) -> None:
-    here = settings.model_copy(update={"host": socket.gethostname()})  # the API runs on its ISOLATOR_HOST
+    # The API runs on its ISOLATOR_HOST, with EAGER_START (the default; off in the other tests).
+    here = settings.model_copy(update={"host": socket.gethostname(), "eager_start": True})
     elsewhere = load_settings(
         database_url=settings.database_url, temporal_address=settings.temporal_address, data_dir=tmp_path / "b",
         worktree_base_setting=tmp_path / "b-worktrees", workspace_path_setting=tmp_path / "b-workspace",
@@ -82,5 +83,5 @@ async def test_an_api_on_a_machine_that_is_not_its_host_hosts_no_worker(
     settings: Settings, db: asyncpg.Pool, temporal: Client,
 ) -> None:
     assert settings.host != socket.gethostname()
-    async with hosted_worker(temporal, db, settings) as hosted:
+    async with hosted_worker(temporal, db, settings.model_copy(update={"eager_start": True})) as hosted:
         assert hosted is None, "its every look at the disk would go to the host's queue"
