@@ -23,7 +23,7 @@ _QUERY = "WorkflowType = 'MessageWorkflow' AND IsolatorOutcome = 'refused'"
 class Refusal(BaseModel):
     workflow_id: str
     platform: str | None
-    conversation_id: str | None
+    conversation: str | None  # `platform:conversation id`, as /api/runs names it
     started_at: str
     sender: str | None  # who, in the platform's words
     reason: str | None  # the reply, naming what would allow them
@@ -43,7 +43,7 @@ async def list_refusals(
         refusals.append(Refusal(
             workflow_id=execution.id,
             platform=attributes.get(search_attributes.PLATFORM),
-            conversation_id=attributes.get(search_attributes.CONVERSATION),
+            conversation=attributes.get(search_attributes.CONVERSATION),
             started_at=execution.start_time.isoformat(),
             sender=memo.get("sender"),
             reason=memo.get("refused"),

@@ -98,6 +98,7 @@ def platform_environment(fakes: dict[str, Any]) -> dict[str, str]:
         "SLACK_API_URL": fakes["slack"].api_url,
         "TELEGRAM_WEBHOOK_SECRET": telegram.WEBHOOK_SECRET, "TELEGRAM_BOT_TOKEN": TELEGRAM_TOKEN,
         "TELEGRAM_API_URL": fakes["telegram"].api_url,
+        "TELEGRAM_ALLOWED_USERS": str(telegram.USER["id"]),  # the sender of telegram.message()
     }
 
 

@@ -40,7 +40,7 @@ async def test_a_comment_from_someone_without_write_access_is_answered_once_and_
     assert len(fake.comments) == 1
     await nothing_changed(stack, repo)
     listed = await recorded_as_refused(stack, "github", f"message:github:{delivery}")
-    assert (listed["conversation_id"], listed["sender"]) == (f"{REPO}#5", "drive-by (NONE)")
+    assert (listed["conversation"], listed["sender"]) == (f"github:{REPO}#5", "drive-by (NONE)")
     assert listed["reason"] == refused.replies[0]
 
 
