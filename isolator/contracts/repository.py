@@ -45,6 +45,9 @@ class RepositorySetup:
 
     config: RepositoryConfig = field(default_factory=RepositoryConfig)
     problem: ConfigProblem | None = None  # a malformed file: no set-up runs
+    found: bool = False  # the repository has a `.isolator.toml` where it is read from
+    # a `.isolator.toml` committed on the local default branch that origin's lacks: not used, and said so
+    unpushed: str | None = None
 
 
 @dataclass
