@@ -95,7 +95,11 @@ class CodebaseActivities:
         path = Path(source.path).expanduser().absolute()
         if not path.is_dir():
             raise _invalid(f"`{source.path}` is not a directory on {self.settings.host}.")
-        return await self._describe(path, source.url, source.name, source.host)
+        info = await self._describe(path, source.url, source.name, source.host)
+        if source.allowed_roots is not None and not _under_any(Path(info.canonical_path), source.allowed_roots):
+            # A link, or a worktree of a checkout elsewhere, leads out of the folders chat may name.
+            raise _invalid(f"`{source.path}` leads to `{info.canonical_path}`, outside `CLONE_ALLOWED_ROOTS`.")
+        return info
 
     @activity.defn
     async def clone_repository(self, source: RepositorySource) -> RepositoryInfo:
@@ -174,6 +178,11 @@ class CodebaseActivities:
             repository_url=repository_url_of(url, canonical) if url else None,
             host=host,
         )
+
+
+def _under_any(path: Path, roots: list[str]) -> bool:
+    resolved = path.resolve()
+    return any(resolved.is_relative_to(Path(root).resolve()) for root in roots)
 
 
 async def _default_branch(repository: Path) -> str:

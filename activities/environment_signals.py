@@ -28,6 +28,7 @@ from isolator.contracts.environment import (
 )
 from isolator.contracts.errors import RESTORE_REFUSED
 from isolator.contracts.repository import RepositorySetup
+from isolator.contracts.results import Delivery, PullRequestAsk
 from isolator.contracts.worktree import RemovalReport, RestoredWorktree
 
 ENVIRONMENT_WORKFLOW = "EnvironmentWorkflow"
@@ -88,6 +89,18 @@ class EnvironmentSignalActivities:
         if woken.outcome == "refused":
             raise ApplicationError(woken.message, type=RESTORE_REFUSED, non_retryable=True)
         return woken
+
+    @activity.defn
+    async def ask_pull_request(self, ask: PullRequestAsk) -> Delivery:
+        """`/pr`: the environment's workflow pushes its branch and opens the PR between runs; the update's
+        id is the asking message's, so a retried ask is answered once."""
+        handle = self.client.get_workflow_handle(environment_workflow_id(ask.environment_id))
+        try:
+            return await handle.execute_update("open_pull_request", ask, id=f"pr:{ask.key}", result_type=Delivery)
+        except RPCError as error:
+            if error.status != RPCStatusCode.NOT_FOUND:
+                raise
+            return Delivery("off", "This worktree has no workflow any more; send a message to start again.")
 
     @activity.defn
     async def wait_for_setup(self, environment_id: str) -> str:

@@ -32,11 +32,30 @@ SELECT e.id, e.workflow_type, e.workflow_id, e.working_path, e.branch_name, e.st
        coalesce(array_agg(v.platform || ':' || v.platform_conversation_id ORDER BY v.id)
                 FILTER (WHERE v.id IS NOT NULL), '{}') AS conversations,
        (SELECT min(port) FROM port_allocations p WHERE p.environment_id = e.id) AS first_port,
-       (SELECT max(port) FROM port_allocations p WHERE p.environment_id = e.id) AS last_port
+       (SELECT max(port) FROM port_allocations p WHERE p.environment_id = e.id) AS last_port,
+       (SELECT row_to_json(pr) FROM (SELECT number, url, repository, remote_branch AS branch, base_branch AS base,
+                                            title, draft, state, checks, origin
+                                     FROM pull_requests p WHERE p.codebase_id = e.codebase_id
+                                       AND p.branch_name = e.branch_name) pr)::text AS pull_request
 FROM isolation_environments e
 JOIN codebases c ON c.id = e.codebase_id
 LEFT JOIN conversations v ON v.environment_id = e.id
 """
+
+
+class PullRequestView(BaseModel):
+    """The pull request the environment's branch delivers to (docs/results.md), as last recorded."""
+
+    number: int
+    url: str
+    repository: str  # owner/name
+    branch: str  # its head, on origin
+    base: str
+    title: str
+    draft: bool
+    state: str  # open, closed, merged: as GitHub said at the last delivery or `/status`
+    checks: str | None  # "2 passed, 1 pending", as last read by `/status`
+    origin: str  # opened: by the service; followed: a PR conversation's own
 
 
 class EnvironmentView(BaseModel):
@@ -65,6 +84,7 @@ class EnvironmentView(BaseModel):
     branch_tip: str | None  # the branch's commit when it was archived
     restored_as: str | None  # the environment a restore brought it back as
     restored_from: str | None  # the removed environment this one is the restore of
+    pull_request: PullRequestView | None = None
 
 
 def _view(row: asyncpg.Record) -> EnvironmentView:
@@ -80,6 +100,7 @@ def _view(row: asyncpg.Record) -> EnvironmentView:
         disk_measured_at=row["disk_measured_at"].isoformat() if row["disk_measured_at"] else None,
         merge_proof=row["merge_proof"], archive_refs=list(row["archive_refs"]), branch_tip=row["branch_tip"],
         restored_as=str(row["restored_as"]) if row["restored_as"] else None, restored_from=row["restored_from"],
+        pull_request=PullRequestView.model_validate_json(row["pull_request"]) if row["pull_request"] else None,
     )
 
 
@@ -112,6 +133,23 @@ async def get_environment(environment_id: uuid.UUID, pool: Annotated[asyncpg.Poo
     return _view(row)
 
 
+async def environment_ref(pool: asyncpg.Pool, environment_id: uuid.UUID) -> EnvironmentRef | None:
+    """What the environment's workflow is told about its environment; None when there is no such row."""
+    row = await pool.fetchrow(
+        """SELECT e.*, c.id AS c_id, c.name AS c_name, c.canonical_path AS c_canonical_path,
+                  c.default_branch AS c_default_branch, c.host AS c_host, c.repository_url AS c_repository_url
+           FROM isolation_environments e JOIN codebases c ON c.id = e.codebase_id WHERE e.id = $1""",
+        environment_id,
+    )
+    if row is None:
+        return None
+    return EnvironmentRef(
+        environment_id=str(row["id"]), codebase=codebase_from_row(row, prefix="c_"), working_path=row["working_path"],
+        branch=row["branch_name"], workflow_type=row["workflow_type"], workflow_id=row["workflow_id"],
+        platform=row["created_by_platform"], provider=row["provider"],
+    )
+
+
 class RemovalView(BaseModel):
     outcome: str  # removed, already_gone
     branch_outcome: str  # deleted, kept, archived, absent
@@ -130,19 +168,9 @@ async def remove_environment(
                                              "first); every removal is archived and can be restored")] = False,
 ) -> RemovalView:
     """The same removal as `/worktree remove [--force]`, through the environment's workflow."""
-    row = await pool.fetchrow(
-        """SELECT e.*, c.id AS c_id, c.name AS c_name, c.canonical_path AS c_canonical_path,
-                  c.default_branch AS c_default_branch, c.host AS c_host, c.repository_url AS c_repository_url
-           FROM isolation_environments e JOIN codebases c ON c.id = e.codebase_id WHERE e.id = $1""",
-        environment_id,
-    )
-    if row is None:
+    environment = await environment_ref(pool, environment_id)
+    if environment is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no environment {environment_id}")
-    environment = EnvironmentRef(
-        environment_id=str(row["id"]), codebase=codebase_from_row(row, prefix="c_"), working_path=row["working_path"],
-        branch=row["branch_name"], workflow_type=row["workflow_type"], workflow_id=row["workflow_id"],
-        platform=row["created_by_platform"], provider=row["provider"],
-    )
     request = DestroyRequest(force=force, reason="removed through the API", key=f"api:{uuid.uuid4()}")
     signals = EnvironmentSignalActivities(client, settings.task_queue)
     report = await signals.destroy_environment(DestroyEnvironmentInput(environment, request))

@@ -15,15 +15,20 @@ from isolator.contracts.repository import (
     ConfigProblem,
     RepositoryConfig,
     RepositorySetup,
+    ResultsConfig,
 )
 
 _LINE = re.compile(r"\(at line (\d+), column \d+\)")
 _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
-    "setup": {"commands": list, "timeout_minutes": int},
+    "setup": {"commands": list, "timeout_minutes": int, "warm": bool, "inputs": list},
     "teardown": {"commands": list, "timeout_minutes": int},
     "worktree": {"include": list, "submodules": bool, "lfs": str, "ports": int, "trust_forks": bool},
+    "results": {"commit": bool, "push": bool, "pull_request": str, "branch_prefix": str},
 }
 LFS_MODES = ("fetch", "skip")
+PULL_REQUEST_MODES = ("draft", "ready", "off")
+# A prefix of a branch name: `agent/`, `bot-`; checked whole by git when the branch is pushed.
+_PREFIX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,49}$")
 MAX_PORTS = 100
 
 
@@ -57,7 +62,7 @@ class _Invalid(Exception):
 def _config(data: dict[str, Any]) -> RepositoryConfig:
     for section, table in data.items():
         if section not in _SECTIONS:
-            raise _Invalid(section, None, f"unknown section `[{section}]` (known: setup, teardown, worktree)")
+            raise _Invalid(section, None, f"unknown section `[{section}]` (known: {', '.join(_SECTIONS)})")
         if not isinstance(table, dict):
             raise _Invalid(section, None, f"`{section}` must be a table, `[{section}]`")
         for key, value in table.items():
@@ -67,10 +72,12 @@ def _config(data: dict[str, Any]) -> RepositoryConfig:
                 raise _Invalid(section, key, f"unknown key `{section}.{key}` (known: {known})")
             if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
                 raise _Invalid(section, key, f"`{section}.{key}` must be {_kind(expected)}")
-    setup, teardown, worktree = (data.get(name, {}) for name in ("setup", "teardown", "worktree"))
+    setup, teardown, worktree, results = (data.get(name, {}) for name in ("setup", "teardown", "worktree", "results"))
     config = RepositoryConfig(
         setup_commands=_strings(setup, "setup", "commands"),
         setup_timeout_minutes=_positive(setup, "setup", "timeout_minutes", 15, limit=24 * 60),
+        setup_warm=setup.get("warm", True),
+        setup_inputs=_strings(setup, "setup", "inputs"),
         teardown_commands=_strings(teardown, "teardown", "commands"),
         teardown_timeout_minutes=_positive(teardown, "teardown", "timeout_minutes", 5, limit=24 * 60),
         include=_strings(worktree, "worktree", "include"),
@@ -78,10 +85,23 @@ def _config(data: dict[str, Any]) -> RepositoryConfig:
         lfs=worktree.get("lfs", "fetch"),
         ports=_positive(worktree, "worktree", "ports", 10, limit=MAX_PORTS, zero=True),
         trust_forks=worktree.get("trust_forks", False),
+        results=_results(results),
     )
     if config.lfs not in LFS_MODES:
         raise _Invalid("worktree", "lfs", f"`worktree.lfs` must be one of {', '.join(LFS_MODES)}")
     return config
+
+
+def _results(table: dict[str, Any]) -> ResultsConfig:
+    mode = table.get("pull_request", "draft")
+    if mode not in PULL_REQUEST_MODES:
+        raise _Invalid("results", "pull_request", f"`results.pull_request` must be one of {', '.join(PULL_REQUEST_MODES)}")
+    prefix = table.get("branch_prefix", "")
+    if prefix and (not _PREFIX.match(prefix) or ".." in prefix or "//" in prefix or prefix.endswith((".", ".lock"))):
+        raise _Invalid("results", "branch_prefix", "`results.branch_prefix` must be the start of a branch name, "
+                                                   "like `agent/` (letters, digits, `.`, `_`, `-`, `/`)")
+    return ResultsConfig(commit=table.get("commit", True), push=table.get("push", True), pull_request=mode,
+                         branch_prefix=prefix)
 
 
 def _strings(table: dict[str, Any], section: str, key: str) -> list[str]:

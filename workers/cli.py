@@ -80,14 +80,13 @@ def api(
     host: str = typer.Option("0.0.0.0", metavar="ADDRESS", help="address to listen on"),
     port: int = typer.Option(8000, metavar="PORT", help="port to listen on"),
 ) -> None:
-    """Run the API server."""
-    import uvicorn
-
-    from api.app import create_app
+    """Run the API server (with EAGER_START, also the shared queue's worker, for eager message starts)."""
+    from workers.api_process import run_api
 
     settings = _settings()
     _require_database(settings)
-    uvicorn.run(create_app(settings), host=host, port=port)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    asyncio.run(run_api(settings, host, port))
 
 
 @app.command(short_help="Run the Discord listener (DISCORD_BOT_TOKEN).")

@@ -40,10 +40,11 @@ class PortInUse(Exception):
 
 
 def with_default_agent(settings: Settings) -> Settings:
-    """The example agent answers, unless the environment chose an agent (or none, `AGENT_COMMAND=`)."""
+    """The example agent answers, driven as Claude Code is, unless the environment chose an agent (or
+    none, `AGENT_COMMAND=`)."""
     if any(name in os.environ for name in AGENT_CHOICES) or not EXAMPLE_AGENT.is_file():
         return settings
-    return settings.model_copy(update={"agent_command_line": shlex.quote(str(EXAMPLE_AGENT))})
+    return settings.model_copy(update={"agent_driver": "claude", "agent_executable": str(EXAMPLE_AGENT)})
 
 
 def agent_line(settings: Settings) -> str:
@@ -53,9 +54,11 @@ def agent_line(settings: Settings) -> str:
         return f"workflow `{plan.workflow}` on task queue `{plan.task_queue}` ({plan.source})"
     if plan.kind == "command":
         if plan.argv == [str(EXAMPLE_AGENT)]:
-            return f"the example agent, {EXAMPLE_AGENT} (AGENT_COMMAND chooses another; empty: isolation only)"
-        return f"{shlex.join(plan.argv)} ({plan.source})"
-    return "none, isolation only: messages get a worktree and no answer (AGENT_COMMAND sets an agent)"
+            return (f"the example agent, {EXAMPLE_AGENT}, driven as Claude Code is "
+                    "(AGENT or AGENT_COMMAND chooses another; AGENT_COMMAND= empty: isolation only)")
+        driver = f"the {plan.driver} driver: " if plan.driver != "command" else ""
+        return f"{driver}{shlex.join(plan.argv)} ({plan.source})"
+    return "none, isolation only: messages get a worktree and no answer (AGENT or AGENT_COMMAND sets an agent)"
 
 
 @dataclass
@@ -99,7 +102,8 @@ async def run_dev(settings: Settings, ports: DevPorts) -> None:
         )
         await apply_migrations(database_url)
         settings = settings.model_copy(
-            update={"database_url": database_url, "temporal_address": temporal.address, "test_adapter": True}
+            update={"database_url": database_url, "temporal_address": temporal.address, "test_adapter": True,
+                    "temporal_ui_url": settings.temporal_ui_url or temporal.ui_url}
         )
         client = await connect(temporal.address, settings.temporal_namespace)
         pool = await create_pool(database_url)
@@ -130,6 +134,7 @@ def _discord(settings: Settings, client: Client, pool: asyncpg.Pool) -> Abstract
 def _announce(settings: Settings, ports: DevPorts, temporal: TemporalDevServer, database_url: str) -> None:
     print(
         "isolator dev is running\n"
+        f"  Dashboard:    http://127.0.0.1:{ports.api}/\n"
         f"  API:          http://127.0.0.1:{ports.api}  (test adapter: POST /test/message)\n"
         f"  Temporal UI:  {temporal.ui_url}\n"
         f"  Temporal:     {temporal.address}\n"

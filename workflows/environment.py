@@ -32,9 +32,11 @@ with workflow.unsafe.imports_passed_through():
         MarkDestroyedInput,
     )
     from isolator.contracts.message import ReplyInput
+    from isolator.contracts.results import Delivery, PullRequestAsk
     from isolator.contracts.setup import SetupStateInput
     from isolator.contracts.worktree import RemovalReport, RestoredWorktree, RestoreWorktreeInput
     from workflows.chat import agent_texts
+    from workflows.environment_results import deliver_on_request
     from workflows.environment_runs import Runs
     from workflows.environment_setup import READY_TO_WORK, set_up, tear_down
     from workflows.steps import archives, environments, isolation, replies
@@ -65,7 +67,8 @@ class EnvironmentWorkflow:
             refused = self._state.status == "removal_refused"
             try:
                 await workflow.wait_condition(
-                    lambda: self._removal_ready() or self._state.setup_requested or bool(self._state.runs)
+                    lambda: self._removal_ready() or self._state.setup_requested
+                    or (bool(self._state.runs) and not self._runs.delivering)
                     or self._state.wake_requested or workflow.info().is_continue_as_new_suggested(),
                     timeout=RETRY_REFUSED_REMOVAL if refused else None,
                 )
@@ -79,7 +82,7 @@ class EnvironmentWorkflow:
                 await self._wake()
             elif self._state.setup_requested:
                 await self._set_up()
-            elif self._state.runs:
+            elif self._state.runs and not self._runs.delivering:
                 await self._runs.run_next(interrupted=self._forced_removal_due)
             elif workflow.info().is_continue_as_new_suggested():
                 await workflow.wait_condition(workflow.all_handlers_finished)
@@ -160,6 +163,13 @@ class EnvironmentWorkflow:
         assert self._state.woken is not None
         return self._state.woken
 
+    @workflow.update
+    async def open_pull_request(self, ask: PullRequestAsk) -> Delivery:
+        """`/pr <title>`: the work so far committed, pushed and proposed, between runs."""
+        if self._state.status != "active" or self._removal_due():
+            return Delivery("off", agent_texts.worktree_going())
+        return await self._runs.between_runs(lambda: deliver_on_request(self._state, ask))
+
     @workflow.query
     def state(self) -> EnvironmentState:
         return self._state
@@ -230,7 +240,7 @@ class EnvironmentWorkflow:
 
     def _removal_ready(self) -> bool:
         """Due, and not held back by the agent: forced, or its queue is empty."""
-        return self._removal_due() and (self._forced_removal_due() or not self._runs.busy)
+        return self._removal_due() and not self._runs.delivering and (self._forced_removal_due() or not self._runs.busy)
 
     async def _remove(self) -> RemovalReport:
         # Taken before the activity: a request arriving meanwhile (a forced one) starts a new removal.

@@ -10,7 +10,7 @@ other removal waits until the queue is empty.
 from __future__ import annotations
 
 import asyncio
-from typing import Callable
+from typing import Awaitable, Callable, TypeVar
 
 from temporalio import workflow
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
@@ -24,16 +24,21 @@ with workflow.unsafe.imports_passed_through():
     from isolator.contracts.environment import AgentRunInput, EnvironmentState
     from workflows.agent_run import AgentRunWorkflow, agent_run_workflow_id
     from workflows.agent_workflow_run import run_team_workflow
+    from workflows.environment_results import DELIVERS_RESULTS, deliver_after_run
     from workflows.steps import agent_runs
+
+T = TypeVar("T")
 
 
 class Runs:
     def __init__(self, state: EnvironmentState) -> None:
         self.state = state
+        self.ended: AgentRunReport | None = None  # the last run's end, for a `/stop` that waited for it
+        self.delivering = False  # `/pr` pushes between runs: no run starts meanwhile
 
     @property
     def busy(self) -> bool:
-        return bool(self.state.runs) or self.state.running is not None
+        return bool(self.state.runs) or self.state.running is not None or self.delivering
 
     def queue(self, request: RunRequest) -> Queued:
         """Queue a run, or find it queued already (a retried hand-off); how many runs are ahead."""
@@ -76,7 +81,10 @@ class Runs:
             report = await work
         except (asyncio.CancelledError, ActivityError, ChildWorkflowError) as error:
             report = await _ended_without_report(run, error, stopped)
+        if report.status == "done" and workflow.patched(DELIVERS_RESULTS):
+            await deliver_after_run(self.state, request)  # the service commits, pushes and opens the PR
         await record.signal(AgentRunWorkflow.finished, report)
+        self.ended = report
         self.state.running, self.state.stop_running = None, False
 
     async def stop(self, conversation: str) -> StopReport:
@@ -86,12 +94,25 @@ class Runs:
         if dropped:
             await agent_runs.drop_agent_runs(DroppedRuns([run.run_id for run in dropped]))
         running = self.state.running
-        stopped = None
-        if running is not None and running.conversation == conversation:
-            self.state.stop_running = True
-            stopped = running.text
-            await workflow.wait_condition(lambda: self.state.running is None or self.state.running.run_id != running.run_id)
-        return StopReport(stopped, len(dropped))
+        if running is None or running.conversation != conversation:
+            return StopReport(None, len(dropped))
+        self.state.stop_running = True
+        await workflow.wait_condition(lambda: self.state.running is None or self.state.running.run_id != running.run_id)
+        ended = self.ended
+        if ended is not None and ended.run_id == running.run_id and ended.status not in ("stopped", "interrupted"):
+            # It ended by itself first (the stop met its last steps): it was not stopped, and is not said to be.
+            return StopReport(None, len(dropped), finished=running.text, finished_as=ended.status)
+        return StopReport(running.text, len(dropped))
+
+    async def between_runs(self, step: Callable[[], Awaitable[T]]) -> T:
+        """`step` once no run is running, with none started until it is over."""
+        while self.state.running is not None or self.delivering:
+            await workflow.wait_condition(lambda: self.state.running is None and not self.delivering)
+        self.delivering = True
+        try:
+            return await step()
+        finally:
+            self.delivering = False
 
     async def drop_all(self) -> None:
         if self.state.runs:

@@ -33,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
         ReplyInput,
         Resolution,
     )
+    from isolator.contracts.trust import Admission, RefusalReplyInput
     from workflows.chat import agent_texts, texts
     from workflows.chat.commands import parse_command, run_command
     from workflows.codebase import RegisterCodebaseWorkflow
@@ -48,6 +49,7 @@ with workflow.unsafe.imports_passed_through():
         environments,
         isolation,
         platforms,
+        refusals,
         replies,
         versions,
     )
@@ -72,6 +74,8 @@ class MessageWorkflow:
     @workflow.run
     async def run(self, message: MessageInput) -> Resolution:
         self._message = message
+        if message.admission is not None and message.admission.refused is not None:
+            return self._finish(await self._refuse(message.admission))
         try:
             resolution = await self._resolve_isolation(message, message.hints or IsolationHints())
             if resolution.outcome in WORK_OUTCOMES and message.kind == "message" and versions.hands_messages_to_agent():
@@ -110,6 +114,15 @@ class MessageWorkflow:
         if not await provision.make_room(await found.count()):
             return Resolution(outcome="limit")
         return await provision.create(work.workflow_type, work.workflow_id, work.request, work.announcement)
+
+    async def _refuse(self, admission: Admission) -> Resolution:
+        """The platform's allow rule refused the sender: one reply per conversation and hour, nothing else
+        (no conversation row, no codebase, no worktree, no run)."""
+        assert admission.refused is not None
+        if not admission.answered and await refusals.claim_refusal_reply(RefusalReplyInput(
+                self._message.platform, self._message.conversation_id, workflow.info().workflow_id)):
+            await self._reply(admission.refused)
+        return Resolution(outcome="refused")
 
     async def _return_to_archive(self, work: Work, conversation: Conversation) -> Resolution | None:
         """The work's worktree went when its conversation closed or fell silent: a message for the work

@@ -24,6 +24,8 @@ class RepositorySource:
     path: str | None = None
     url: str | None = None
     name: str | None = None
+    # a path from chat: its checkout, links resolved, must lie under one of these (CLONE_ALLOWED_ROOTS)
+    allowed_roots: list[str] | None = None
 
 
 @dataclass

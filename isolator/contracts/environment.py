@@ -261,6 +261,8 @@ class EnvironmentState:
     branch_tip: str | None = None
     wake_requested: bool = False
     woken: RestoredWorktree | None = None
+    # a chat's branch has a PR (`/pr`): its runs' work is pushed to it (workflows/environment_results.py)
+    has_pull_request: bool = False
 
 
 @dataclass

@@ -9,6 +9,18 @@ CONFIG_FILE = ".isolator.toml"
 # none: not run (yet, or the environment predates set-up); skipped: a malformed file, or a fork not trusted
 SetupState = Literal["none", "running", "ready", "failed", "skipped"]
 INCLUDE_FILE = ".worktreeinclude"
+# `[results] pull_request`: how a new pull request is opened, or none is
+PullRequestMode = Literal["draft", "ready", "off"]
+
+
+@dataclass
+class ResultsConfig:
+    """`.isolator.toml [results]`, read from the base branch like the rest of that file."""
+
+    commit: bool = True  # commit what the agent left uncommitted
+    push: bool = True  # push the environment's branch to origin
+    pull_request: PullRequestMode = "draft"
+    branch_prefix: str = ""  # for new issue branches on origin: `agent/` makes `agent/issue-42`
 
 
 @dataclass
@@ -17,6 +29,10 @@ class RepositoryConfig:
 
     setup_commands: list[str] = field(default_factory=list)
     setup_timeout_minutes: int = 15
+    # False: the set-up needs the branch or the conversation, so a warm worktree is set up after its claim
+    setup_warm: bool = True
+    # the files the set-up depends on: a warm worktree is set up again only when one changed (none: always)
+    setup_inputs: list[str] = field(default_factory=list)
     teardown_commands: list[str] = field(default_factory=list)
     teardown_timeout_minutes: int = 5
     include: list[str] = field(default_factory=list)  # added to `.worktreeinclude`
@@ -24,6 +40,7 @@ class RepositoryConfig:
     lfs: str = "fetch"  # "skip": GIT_LFS_SKIP_SMUDGE for huge LFS repositories
     ports: int = 10
     trust_forks: bool = False
+    results: ResultsConfig = field(default_factory=ResultsConfig)
 
 
 @dataclass
@@ -45,6 +62,8 @@ class RepositorySetup:
 
     config: RepositoryConfig = field(default_factory=RepositoryConfig)
     problem: ConfigProblem | None = None  # a malformed file: no set-up runs
+    # the set-up already ran in the warm worktree this environment claimed: only its ports are taken
+    already_run: bool = False
     found: bool = False  # the repository has a `.isolator.toml` where it is read from
     # a `.isolator.toml` committed on the local default branch that origin's lacks: not used, and said so
     unpushed: str | None = None

@@ -1,7 +1,9 @@
 """A fake GitHub API on RecordingServer, for the real PyGithub.
 
 REST: `GET /repos/{o}/{r}`, `GET /repos/{o}/{r}/issues/{n}`, `GET /repos/{o}/{r}/pulls/{n}`,
-`POST /repos/{o}/{r}/issues/{n}/comments`; GraphQL: `POST /graphql` for a PR's
+`POST /repos/{o}/{r}/issues/{n}/comments` (and `GET`, the list), `GET|POST /repos/{o}/{r}/pulls` (list with
+`state`/`head`/`base`, create: the head must be a branch of `origin` when one is set), the combined status
+and check runs of a commit; GraphQL: `POST /graphql` for a PR's
 `closingIssuesReferences`. Answers are shaped like GitHub's documented responses, errors too
 (`{"message": "Not Found", ...}`; GraphQL errors with HTTP 200). Tests add repositories, issues
 and PRs, and read back the comments posted.
@@ -13,8 +15,10 @@ the server's root as GITHUB_API_URL it posts to `/graphql`, as with https://api.
 from __future__ import annotations
 
 import itertools
+import subprocess
 import zlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from tests.fakes.recording_server import Recorded, RecordingServer
@@ -45,6 +49,10 @@ class FakeGitHub:
         self._closes: dict[tuple[str, int], list[tuple[str, int]]] = {}
         self._failures: dict[str, list[int]] = {}
         self._ids = itertools.count(1000)
+        self.created_pulls: list[dict[str, Any]] = []  # PRs opened through the API, in order
+        self.origin: Path | None = None  # a bare repository playing the repositories' git side
+        self._statuses: dict[str, list[dict[str, Any]]] = {}  # by commit
+        self._check_runs: dict[str, list[dict[str, Any]]] = {}
         self.server.route("GET", _REPO, self._get_repository)
         self.server.route("GET", _REPO + r"/issues/(?P<number>\d+)", self._get_issue)
         self.server.route("GET", _REPO + r"/pulls/(?P<number>\d+)", self._get_pull)
@@ -52,6 +60,11 @@ class FakeGitHub:
         self.server.route("GET", _REPO + r"/issues/comments/(?P<comment>\d+)", self._get_comment)
         self.server.route("PATCH", _REPO + r"/issues/comments/(?P<comment>\d+)", self._edit_comment)
         self.server.route("POST", r"/graphql", self._graphql)
+        self.server.route("GET", _REPO + r"/pulls", self._list_pulls)
+        self.server.route("POST", _REPO + r"/pulls", self._create_pull)
+        self.server.route("GET", _REPO + r"/issues/(?P<number>\d+)/comments", self._list_comments)
+        self.server.route("GET", _REPO + r"/commits/(?P<sha>[0-9a-f]{40})/status", self._combined_status)
+        self.server.route("GET", _REPO + r"/commits/(?P<sha>[0-9a-f]{40})/check-runs", self._list_check_runs)
 
     async def start(self) -> str:
         """Start serving; returns the URL to use as GITHUB_API_URL."""
@@ -164,10 +177,21 @@ class FakeGitHub:
         patterns = {
             "repository": ("GET", _REPO), "issue": ("GET", _REPO + r"/issues/\d+"),
             "pull": ("GET", _REPO + r"/pulls/\d+"), "comment": ("POST", _REPO + r"/issues/\d+/comments"),
-            "graphql": ("POST", r"/graphql"),
+            "graphql": ("POST", r"/graphql"), "create_pull": ("POST", _REPO + r"/pulls"),
+            "list_pulls": ("GET", _REPO + r"/pulls"),
         }
         method, pattern = patterns[route]
         return len(self.server.received(method, pattern))
+
+    def set_checks(self, sha: str, statuses: tuple[str, ...] = (), check_runs: tuple[tuple[str, str | None], ...] = ()) -> None:
+        """The commit's statuses (`success`, `pending`, `failure`...) and check runs ((status, conclusion))."""
+        self._statuses[sha] = [{"state": state, "context": f"ci/{index}", "id": next(self._ids)}
+                               for index, state in enumerate(statuses)]
+        self._check_runs[sha] = [{"id": next(self._ids), "name": f"check {index}", "head_sha": sha, "status": status,
+                                  "conclusion": conclusion} for index, (status, conclusion) in enumerate(check_runs)]
+
+    def pulls_of(self, full_name: str) -> list[dict[str, Any]]:
+        return [pull for (name, _), pull in sorted(self._pulls.items()) if name == full_name.lower()]
 
     # --- answering ----------------------------------------------------------------------------
 
@@ -275,6 +299,68 @@ class FakeGitHub:
             for owner_name, issue in self._closes[(full_name.lower(), number)]
         ]
         return 200, {"data": {"repository": {"pullRequest": {"closingIssuesReferences": {"nodes": nodes}}}}}
+
+
+    def _list_pulls(self, request: Recorded) -> tuple[int, Any]:
+        refused = self._refusal(request, "list_pulls")
+        if refused:
+            return refused
+        full_name = f"{request.params['owner']}/{request.params['name']}"
+        state = (request.query.get("state") or ["open"])[0]
+        head = (request.query.get("head") or [None])[0]
+        base = (request.query.get("base") or [None])[0]
+        found = [pull for pull in self.pulls_of(full_name)
+                 if (state == "all" or pull["state"] == state) and (head is None or pull["head"]["label"] == head)
+                 and (base is None or pull["base"]["ref"] == base)]
+        return 200, found
+
+    def _create_pull(self, request: Recorded) -> tuple[int, Any]:
+        refused = self._refusal(request, "create_pull", anonymous="Requires authentication")
+        if refused:
+            return refused
+        full_name = f"{request.params['owner']}/{request.params['name']}"
+        asked = request.json()
+        head, base = asked.get("head"), asked.get("base")
+        sha = self._branch_tip(head) if isinstance(head, str) else None
+        if not asked.get("title") or not isinstance(base, str) or (self.origin is not None and sha is None):
+            invalid = {"resource": "PullRequest", "code": "invalid", "field": "head" if asked.get("title") else "title"}
+            return 422, {"message": "Validation Failed", "errors": [invalid], "documentation_url": _DOCS}
+        if any(pull["head"]["ref"] == head and pull["state"] == "open" for pull in self.pulls_of(full_name)):
+            exists = {"resource": "PullRequest", "code": "custom",
+                      "message": f"A pull request already exists for {full_name.split('/')[0]}:{head}."}
+            return 422, {"message": "Validation Failed", "errors": [exists], "documentation_url": _DOCS}
+        taken = [number for (name, number) in [*self._issues, *self._pulls] if name == full_name.lower()]
+        number = max(taken, default=0) + 1
+        pull = self.add_pull(full_name, number, head, sha or "0" * 40)
+        pull.update(title=asked["title"], body=asked.get("body") or "", draft=bool(asked.get("draft")))
+        pull["base"]["ref"] = base
+        self._issues[(full_name.lower(), number)]["title"] = asked["title"]
+        self.created_pulls.append(pull)
+        return 201, pull
+
+    def _branch_tip(self, branch: str) -> str | None:
+        if self.origin is None:
+            return None
+        found = subprocess.run(["git", "-C", str(self.origin), "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"],
+                               capture_output=True, text=True)
+        return found.stdout.strip() or None
+
+    def _list_comments(self, request: Recorded) -> tuple[int, Any]:
+        issue = self._issues.get(_key(request))
+        if issue is None:
+            return _not_found()
+        return 200, [comment for comment in self._comment_bodies.values() if comment["issue_url"] == issue["url"]]
+
+    def _combined_status(self, request: Recorded) -> tuple[int, Any]:
+        statuses = self._statuses.get(request.params["sha"], [])
+        states = {status["state"] for status in statuses}
+        state = "failure" if states & {"failure", "error"} else "pending" if "pending" in states or not statuses \
+            else "success"
+        return 200, {"state": state, "sha": request.params["sha"], "total_count": len(statuses), "statuses": statuses}
+
+    def _list_check_runs(self, request: Recorded) -> tuple[int, Any]:
+        runs = self._check_runs.get(request.params["sha"], [])
+        return 200, {"total_count": len(runs), "check_runs": runs}
 
 
 def _user(login: str, kind: str = "User") -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Every search attribute the README names finds its workflows through the visibility API, and an
+"""Every search attribute docs/operations.md names finds its workflows through the visibility API, and an
 environment's IsolatorStatus follows it to `destroyed`."""
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ HELP = """Commands:
 `/status`: show this conversation's repository and worktree, and the repository's worktree count
 `/worktree create|list|remove|link|cleanup|orphans|setup|why|removed|restore`: manage worktrees (`/worktree` alone explains each)
 `/stop`: stop the agent's run for this conversation, and drop its queued messages
+`/reset`: start a new agent session: the agent forgets this conversation so far
+`/pr <title>`: push this worktree's branch and open a pull request; later runs push to it (GitHub repositories)
 `/help`: show this help
 
 Any other message gets its own isolated git worktree, created on first use and reused after; when a

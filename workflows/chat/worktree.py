@@ -26,7 +26,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.lookups import count_for_limit
     from workflows.naming import task_slug
     from workflows.provisioning import Provisioner, Reply, environment_ref
-    from workflows.steps import conversations, environment_signals, environments, isolation, versions, worktree_facts
+    from workflows.steps import conversations, environment_signals, environments, isolation, versions, warm_pool, worktree_facts
 
 _LINK_TARGET = re.compile(r"^(issue|pr|thread|task)-(.+)$")
 
@@ -89,7 +89,8 @@ class WorktreeCommands:
         sizes = {state.environment_id: state.disk_bytes for state in view.survey.states}
         lines = [(e.ref.branch, e.ref.working_path, e.ref.environment_id == mine, sizes.get(e.ref.environment_id))
                  for e in view.listing.environments]
-        await self.reply(worktree_texts.listing(self.codebase.name, lines, view.counts))
+        warm = await warm_pool.pool_lines(self.codebase)
+        await self.reply(worktree_texts.listing(self.codebase.name, lines, view.counts) + (f"\n{warm}" if warm else ""))
 
     async def _remove(self, args: list[str]) -> None:
         force = "--force" in args
@@ -212,7 +213,8 @@ async def status_counts(codebase: Codebase) -> str:
     if versions.counts_on_host():
         counted = await isolation.count_worktrees(codebase)
         return (worktree_texts.counts(counted.counts, counted.stale_threshold_days) + "\n"
-                + worktree_texts.disk_total(counted.sizes))
+                + worktree_texts.disk_total(counted.sizes)
+                + (f"\n{counted.sandbox_warning}" if counted.sandbox_warning else ""))
     view = await view_codebase(codebase, measure_disk=True)
     return (worktree_texts.counts(view.counts, view.listing.stale_threshold_days) + "\n"
             + worktree_texts.disk_total([state.disk_bytes for state in view.survey.states if state.exists]))
