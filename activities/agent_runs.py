@@ -22,6 +22,7 @@ from isolator.contracts.agent import (
     StopReport,
     StopRequest,
     no_agent_key,
+    setup_failed_key,
 )
 from isolator.contracts.environment import conversation_key, environment_workflow_id
 from isolator.contracts.message import ReplyInput
@@ -93,6 +94,12 @@ class AgentRunActivities:
             queued = Queued("gone", run_id)  # its workflow has ended: the environment is gone
         if queued.outcome == "gone":
             await self.records.dropped([run_id])
+        elif queued.outcome == "queued":
+            queued.tell_setup_failed = await self.pool.fetchval(
+                """SELECT setup_state = 'failed' AND NOT EXISTS (SELECT 1 FROM outbound_messages WHERE idempotency_key = $2)
+                   FROM isolation_environments WHERE id = $1""",
+                request.environment_id, setup_failed_key(request.environment_id, request.platform,
+                                                         request.conversation_id)) or False
         return queued
 
     @activity.defn

@@ -197,13 +197,13 @@ class EnvironmentActivities:
 
     @activity.defn
     async def record_setup_state(self, request: SetupStateInput) -> None:
-        await self.pool.execute("UPDATE isolation_environments SET setup_state = $2 WHERE id = $1",
-                                request.environment_id, request.state)
+        await self.pool.execute("UPDATE isolation_environments SET setup_state = $2, setup_note = $3 WHERE id = $1",
+                                request.environment_id, request.state, request.note)
 
     @activity.defn
     async def environment_details(self, environment_id: str) -> EnvironmentDetails:
         row = await self.pool.fetchrow(
-            """SELECT e.setup_state, min(p.port) AS first, max(p.port) AS last
+            """SELECT e.setup_state, e.setup_note, min(p.port) AS first, max(p.port) AS last
                FROM isolation_environments e LEFT JOIN port_allocations p ON p.environment_id = e.id
                WHERE e.id = $1 GROUP BY e.id""",
             environment_id,
@@ -221,7 +221,7 @@ class EnvironmentActivities:
         lines = {status: [RunLine(run["message"], run["conversation"], run["seconds"])
                           for run in runs if run["status"] == status] for status in ("running", "queued")}
         running = lines["running"][0] if lines["running"] else None
-        return EnvironmentDetails(row["setup_state"], ports, running, lines["queued"])
+        return EnvironmentDetails(row["setup_state"], ports, running, lines["queued"], row["setup_note"])
 
     async def _check_room(self, connection: asyncpg.Connection, codebase_id: str) -> None:
         active = await connection.fetchval(_COUNT_ACTIVE, codebase_id)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from temporalio import activity
 
-from activities.providers.worktree.base import committed_config, fresh_base
+from activities.providers.worktree.base import committed_config, fresh_base, unpushed_config
 from activities.replies import ReplyActivities
 from activities.user_commands import Finished, run_user_command, user_environment
 from isolator.contracts.environment import EnvironmentRef, PortBlock
@@ -42,7 +42,9 @@ class SetupActivities:
         repository = Path(request.codebase.canonical_path)
         base = await fresh_base(self.settings.worktree_base, repository, request.codebase.default_branch,
                                 self.settings.fetch_interval_seconds)
-        return read_setup(await committed_config(repository, base))
+        setup = read_setup(await committed_config(repository, base))
+        setup.unpushed = await unpushed_config(repository, base, request.codebase.default_branch)
+        return setup
 
     @activity.defn
     async def run_commands(self, request: CommandsRequest) -> CommandsReport:
@@ -68,6 +70,7 @@ class SetupActivities:
                 if finished.exit_code != 0:
                     report = CommandsReport("failed", 0.0, command, finished.exit_code, finished.tail)
                     break
+                report.tail = finished.tail  # a success's output: the last command's last lines, for `/status`
         report.seconds = time.monotonic() - started
         await progress.end(report)
         return report

@@ -36,8 +36,8 @@ def read_setup(text: str | None) -> RepositorySetup:
     """The set-up of a repository whose committed `.isolator.toml` is `text` (None: it has none)."""
     parsed = parse_repository_config(text) if text is not None else RepositoryConfig()
     if isinstance(parsed, ConfigProblem):
-        return RepositorySetup(problem=parsed)
-    return RepositorySetup(config=parsed)
+        return RepositorySetup(problem=parsed, found=True)
+    return RepositorySetup(config=parsed, found=text is not None)
 
 
 def parse_repository_config(text: str) -> RepositoryConfig | ConfigProblem:

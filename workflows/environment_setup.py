@@ -18,7 +18,7 @@ with workflow.unsafe.imports_passed_through():
         ReadSetupInput,
         SetupStateInput,
     )
-    from workflows.chat import texts
+    from workflows.chat import setup_texts, texts
     from workflows.steps import environments, ports, replies, setup
 
 # The version from which new environments run the repository's set-up (older runs replay without it).
@@ -37,6 +37,7 @@ async def set_up(state: EnvironmentState) -> None:
     state.setup = repository_setup
     if repository_setup.config.ports and state.ports is None:
         state.ports = await ports.allocate_ports(environment, repository_setup.config.ports)
+    tail: list[str] = []
     if repository_setup.problem is not None:
         state.setup_state = "skipped"  # the creation reply said what is wrong with the file
     elif repository_setup.already_run:
@@ -50,8 +51,10 @@ async def set_up(state: EnvironmentState) -> None:
         report = await setup.run_commands(CommandsRequest(environment, repository_setup, state.ports,
                                                           tell=list(state.attached), key=key))
         state.setup_state = "ready" if report.outcome == "done" else "failed"
+        tail = report.tail if report.outcome == "done" else []
     state.setup_runs += 1
-    await environments.record_setup_state(SetupStateInput(environment.environment_id, state.setup_state))
+    await environments.record_setup_state(SetupStateInput(environment.environment_id, state.setup_state,
+                                                          setup_texts.setup_note(repository_setup, tail)))
 
 
 async def tear_down(state: EnvironmentState, requested_by: str | None, key: str) -> None:

@@ -9,7 +9,7 @@ from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from isolator.contracts import search_attributes
-    from isolator.contracts.agent import QueueRunInput, no_agent_key
+    from isolator.contracts.agent import QueueRunInput, no_agent_key, setup_failed_key
     from isolator.contracts.archive import RestoreRequest
     from isolator.contracts.codebase import Codebase, RepositorySource
     from isolator.contracts.environment import (
@@ -151,6 +151,9 @@ class MessageWorkflow:
             self._message.text, workflow.info().workflow_id,
         ))
         resolution.run_id = queued.run_id
+        if queued.tell_setup_failed:  # once per worktree and conversation
+            await self._reply(agent_texts.after_failed_setup(resolution.branch or ""), key=setup_failed_key(
+                resolution.environment_id, self._message.platform, self._message.conversation_id))
         if queued.outcome == "queued" and queued.ahead:
             await self._reply(agent_texts.queued(queued.ahead))
         elif queued.outcome == "gone":

@@ -57,6 +57,13 @@ class Queued:
     ahead: int = 0  # runs before this one (the running one included)
     # "no_agent" in a conversation not yet told so: the message workflow says it, once (no_agent_key)
     tell_no_agent: bool = False
+    # "queued" in a worktree whose set-up failed, and this conversation not yet told: said once (setup_failed_key)
+    tell_setup_failed: bool = False
+
+
+def setup_failed_key(environment_id: str, platform: str, conversation_id: str) -> str:
+    """The idempotency key of the one "the set-up failed, the agent works anyway" reply per worktree and conversation."""
+    return f"setup-failed:{environment_id}:{platform}:{conversation_id}"
 
 
 def no_agent_key(platform: str, conversation_id: str) -> str:

@@ -64,6 +64,9 @@ class RepositorySetup:
     problem: ConfigProblem | None = None  # a malformed file: no set-up runs
     # the set-up already ran in the warm worktree this environment claimed: only its ports are taken
     already_run: bool = False
+    found: bool = False  # the repository has a `.isolator.toml` where it is read from
+    # a `.isolator.toml` committed on the local default branch that origin's lacks: not used, and said so
+    unpushed: str | None = None
 
 
 @dataclass

@@ -41,6 +41,7 @@ class CommandsReport:
 class SetupStateInput:
     environment_id: str
     state: SetupState
+    note: str | None = None  # what `/status` adds (setup_note.py)
 
 
 @dataclass
@@ -51,6 +52,7 @@ class EnvironmentDetails:
     ports: PortBlock | None = None
     running: RunLine | None = None
     queued: list[RunLine] = field(default_factory=list)
+    setup_note: str | None = None  # no `.isolator.toml`, a success's last lines, a file not pushed
 
 
 @dataclass

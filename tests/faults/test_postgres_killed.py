@@ -21,6 +21,7 @@ from migrations.runner import apply_migrations
 from tests.faults.conftest import WorkerProcess, register
 from tests.gitrepos import worktree_paths
 from workers.postgres import EmbeddedPostgres, start_embedded_postgres
+from workflows.chat.agent_texts import no_agent
 from workflows.message import MessageWorkflow
 
 ROUNDS = int(os.environ.get("ISOLATOR_SOAK_ROUNDS", "1"))
@@ -56,6 +57,11 @@ async def test_messages_in_flight_survive_a_postgres_sigkill_once_each(
                 created = await api.post("/test/message", params={"wait": "true"},
                                          json={"conversationId": conversation, "message": "start"})
                 assert created.json()["result"]["outcome"] == "created"
+                # No agent is configured: the conversation's first unanswered message says so, once; said
+                # now, so that the rounds count only the replies the faults could lose or double.
+                told = await api.post("/test/message", params={"wait": "true"},
+                                      json={"conversationId": conversation, "message": "anyone?"})
+                assert told.json()["result"]["replies"] == [no_agent()], told.json()
             for round_number in range(ROUNDS):
                 suffix = f"-{round_number}"
                 sent = await asyncio.gather(*(
@@ -90,8 +96,8 @@ async def test_messages_in_flight_survive_a_postgres_sigkill_once_each(
             "SELECT platform_conversation_id AS conversation, count(*) AS sent FROM outbound_messages "
             "WHERE status = 'sent' GROUP BY 1")
         per_conversation = {row["conversation"]: row["sent"] for row in replies}
-        for conversation in EXISTING:  # its creation's reply, and one per /status of each round
-            assert per_conversation[conversation] == 1 + ROUNDS, (conversation, per_conversation)
+        for conversation in EXISTING:  # its creation's reply, the no-agent notice, and one per /status of each round
+            assert per_conversation[conversation] == 2 + ROUNDS, (conversation, per_conversation)
         for round_number in range(ROUNDS):
             for number in range(8):
                 assert per_conversation[f"new-{number}-{round_number}"] == 1

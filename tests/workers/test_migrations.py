@@ -154,16 +154,17 @@ async def test_two_migrate_processes_at_the_same_moment_both_succeed(
         assert await table_exists(conn, table), table
 
 
-@pytest.mark.parametrize("edited", ["001_initial", "013_later"])
+@pytest.mark.parametrize("edited", ["001_initial", "913_later"])
 async def test_an_edited_applied_migration_is_refused_and_nothing_changes(
     fresh_db: str, conn: asyncpg.Connection, tmp_path: Path, edited: str
 ) -> None:
-    directory = migrations_copy(tmp_path, **{"013_later": "CREATE TABLE later_things (id int);"})
+    directory = migrations_copy(tmp_path, **{"913_later": "CREATE TABLE later_things (id int);"})
     await apply_migrations(fresh_db, directory=directory)
     before = await recorded(conn)
 
-    # A pending migration (sorting before the edited one, for "013_later") must not run either.
-    (directory / "012_between.sql").write_text("CREATE TABLE between_things (id int);")
+    # A pending migration (sorting before the edited one, for "913_later") must not run either. (Numbers far
+    # above the real migrations', so that a new real one never takes theirs.)
+    (directory / "912_between.sql").write_text("CREATE TABLE between_things (id int);")
     with (directory / f"{edited}.sql").open("a") as file:
         file.write("\n-- an innocent-looking edit\n")
 
@@ -179,21 +180,21 @@ async def test_a_failing_migration_is_rolled_back_whole_and_not_recorded(
     directory = migrations_copy(
         tmp_path,
         **{
-            "012_good": "CREATE TABLE good_things (id int);",
+            "912_good": "CREATE TABLE good_things (id int);",
             # The first statement succeeds; the second fails, so the first must be undone too.
-            "013_bad": "CREATE TABLE bad_things (id int);\nINSERT INTO no_such_table VALUES (1);",
+            "913_bad": "CREATE TABLE bad_things (id int);\nINSERT INTO no_such_table VALUES (1);",
         },
     )
-    with pytest.raises(MigrationError, match=r"013_bad failed.*no_such_table"):
+    with pytest.raises(MigrationError, match=r"913_bad failed.*no_such_table"):
         await apply_migrations(fresh_db, directory=directory)
 
-    assert [row[1] for row in await recorded(conn)] == [*ALL, "012_good"], "earlier migrations stay applied"
+    assert [row[1] for row in await recorded(conn)] == [*ALL, "912_good"], "earlier migrations stay applied"
     assert await table_exists(conn, "good_things")
     assert not await table_exists(conn, "bad_things")
 
     # Once fixed, only the failed migration runs.
-    (directory / "013_bad.sql").write_text("CREATE TABLE bad_things (id int);")
-    assert await apply_migrations(fresh_db, directory=directory) == ["013_bad"]
+    (directory / "913_bad.sql").write_text("CREATE TABLE bad_things (id int);")
+    assert await apply_migrations(fresh_db, directory=directory) == ["913_bad"]
     assert await table_exists(conn, "bad_things")
 
 

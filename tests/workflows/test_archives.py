@@ -94,7 +94,8 @@ async def test_a_close_archives_the_dirty_worktree_and_restore_brings_it_back(st
     assert restored is not None and restored["status"] == "active" and str(restored["id"]) != created["environmentId"]
     assert restored["metadata"]["restored_from"] == created["environmentId"]
     assert (await row_of(stack, created["environmentId"]))["restored_as"] == restored["id"]
-    assert "Nothing of `project` can be restored" in await say_one(stack, "arch-close", "/worktree removed")
+    assert "Nothing of `project` waits to be restored: the 1 worktree(s) removed in the last 30 days are back" \
+        in await say_one(stack, "arch-close", "/worktree removed")
     # the restored environment is an ordinary one: the next message reuses it
     assert (await stack.say("arch-close", "go on"))["result"]["outcome"] == "reused"
 

@@ -21,7 +21,8 @@ from tests.chat_commands import (
 )
 from tests.conftest import Stack
 from tests.gitrepos import branches, git, started_from, worktree_paths
-from workflows.chat import texts, worktree_texts
+from workflows.chat import agent_texts, texts, worktree_texts
+from workflows.chat.setup_texts import NOTHING_TO_SET_UP
 
 # --- /help, /status, unknown commands -------------------------------------------------------------
 
@@ -81,8 +82,9 @@ async def test_status_shows_the_codebase_the_worktree_and_the_counts(stack: Stac
         "Codebase: project",
         f"Current working directory: {path}",
         f"Worktree: `{path}` (branch `{branch}`)",
-        "Set-up: ready",
+        f"Set-up: {NOTHING_TO_SET_UP}",  # the repository has no `.isolator.toml`
         f"Ports: {first}-{last} (ISOLATOR_PORT={first})",
+        "Agent session: none yet (the next message starts one).",
         "Worktrees: 2/25",
         "  • 0 merged (can auto-remove)",
         "  • 0 stale (14+ days inactive)",
@@ -137,10 +139,10 @@ async def test_create_makes_a_task_worktree_and_moves_the_conversation_into_it(s
     assert (await environment_of(stack, "create-1"))["id"] == row["id"]
     assert await cwd_of(stack, "create-1") == str(path)
 
-    # The next ordinary message works there, silently.
+    # The next ordinary message works there; no agent is configured, which it says (once).
     again = await stack.say("create-1", "now fix it")
     assert (again["result"]["outcome"], again["result"]["workingPath"]) == ("reused", str(path))
-    assert again["result"]["replies"] == []
+    assert again["result"]["replies"] == [agent_texts.no_agent()]
 
 
 async def test_create_from_a_conversation_with_a_worktree_moves_it_and_keeps_the_old_one(

@@ -17,6 +17,11 @@ def queued(ahead: int) -> str:
     return f"Queued: the agent works on one message at a time in this worktree, and {runs} first."
 
 
+def after_failed_setup(branch: str) -> str:
+    return (f"The set-up of `{branch}` failed (`/status` says so; `/worktree setup` runs it again), and the agent "
+            "works on your message anyway, in a worktree that may not be ready. (Said once here.)")
+
+
 def no_agent() -> str:
     return ("No coding agent answers in this conversation: messages get their own worktree, and no answer. "
             "Set AGENT_COMMAND (or the codebase's `agent_command`) to have an agent work on them. "

@@ -5,6 +5,7 @@ from __future__ import annotations
 from isolator.contracts.repository import ConfigProblem, WorktreeBase
 from isolator.contracts.setup import EnvironmentDetails
 from isolator.contracts.worktree import WorktreeReady
+from workflows.chat import setup_texts
 
 HELP = """Commands:
 `/clone <repository-url-or-path-or-name>`: register a repository (or choose a registered one by name) and use it in this conversation
@@ -30,7 +31,8 @@ def working_in(branch: str) -> str:
 
 def created(worktree: WorktreeReady) -> str:
     """A new worktree: where its branch started, and what of the repository's set-up cannot be used."""
-    return working_in(worktree.branch) + started_from(worktree.base) + config_note(worktree.config_problem)
+    return (working_in(worktree.branch) + started_from(worktree.base) + config_note(worktree.config_problem)
+            + unpushed_note(worktree))
 
 
 def started_from(base: WorktreeBase | None) -> str:
@@ -43,6 +45,10 @@ def started_from(base: WorktreeBase | None) -> str:
 
 def config_note(problem: ConfigProblem | None) -> str:
     return f"\n{problem.describe()}. The worktree was made without its set-up." if problem else ""
+
+
+def unpushed_note(worktree: WorktreeReady) -> str:
+    return f"\n{worktree.setup.unpushed}" if worktree.setup is not None and worktree.setup.unpushed else ""
 
 
 def setup_skipped_for_fork(branch: str) -> str:
@@ -114,7 +120,7 @@ def status(codebase: str | None, cwd: str | None, worktree: str | None, branch: 
         where,
     ]
     if details is not None and details.setup_state in SETUP_STATES:
-        lines.append(f"Set-up: {SETUP_STATES[details.setup_state]}")
+        lines += setup_texts.status_lines(SETUP_STATES[details.setup_state], details.setup_note)
     if details is not None and details.ports is not None:
         lines.append(f"Ports: {details.ports.first}-{details.ports.last} (ISOLATOR_PORT={details.ports.first})")
     return "\n".join(lines)

@@ -71,6 +71,17 @@ async def _fetch(repository: Path, default_branch: str) -> str:
     return ""
 
 
+async def unpushed_config(repository: Path, base: Base, default_branch: str) -> str | None:
+    """A note when the local default branch commits a `.isolator.toml` that origin's (the one read) lacks."""
+    if not base.revision.startswith("refs/remotes/"):
+        return None
+    local = await committed_config(repository, Base(f"refs/heads/{default_branch}"))
+    if local is None or local == await committed_config(repository, base):
+        return None
+    return (f"`{CONFIG_FILE}` is committed on the local `{default_branch}` but not on origin's, so it is not used: "
+            f"push it to origin's `{default_branch}`.")
+
+
 async def committed_config(repository: Path, base: Base) -> str | None:
     """`.isolator.toml` as committed at the base (origin's default branch when it was fetched), never
     a worktree's own copy: what a PR changes in it does not run."""

@@ -22,7 +22,7 @@ from activities.locks import host_lock
 from activities.ownership import mark_as_made_here
 from activities.paths import UnsafePathError, ensure_inside, worktree_path
 from activities.providers.worktree.archive import archives_of_branch
-from activities.providers.worktree.base import committed_config, fresh_base
+from activities.providers.worktree.base import committed_config, fresh_base, unpushed_config
 from activities.providers.worktree.include import copy_included
 from activities.providers.worktree.start_points import fast_forward, start_point_of
 from activities.removal_records import RemovalRecords
@@ -85,6 +85,7 @@ class WorktreeCreator:
             base = await fresh_base(self.settings.worktree_base, repository, request.codebase.default_branch,
                                     self.settings.fetch_interval_seconds)
             config = read_setup(await committed_config(repository, base))
+            config.unpushed = await unpushed_config(repository, base, request.codebase.default_branch)
             start_point = await start_point_of(repository, request, base)
             # `lfs = "skip"`: a huge LFS repository's files stay pointers until asked for.
             checkout_env = {"GIT_LFS_SKIP_SMUDGE": "1"} if config.config.lfs == "skip" else {}

@@ -23,6 +23,7 @@ from tests.platforms.discord import (
 )
 from tests.platforms.github_issues import environment, status_of
 from tests.security.fuzzing import settled_workflows
+from workflows.chat.agent_texts import no_agent
 from workflows.naming import thread_branch
 
 MENTION = f"<@{BOT_USER['id']}>"
@@ -53,7 +54,8 @@ async def test_a_mention_starts_a_thread_with_a_worktree_and_the_thread_goes_on_
     assert [(sent.channel_id, sent.content) for sent in fake.sent] == [(thread_id, created_reply(branch, repo))]
     bot_reply = fake.sent[0]
 
-    # In the thread: a reply to the bot, then a mention, go on in the same worktree, silently.
+    # In the thread: a reply to the bot, then a mention, go on in the same worktree, saying only (once) that
+    # no agent is configured.
     reply = fake.message_create("and the tests too", channel_id=thread_id, mentions=(),
                                 referenced_message=fake.message_of(bot_reply))
     await fake.dispatch("MESSAGE_CREATE", reply)
@@ -61,8 +63,9 @@ async def test_a_mention_starts_a_thread_with_a_worktree_and_the_thread_goes_on_
     await fake.dispatch("MESSAGE_CREATE", mention)
     for message in (reply, mention):
         reused = await resolution(stack, message["id"])
-        assert (reused.outcome, reused.branch, reused.replies) == ("reused", branch, [])
-    assert len(fake.sent) == 1 and len(fake.threads) == 1 and worktree_paths(repo) == [str(expected_path)]
+        assert (reused.outcome, reused.branch) == ("reused", branch) and set(reused.replies) <= {no_agent()}
+    assert [sent.content for sent in fake.sent] == [created_reply(branch, repo), no_agent()]
+    assert len(fake.threads) == 1 and worktree_paths(repo) == [str(expected_path)]
 
     # Not for the bot: chatter in the thread, a channel message without a mention, bots (itself too).
     ignored = [
