@@ -7,9 +7,10 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
-# git for the worktrees; ssh for ssh:// and user@host:path clone URLs.
+# git for the worktrees; ssh for ssh:// and user@host:path clone URLs; bubblewrap for the sandbox
+# every user program (agent, set-up, teardown) runs in (docs/sandbox.md).
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends git openssh-client ca-certificates \
+    && apt-get install -y --no-install-recommends git openssh-client ca-certificates bubblewrap \
     && rm -rf /var/lib/apt/lists/*
 
 # A fixed uid, so files in the `code` volume keep one owner across rebuilds and hosts. /code exists

@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: dev test bench soak install clean
+.PHONY: dev test browser bench soak install clean bubblewrap
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "isolator needs Python 3.11 or newer")'
@@ -16,14 +16,45 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
-install: $(VENV)/.installed
+# The real Codex CLI for the agent tests (Claude Code comes in the claude-agent-sdk wheel of the test
+# extra); kept in the project, out of git. Needs Node.js and npm.
+CODEX_VERSION ?= 0.169.0
+CODEX := .tools/node_modules/.bin/codex
 
-# Unless AGENT_COMMAND is set (to an agent, or empty for isolation only), the example agent answers.
+$(CODEX):
+	@command -v npm >/dev/null || { echo "make test needs npm (Node.js) for the Codex CLI: apt-get install nodejs npm"; exit 1; }
+	npm install --prefix .tools --no-audit --no-fund --loglevel=error @openai/codex@$(CODEX_VERSION)
+
+# The sandbox every user program runs in is bubblewrap (Debian's `bubblewrap`): installed when missing
+# and apt-get is at hand as root; otherwise the line says what to install.
+BWRAP := $(shell command -v bwrap 2>/dev/null)
+bubblewrap:
+ifeq ($(BWRAP),)
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get install -y --no-install-recommends bubblewrap || \
+		{ apt-get update && apt-get install -y --no-install-recommends bubblewrap; }; \
+	else \
+		echo "bubblewrap is missing: install it (Debian/Ubuntu: sudo apt-get install bubblewrap), or run with SANDBOX=off" >&2; \
+		exit 1; \
+	fi
+endif
+
+install: $(VENV)/.installed bubblewrap
+
+# `isolator dev` with ARGS as its flags: `make dev ARGS="--api-port 18000"`. Unless AGENT or AGENT_COMMAND is
+# set (AGENT_COMMAND empty: isolation only), the example agent answers, driven as Claude Code is.
+ARGS ?=
 dev: install
-	AGENT_COMMAND="$${AGENT_COMMAND-'$(CURDIR)/examples/agent.py'}" $(BIN)/isolator dev
+	$(BIN)/isolator dev $(ARGS)
 
-test: install
+test: install $(CODEX) browser
 	$(BIN)/python -m pytest -q
+
+# The dashboard's browser tests drive Debian's chromium (never a browser Playwright downloads).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { echo "chromium is missing: apt-get install chromium"; \
+		{ apt-get update -q && apt-get install -y -q chromium; } || \
+		echo "chromium could not be installed: run 'apt-get install chromium' as root, or tests/dashboard fail"; }
 
 # Every fault of tests/faults, SOAK_ROUNDS (20) rounds each, and a table of what was lost or
 # duplicated (zero of each is the target); not part of `make test`, which runs one round of each.
@@ -32,8 +63,8 @@ soak: install
 	ISOLATOR_SOAK_ROUNDS=$(SOAK_ROUNDS) $(BIN)/python -m pytest -q -p tests.faults.soak_report tests/faults \
 		tests/activities/test_stale_git_locks.py
 
-bench: install
+bench: install $(CODEX)
 	$(BIN)/python -m bench.run $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) *.egg-info
+	rm -rf $(VENV) *.egg-info .tools

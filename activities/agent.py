@@ -1,10 +1,13 @@
 """One run of the coding agent in its worktree, on the codebase's host (its `/agents` queue, which
 takes AGENT_MAX_CONCURRENT at once).
 
-The message goes to the agent's standard input; its standard output is the answer, streamed to the
-conversation (activities/agent_answer.py) and kept with the run; standard error is the run's log.
-The run ends done, failed, timed out or stopped (the activity cancelled: `/stop`, a forced removal),
-and its last message says so, with what changed in the worktree meanwhile.
+The run's driver (activities/agents/) builds the agent's command line for the conversation's
+session (activities/agent_sessions.py) and reads its output: the progress lines and the answer are
+streamed to the conversation (activities/agent_answer.py) and kept with the run; its raw output
+(an agent's event stream) and standard error are the run's log. An agent silent for WORKING_AFTER
+seconds gets a working line, updated in place. The run ends done, failed, timed out or stopped (the
+activity cancelled: `/stop`, a forced removal), and its last message says so, with what changed in
+the worktree meanwhile and what it cost.
 """
 
 from __future__ import annotations
@@ -14,25 +17,38 @@ import codecs
 import re
 import time
 from collections import deque
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Coroutine
 
 import asyncpg
 from temporalio import activity
 
 from activities.agent_answer import AnswerStream
+from activities.agent_outcome import Ending
+from activities.agent_sessions import AgentSessions, Session, renews_in
+from activities.agents import DRIVERS, Driver
+from activities.agents.base import AgentError, Reader, Turn, Usage
 from activities.replies import ReplyActivities
 from activities.run_processes import RunProcesses
-from activities.run_records import Capture, RunRecords
+from activities.run_records import FLUSH_SECONDS, Capture, RunRecords
 from activities.setup import command_variables
-from activities.user_commands import CannotStart, Finished, run_user_program, user_environment
+from activities.user_commands import CannotStart, run_user_program, user_environment
 from activities.working_trees import Changes, WorkingTree, changes_since, working_tree
-from isolator.contracts.agent import AgentRunReport, RunStatus
+from isolator.contracts.agent import AgentRunReport
 from isolator.contracts.environment import AgentRunInput
 from isolator.settings import Settings
 
+__all__ = ["AgentActivities", "Ending", "changes_or_none", "strip_mention"]
+
 LOG_TAIL_LINES = 10
 LOG_TAIL_CHARS = 300  # of each line shown on failure
+WORKING_AFTER = 10.0  # seconds of silence before the working line shows
+NEW_SESSION_NOTICE = "_The agent no longer knew this conversation's session: this message started a new one._"
+MOVED_NOTICE = "_New agent session: this conversation works in another worktree now._"
+
+
+class OverBudget(Exception):
+    """The agent reported more cost than AGENT_MAX_COST_USD allows one run."""
 
 
 class AgentActivities:
@@ -40,6 +56,7 @@ class AgentActivities:
                  processes: RunProcesses) -> None:
         self.settings = settings
         self.records = RunRecords(pool)
+        self.sessions = AgentSessions(pool)
         self.replies = replies
         self.processes = processes
 
@@ -47,57 +64,192 @@ class AgentActivities:
     async def run_agent(self, request: AgentRunInput) -> AgentRunReport:
         run, environment = request.run, request.environment
         platform, conversation_id = run.conversation.split(":", 1)
+        driver = DRIVERS[run.plan.driver]
         worktree = Path(environment.working_path)
         answer = AnswerStream(self.replies.deliver_once, platform, conversation_id, run.run_id)
         output = Capture(self.records, run.run_id, "output")
         errors = _Log(Capture(self.records, run.run_id, "log"))
         started = time.monotonic()
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-
-        async def on_output(chunk: bytes) -> None:
-            text = decoder.decode(chunk)
-            answer.add(text)
-            await output.add(text)
-
-        variables = {
-            **command_variables(environment, request.ports),
-            "ISOLATOR_MESSAGE": run.text, "ISOLATOR_PLATFORM": platform, "ISOLATOR_CONVERSATION": conversation_id,
-            "ISOLATOR_RUN_ID": run.run_id,
-        }
-        posting = asyncio.create_task(answer.keep_posting())
-        ticking = asyncio.create_task(_flush_every_second(output, errors.capture))
         ending = Ending(started)
         before: WorkingTree | None = None
+        reader: Reader = driver.reader(worktree)
+        session: Session | None = None
+        notices: list[str] = []  # about the session, above the answer
+        posting = asyncio.create_task(answer.keep_posting())
+        ticking = asyncio.create_task(_keep_flushing(output, errors.capture))
         try:
             _, before = await asyncio.gather(self.records.started(run.run_id), working_tree(worktree))
-            finished = await run_user_program(
-                run.plan.argv, worktree, user_environment(variables), run.plan.timeout_minutes * 60.0,
-                on_output=on_output, on_error=errors.add, stdin=strip_mention(run.text, self.settings.bot_mention).encode(),
-                on_start=lambda group: self.processes.record(run.run_id, group),
-            )
-            ending.finished(finished)
+            if refusal := await self._over_daily_budget(environment.codebase.id):
+                ending.cannot_start(refusal)
+                return AgentRunReport(run.run_id, ending.status, None, time.monotonic() - started)
+            session = await self.sessions.for_run(platform, conversation_id, driver.name, environment.environment_id)
+            if session.renewed == "moved":
+                notices.append(MOVED_NOTICE + "\n")
+                answer.add(notices[-1])
+            for attempt in range(2):
+                reader = driver.reader(worktree)
+                await self._turn(request, driver, session, reader, answer, output, errors, ending)
+                if reader.error is None or reader.error.kind != "session" or attempt:
+                    break
+                # The agent lost the session (its home was cleared): once more, in a new one.
+                session = await self.sessions.start(platform, conversation_id, driver.name, environment.environment_id)
+                notices.append(NEW_SESSION_NOTICE + "\n")
+                answer.add(notices[-1])
         except CannotStart as error:
             ending.cannot_start(f"{error}; check {run.plan.source}")
+        except OverBudget as error:
+            ending.failed(AgentError("budget", str(error)))
+            ending.status = "stopped"
         except asyncio.CancelledError:
             ending.stopped()
             raise
         finally:
             self.processes.forget(run.run_id)
-            await _stop(posting, ticking)
-            changes = await changes_or_none(worktree, before)
-            answer.add(decoder.decode(b"", final=True))
-            await output.flush()
-            await errors.capture.flush()
-            await answer.finish(ending.summary(changes, errors.last_lines()),
-                                f"The rest of the answer is in the run's record: `GET /api/runs/{run.run_id}`.")
-            await self.records.finished(run.run_id, ending.status, ending.exit_code,
-                                        changes.files if changes else [], changes.commits if changes else None)
+
+            async def wrap_up() -> None:
+                await _stop(posting, ticking)
+                changes = await changes_or_none(worktree, before)
+                if reader.error is not None and ending.error is None:
+                    ending.failed(reader.error)
+                if driver.streams_events and ending.problem is None:
+                    final = "".join(notices) + final_answer(reader)
+                    answer.replace(final)
+                    await output.add(f"\n{final}")
+                await output.flush()
+                await errors.capture.flush()
+                await answer.finish(self._with_page_link(ending.summary(changes, errors.last_lines(), reader.usage), run.run_id),
+                                    f"The rest of the answer is in the run's record: `GET /api/runs/{run.run_id}`.")
+                await self._record(run.run_id, platform, conversation_id, driver, session, reader, ending, changes)
+
+            # A `/stop` that arrives once the agent has ended is too late: cut halfway, the wrap-up left the
+            # run "running" and the answer without its end, and the stop claimed a run that had finished.
+            # The run keeps its ending, and the workflow hears it (a stop during the run still raises).
+            await to_its_end(wrap_up())
         return AgentRunReport(run.run_id, ending.status, ending.exit_code, time.monotonic() - started)
+
+    async def _turn(self, request: AgentRunInput, driver: Driver, session: Session, reader: Reader,
+                    answer: AnswerStream, output: Capture, errors: _Log, ending: Ending) -> None:
+        """One call of the agent, its output read by `reader` as it arrives."""
+        run, environment = request.run, request.environment
+        platform, conversation_id = run.conversation.split(":", 1)
+        session_dir = self.settings.agent_sessions_dir / session.id
+        session_dir.mkdir(parents=True, exist_ok=True)
+        turn = Turn(strip_mention(run.text, self.settings.bot_mention), Path(environment.working_path),
+                    session.agent_session_id, session_dir, session.turns + 1, self.settings.agent_max_cost_usd)
+        invocation = driver.invocation(run.plan.argv, turn)
+        if hasattr(reader, "baseline"):  # an agent that counts usage per thread (Codex)
+            reader.baseline = Usage(**session.agent_usage)
+        variables = {
+            **command_variables(environment, request.ports),
+            "ISOLATOR_MESSAGE": run.text, "ISOLATOR_PLATFORM": platform, "ISOLATOR_CONVERSATION": conversation_id,
+            "ISOLATOR_RUN_ID": run.run_id, **invocation.env,
+        }
+        writable = [session_dir]
+        if driver.name != "command":  # the named agents keep their sessions and credentials in their home
+            self.settings.agent_home.mkdir(parents=True, exist_ok=True)
+            variables["HOME"] = str(self.settings.agent_home)
+            writable.insert(0, self.settings.agent_home)
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        errors.new_turn()
+        silence = _Silence(answer)
+        limit = self.settings.agent_max_cost_usd
+
+        async def on_output(chunk: bytes) -> None:
+            text = decoder.decode(chunk)
+            if driver.streams_events:
+                await errors.capture.add(text)  # the whole event stream is the run's log
+            shown = reader.feed(text)
+            if shown and any(part.strip() for part in shown):
+                silence.spoke()
+            for part in shown:
+                part = part if not driver.streams_events else part.rstrip("\n") + "\n"
+                answer.add(part)
+                await output.add(part)
+            if limit is not None and (reader.usage.cost_usd or 0.0) > limit:
+                raise OverBudget(f"this run cost ${reader.usage.cost_usd:.2f}, past AGENT_MAX_COST_USD (${limit:g})")
+
+        watching = asyncio.create_task(silence.watch())
+        try:
+            finished = await run_user_program(
+                invocation.argv, turn.worktree, user_environment(variables), run.plan.timeout_minutes * 60.0,
+                on_output=on_output, on_error=errors.add, stdin=invocation.stdin,
+                on_start=lambda group: self.processes.record(run.run_id, group), writable_paths=writable,
+            )
+        finally:
+            await _stop(watching)
+            answer.working("")
+        for part in reader.feed(decoder.decode(b"", final=True)):
+            answer.add(part)
+            await output.add(part)
+        reader.end(finished.exit_code, errors.telling_lines())
+        reader.session_id = reader.session_id or invocation.session_id or (None if driver.names_sessions else session.id)
+        ending.finished(finished)
+
+    def _with_page_link(self, summary: str, run_id: str) -> str:
+        """The run's dashboard page after the summary's headline (a long log tail may be cut, not it),
+        when PUBLIC_URL says where users reach this server."""
+        if not self.settings.public_url:
+            return summary
+        headline, _, rest = summary.partition("\n")
+        link = f"The run, live and in full: {self.settings.public_url.rstrip('/')}/runs/{run_id}"
+        return "\n".join(part for part in (headline, link, rest) if part)
+
+    async def _over_daily_budget(self, codebase_id: str) -> str | None:
+        budget = self.settings.agent_daily_budget_usd
+        if budget is None:
+            return None
+        spent = await self.sessions.spent_today(codebase_id)
+        if spent < budget:
+            return None
+        hours, rest = divmod(int(renews_in().total_seconds()), 3600)
+        return (f"this codebase has spent ${spent:.2f} of its daily budget of ${budget:.2f} "
+                f"(AGENT_DAILY_BUDGET_USD); it renews at midnight UTC, in {hours} h {rest // 60} min")
+
+    async def _record(self, run_id: str, platform: str, conversation_id: str, driver: Driver, session: Session | None,
+                      reader: Reader, ending: Ending, changes: Changes | None) -> None:
+        """Usage and session first: a reader of the run's end finds them there."""
+        if session is not None:
+            await self.records.usage(run_id, driver.name, reader.session_id, reader.usage)
+            if ending.problem is None:
+                await self.sessions.ran(platform, conversation_id, session, reader.session_id, reader.usage,
+                                        getattr(reader, "thread_usage", None))
+        await self.records.finished(run_id, ending.status, ending.exit_code,
+                                    changes.files if changes else [], changes.commits if changes else None)
+
+
+def final_answer(reader: Reader) -> str:
+    """What an event-streaming agent did, in short, then its result text (never its raw events)."""
+    parts = []
+    if reader.did:
+        parts.append("\n".join(f"• {entry}" for entry in reader.did))
+    if reader.result:
+        parts.append(reader.result.strip())
+    return "\n\n".join(parts) + "\n" if parts else ""
 
 
 def strip_mention(text: str, bot_mention: str) -> str:
     """The message as the agent reads it: without the bot's name (GitHub comments keep it)."""
     return re.sub(rf"(?<![\w@.-]){re.escape(bot_mention)}(?![\w-])[,:]?\s*", "", text).strip()
+
+
+class _Silence:
+    """The working line: shown once the agent has shown nothing for WORKING_AFTER seconds, with the
+    time it has worked, and gone with its next line."""
+
+    def __init__(self, answer: AnswerStream) -> None:
+        self.answer = answer
+        self.started = self.last = time.monotonic()
+
+    def spoke(self) -> None:
+        self.last = time.monotonic()
+        self.answer.working("")
+
+    async def watch(self) -> None:
+        while True:
+            await asyncio.sleep(1.0)
+            now = time.monotonic()
+            if now - self.last >= WORKING_AFTER:
+                self.answer.working(f"⏳ _Working… {int(now - self.started)} s so far._")
 
 
 class _Log:
@@ -107,6 +259,7 @@ class _Log:
         self.capture = capture
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.tail: deque[str] = deque(maxlen=LOG_TAIL_LINES)
+        self.head: list[str] = []  # the first lines: an agent's error may come before a long backtrace
         self.partial = ""
 
     async def add(self, chunk: bytes) -> None:
@@ -114,66 +267,21 @@ class _Log:
         *lines, self.partial = (self.partial + text).split("\n")
         self.partial = self.partial[-LOG_TAIL_CHARS:]
         self.tail.extend(line[:LOG_TAIL_CHARS] for line in lines)
+        self.head.extend(line[:LOG_TAIL_CHARS] for line in lines[:LOG_TAIL_LINES - len(self.head)])
         await self.capture.add(text)
 
     def last_lines(self) -> list[str]:
         return [*self.tail, self.partial] if self.partial else list(self.tail)
 
+    def new_turn(self) -> None:
+        """What a turn's agent says of itself is read from its own lines only (the log keeps all)."""
+        self.tail.clear()
+        self.head.clear()
+        self.partial = ""
 
-@dataclass
-class Ending:
-    """How a run ended, and the closing line that says so."""
-
-    started: float
-    status: RunStatus = "interrupted"
-    exit_code: int | None = None
-    problem: str | None = None
-
-    def finished(self, finished: Finished) -> None:
-        self.exit_code = finished.exit_code
-        self.status = "timed_out" if finished.timed_out else "done" if finished.exit_code == 0 else "failed"
-
-    def cannot_start(self, problem: str) -> None:
-        self.status, self.problem = "failed", problem
-
-    def stopped(self) -> None:
-        self.status = "stopped"
-
-    def summary(self, changes: Changes | None, log_tail: list[str]) -> str:
-        took = _duration(time.monotonic() - self.started)
-        headline = {
-            "done": f"Done in {took}.",
-            "failed": f"Failed with exit code {self.exit_code} after {took}." if self.exit_code is not None
-                      else f"Failed after {took}.",
-            "timed_out": f"Timed out after {took} (the limit is AGENT_TIMEOUT_MINUTES) and was stopped.",
-            "stopped": f"Stopped after {took}.",
-            "interrupted": f"Interrupted after {took}.",
-        }[self.status]
-        if self.problem is not None:
-            headline = f"The agent could not start: {self.problem}."
-        lines = [f"— {headline} {changes_text(changes)}"]
-        shown = [line for line in log_tail if line.strip()] if self.status in ("failed", "timed_out") else []
-        if shown and self.problem is None:
-            lines.append("Its last lines of standard error:\n```\n" + "\n".join(shown) + "\n```")
-        return "\n".join(lines)
-
-
-def changes_text(changes: Changes | None) -> str:
-    if changes is None:
-        return ""
-    if not changes.files and not changes.commits:
-        return "Nothing changed in the worktree."
-    files = len(changes.files)
-    names = ", ".join(f"`{name}`" for name in changes.files[:5]) + (f" and {files - 5} more" if files > 5 else "")
-    parts = [f"{files} file{'s' if files != 1 else ''} changed ({names})" if files else "no file changed"]
-    if changes.commits:
-        parts.append(f"{changes.commits} commit{'s' if changes.commits != 1 else ''} made")
-    return "; ".join(parts) + "."
-
-
-def _duration(seconds: float) -> str:
-    whole = int(seconds)
-    return f"{whole // 60} min {whole % 60} s" if whole >= 60 else f"{seconds:.1f} s" if seconds < 10 else f"{whole} s"
+    def telling_lines(self) -> list[str]:
+        """The first and the last lines, where agents say what went wrong."""
+        return [*self.head, *self.last_lines()]
 
 
 async def changes_or_none(worktree: Path, before: WorkingTree | None) -> Changes | None:
@@ -187,14 +295,31 @@ async def changes_or_none(worktree: Path, before: WorkingTree | None) -> Changes
         return None
 
 
-async def _flush_every_second(*captures: Capture) -> None:
+async def _keep_flushing(*captures: Capture) -> None:
     while True:
-        await asyncio.sleep(1.0)
+        await asyncio.sleep(FLUSH_SECONDS)
         for capture in captures:
             await capture.flush()
+
+
+async def to_its_end(work: Coroutine[Any, Any, None]) -> None:
+    """Await `work` to its end even when this task is cancelled meanwhile; that cancel is dropped."""
+    task = asyncio.ensure_future(work)
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.cancelled():
+                raise
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+    task.result()
 
 
 async def _stop(*tasks: asyncio.Task) -> None:
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+
+

@@ -43,8 +43,20 @@ class AnswerStream:
         self.shown = ""  # the text of the current message as last sent
         self.beyond = 0  # characters past MAX_MESSAGES, not posted
         self.last_full: tuple[int, str] = (0, "")  # the last message sent in full: past MAX_MESSAGES, it ends the answer
+        self.status = ""  # the working line, shown below the current message while the agent is silent
         self.arrived = asyncio.Event()
         self._lock = asyncio.Lock()
+
+    def working(self, line: str) -> None:
+        """Show `line` below the answer (empty: none), updated in place; no text of the answer."""
+        if line != self.status:
+            self.status = line
+            self.arrived.set()
+
+    def replace(self, text: str) -> None:
+        """The message being written becomes `text` (the final answer in place of the progress lines)."""
+        self.current, self.status = "", ""
+        self.add(text)
 
     def add(self, text: str) -> None:
         if self.index >= MAX_MESSAGES:
@@ -80,8 +92,8 @@ class AnswerStream:
                     index, text = self.full[0]
                     await self._send(index, text)
                     self.last_full = self.full.pop(0)
-                if self.current.strip() and self.current != self.shown:
-                    text = self.current
+                text = f"{self.current.rstrip()}\n\n{self.status}".strip() if self.status else self.current
+                if text.strip() and text != self.shown:
                     await self._send(self.index, text)
                     self.shown = text
             except Exception as error:  # noqa: BLE001 - the run goes on; the next tick tries again
@@ -94,6 +106,7 @@ class AnswerStream:
             summary = f"{summary}\n{more}"
         if len(summary) > SUMMARY_ROOM:
             summary = summary[:SUMMARY_ROOM - 2] + " …"
+        self.status = ""
         await self.flush()
         async with self._lock:
             text, index = summary, self.index

@@ -21,6 +21,7 @@ from isolator.contracts.agent import (
     RunRequest,
     StopReport,
     StopRequest,
+    no_agent_key,
 )
 from isolator.contracts.environment import conversation_key, environment_workflow_id
 from isolator.contracts.message import ReplyInput
@@ -34,9 +35,14 @@ def run_id_of(key: str) -> str:
     return str(uuid.uuid5(_RUN_NAMESPACE, key))
 
 
-def plan_for(settings: Settings, codebase_command: list[str] | None) -> AgentPlan:
-    """The codebase's own `agent_command` when set (an empty list: none), else AGENT_WORKFLOW, else AGENT_COMMAND."""
+def plan_for(settings: Settings, codebase_command: list[str] | None, codebase_agent: dict | None = None) -> AgentPlan:
+    """The codebase's own `agent` or `agent_command` when set (an empty command: none), else
+    AGENT_WORKFLOW, else AGENT (with AGENT_EXECUTABLE and AGENT_ARGS), else AGENT_COMMAND."""
     timeout = settings.agent_timeout_minutes
+    if codebase_agent:
+        driver = codebase_agent["agent"]
+        program = [codebase_agent.get("executable") or driver, *codebase_agent.get("args", [])]
+        return AgentPlan("command", program, "the codebase's `agent`", timeout_minutes=timeout, driver=driver)
     if codebase_command is not None:
         if not codebase_command:
             return AgentPlan("none")
@@ -45,8 +51,14 @@ def plan_for(settings: Settings, codebase_command: list[str] | None) -> AgentPla
     if settings.agent_workflow:
         return AgentPlan("workflow", source="AGENT_WORKFLOW", workflow=settings.agent_workflow,
                          task_queue=settings.agent_workflow_task_queue, timeout_minutes=timeout)
-    if settings.agent_command:
-        return AgentPlan("command", settings.agent_command, "AGENT_COMMAND", timeout_minutes=timeout)
+    driver = settings.agent_driver or ("command" if settings.agent_command else None)
+    if driver == "command" and settings.agent_command:
+        return AgentPlan("command", [*settings.agent_command, *settings.agent_args], "AGENT_COMMAND",
+                         timeout_minutes=timeout)
+    if driver in ("claude", "codex", "aider"):
+        program = [settings.agent_executable or driver, *settings.agent_args]
+        return AgentPlan("command", program, "AGENT_EXECUTABLE" if settings.agent_executable else "AGENT",
+                         timeout_minutes=timeout, driver=driver)
     return AgentPlan("none")
 
 
@@ -61,10 +73,12 @@ class AgentRunActivities:
     @activity.defn
     async def queue_agent_run(self, request: QueueRunInput) -> Queued:
         """Record the run and queue it in its environment's workflow; with no agent, nothing."""
-        command = await self.pool.fetchval("SELECT agent_command FROM codebases WHERE id = $1", request.codebase_id)
-        plan = plan_for(self.settings, command)
+        row = await self.pool.fetchrow("SELECT agent_command, agent FROM codebases WHERE id = $1", request.codebase_id)
+        plan = plan_for(self.settings, row["agent_command"] if row else None, row["agent"] if row else None)
         if plan.kind == "none":
-            return Queued("no_agent")
+            told = await self.pool.fetchval("SELECT 1 FROM outbound_messages WHERE idempotency_key = $1",
+                                            no_agent_key(request.platform, request.conversation_id))
+            return Queued("no_agent", tell_no_agent=told is None)
         run_id = run_id_of(request.key)
         await self.records.queued(run_id, request.environment_id, request.platform, request.conversation_id,
                                   request.text)

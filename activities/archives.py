@@ -15,6 +15,7 @@ from isolator.contracts.archive import (
     DiskUse,
     ExpiredArchives,
     PrunedArchives,
+    RecordBroughtBackInput,
     RecordRestoredInput,
     RemovedEnvironment,
     RemovedListing,
@@ -32,13 +33,15 @@ SELECT e.*, c.name AS c_name, c.canonical_path AS c_canonical_path, c.default_br
        c.host AS c_host, c.repository_url AS c_repository_url, c.id AS c_id,
        coalesce(e.destroyed_at, e.archived_at) AS removed_at,
        floor(extract(epoch FROM now() - coalesce(e.destroyed_at, e.archived_at)) / 86400)::int AS age_days,
-       (SELECT coalesce(o.workflow_type || '-' || o.workflow_id || ' at ' || o.working_path, '')
-          FROM isolation_environments o
-         WHERE o.status IN ('active', 'hibernated') AND o.id <> e.id
-           AND (o.working_path = e.working_path
-                OR (o.codebase_id, o.workflow_type, o.workflow_id) = (e.codebase_id, e.workflow_type, e.workflow_id))
-         LIMIT 1) AS conflict
+       h.workflow_type || '-' || h.workflow_id || ' at ' || h.working_path AS conflict,
+       h.id AS holder_id, h.branch_name AS holder_branch, h.working_path AS holder_path, h.status AS holder_status
 FROM isolation_environments e JOIN codebases c ON c.id = e.codebase_id
+LEFT JOIN LATERAL (
+    SELECT o.* FROM isolation_environments o
+     WHERE o.status IN ('active', 'hibernated') AND o.id <> e.id
+       AND (o.working_path = e.working_path
+            OR (o.codebase_id, o.workflow_type, o.workflow_id) = (e.codebase_id, e.workflow_type, e.workflow_id))
+     LIMIT 1) h ON true
 WHERE e.archive_ref IS NOT NULL AND e.archive_pruned_at IS NULL AND e.status IN ('hibernated', 'destroyed')
 """
 # ... that a restore can still bring back: not restored already.
@@ -53,13 +56,14 @@ class ArchiveActivities:
     @activity.defn
     async def list_removed_environments(self, query: RemovedQuery) -> RemovedListing:
         """What can still be restored, newest first; with a name, only what had that name."""
-        rows = await self.pool.fetch(
-            _RESTORABLE + """ AND e.codebase_id = $1
-                AND ($2::text IS NULL OR e.branch_name = $2 OR e.workflow_type || '-' || e.workflow_id = $2)
-                ORDER BY removed_at DESC LIMIT 50""",
-            query.codebase_id, query.name,
-        )
-        return RemovedListing([self._removed(row) for row in rows], self.settings.archive_retention_days)
+        named = """ AND e.codebase_id = $1
+                AND ($2::text IS NULL OR e.branch_name = $2 OR e.workflow_type || '-' || e.workflow_id = $2)"""
+        rows = await self.pool.fetch(_RESTORABLE + named + " ORDER BY removed_at DESC LIMIT 50",
+                                     query.codebase_id, query.name)
+        restored = 0 if rows else await self.pool.fetchval(
+            f"SELECT count(*) FROM ({_ARCHIVED} AND e.restored_as IS NOT NULL {named}) AS restored",
+            query.codebase_id, query.name)
+        return RemovedListing([self._removed(row) for row in rows], self.settings.archive_retention_days, restored)
 
     @activity.defn
     async def find_removed_environment(self, environment_id: str) -> RemovedEnvironment | None:
@@ -109,6 +113,13 @@ class ArchiveActivities:
                     record.conversation_row_id, row["id"], row["working_path"], record.key,
                 )
         return environment_from_row(row)
+
+    @activity.defn
+    async def record_brought_back(self, record: RecordBroughtBackInput) -> None:
+        """Its archived files went into the active environment of its branch: restored, as that one."""
+        await self.pool.execute(
+            "UPDATE isolation_environments SET restored_as = $2 WHERE id = $1 AND restored_as IS NULL",
+            record.removed_id, record.into_id)
 
     @activity.defn
     async def mark_environment_hibernated(self, request: MarkDestroyedInput) -> None:
@@ -168,6 +179,8 @@ class ArchiveActivities:
             days_left=max(0, self.settings.archive_retention_days - (row["age_days"] or 0)), provider=row["provider"],
             from_fork=bool(metadata.get("from_fork", False)), start_commit=metadata.get("start_commit"),
             restored_as=str(row["restored_as"]) if row["restored_as"] else None, conflict=row["conflict"] or None,
+            holder_id=str(row["holder_id"]) if row["holder_id"] else None, holder_branch=row["holder_branch"],
+            holder_path=row["holder_path"], holder_status=row["holder_status"],
         )
 
     async def _insert(self, connection: asyncpg.Connection, old: asyncpg.Record, key: str) -> asyncpg.Record:

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import asyncpg
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities.database import codebase_from_row
 from activities.git import GitError, run_git
 from activities.paths import UnsafePathError, ensure_inside, is_valid_codebase_name
-from activities.repositories import name_from_source, normalize_repository_url
+from activities.repositories import name_from_source, normalize_repository_url, repository_url_of
 from isolator.contracts.codebase import (
     Codebase,
     RegisteredCodebase,
@@ -24,7 +24,12 @@ from isolator.settings import Settings
 
 
 def _invalid(message: str) -> ApplicationError:
-    return ApplicationError(message, type=INVALID_REPOSITORY, non_retryable=True)
+    return _mistake(message, INVALID_REPOSITORY)
+
+
+def _mistake(message: str, error_type: str) -> ApplicationError:
+    """The user's mistake: not retried, and benign, so the worker logs no traceback for it."""
+    return ApplicationError(message, type=error_type, non_retryable=True, category=ApplicationErrorCategory.BENIGN)
 
 
 class CodebaseActivities:
@@ -34,10 +39,14 @@ class CodebaseActivities:
 
     @activity.defn
     async def find_codebase(self, source: RepositorySource) -> Codebase | None:
+        """By URL, by path on its host, or (given a name alone: `/clone <name>`) by name."""
         assert self.pool is not None
+        if source.name and not source.url and not source.path:
+            row = await self.pool.fetchrow("SELECT * FROM codebases WHERE name = $1", source.name)
+            return codebase_from_row(row) if row else None
         if source.url:
             row = await self.pool.fetchrow(
-                "SELECT * FROM codebases WHERE repository_url = $1", normalize_repository_url(source.url)
+                "SELECT * FROM codebases WHERE repository_url = $1", repository_url_of(source.url)
             )
             if row:
                 return codebase_from_row(row)
@@ -68,10 +77,8 @@ class CodebaseActivities:
             )
             if row is not None:
                 return RegisteredCodebase(codebase=codebase_from_row(row), created=False)
-        raise ApplicationError(
-            f"A different repository is already registered as `{info.name}`. Choose another name.",
-            type=NAME_TAKEN,
-            non_retryable=True,
+        raise _mistake(
+            f"A different repository is already registered as `{info.name}`. Choose another name.", NAME_TAKEN
         )
 
     @activity.defn
@@ -88,7 +95,11 @@ class CodebaseActivities:
         path = Path(source.path).expanduser().absolute()
         if not path.is_dir():
             raise _invalid(f"`{source.path}` is not a directory on {self.settings.host}.")
-        return await self._describe(path, source.url, source.name, source.host)
+        info = await self._describe(path, source.url, source.name, source.host)
+        if source.allowed_roots is not None and not _under_any(Path(info.canonical_path), source.allowed_roots):
+            # A link, or a worktree of a checkout elsewhere, leads out of the folders chat may name.
+            raise _invalid(f"`{source.path}` leads to `{info.canonical_path}`, outside `CLONE_ALLOWED_ROOTS`.")
+        return info
 
     @activity.defn
     async def clone_repository(self, source: RepositorySource) -> RepositoryInfo:
@@ -107,21 +118,17 @@ class CodebaseActivities:
             origin = await run_git("remote", "get-url", "origin", cwd=destination, check=False)
             if origin.returncode == 0 and normalize_repository_url(origin.stdout) == normalize_repository_url(source.url):
                 return await self._describe(destination, source.url, name, source.host)
-            raise ApplicationError(
-                f"`{destination}` already exists and is not a clone of {source.url}. Choose another name.",
-                type=NAME_TAKEN,
-                non_retryable=True,
+            raise _mistake(
+                f"`{destination}` already exists and is not a clone of {source.url}. Choose another name.", NAME_TAKEN
             )
         if self.pool is not None and await self.pool.fetchval(
             """SELECT 1 FROM codebases WHERE name = $1 AND repository_url IS DISTINCT FROM $2
                AND NOT (host = $3 AND canonical_path = $4)""",
-            name, normalize_repository_url(source.url), source.host, str(destination),
+            name, repository_url_of(source.url), source.host, str(destination),
         ):
             # record_codebase would refuse this name afterwards and leave the clone behind: refuse first.
-            raise ApplicationError(
-                f"A different repository is already registered as `{name}`. Choose another name.",
-                type=NAME_TAKEN,
-                non_retryable=True,
+            raise _mistake(
+                f"A different repository is already registered as `{name}`. Choose another name.", NAME_TAKEN
             )
         shutil.rmtree(staging, ignore_errors=True)  # left by an attempt that was killed
         try:
@@ -168,9 +175,14 @@ class CodebaseActivities:
             name=self._name(name, url, str(canonical)),
             canonical_path=str(canonical),
             default_branch=await _default_branch(canonical),
-            repository_url=normalize_repository_url(url) if url else None,
+            repository_url=repository_url_of(url, canonical) if url else None,
             host=host,
         )
+
+
+def _under_any(path: Path, roots: list[str]) -> bool:
+    resolved = path.resolve()
+    return any(resolved.is_relative_to(Path(root).resolve()) for root in roots)
 
 
 async def _default_branch(repository: Path) -> str:

@@ -52,6 +52,9 @@ SELECT e.*, c.name AS c_name, c.canonical_path AS c_canonical_path, c.default_br
        c.host AS c_host, c.repository_url AS c_repository_url, c.id AS c_id,
        coalesce(array_agg(v.platform ORDER BY v.id) FILTER (WHERE v.id IS NOT NULL AND v.closed_at IS NULL), '{}')
            AS open_platforms,
+       coalesce(array_agg(v.platform_conversation_id ORDER BY v.id)
+                    FILTER (WHERE v.id IS NOT NULL AND v.closed_at IS NULL), '{}')
+           AS open_conversation_ids,
        coalesce(array_agg(floor(extract(epoch FROM now() - v.last_activity_at) / 86400)::int ORDER BY v.id)
                     FILTER (WHERE v.id IS NOT NULL AND v.closed_at IS NULL), '{}')
            AS open_days_inactive,
@@ -148,8 +151,9 @@ class EnvironmentActivities:
                 ),
                 created_by_platform=row["created_by_platform"],
                 open_conversations=[
-                    OpenConversation(platform, days)
-                    for platform, days in zip(row["open_platforms"], row["open_days_inactive"])
+                    OpenConversation(platform, days, conversation_id)
+                    for platform, days, conversation_id in zip(row["open_platforms"], row["open_days_inactive"],
+                                                               row["open_conversation_ids"])
                 ],
                 days_inactive=row["days_inactive"],
                 start_commit=(row["metadata"] or {}).get("start_commit"),

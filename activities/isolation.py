@@ -1,45 +1,59 @@
 """The environments' disk work, served on the host that holds the codebase's checkout.
 
 Each activity hands its request to the isolation provider the environment records
-(activities/providers/). The `_here` and local forms answer "elsewhere" when the codebase lives on
-another host, and the workflow then asks that host's queue.
+(activities/providers/): those of `HOST_OPERATIONS` as they are, under the activity names that list
+gives. The `_here` and local forms answer "elsewhere" when the codebase lives on another host, and
+the workflow then asks that host's queue.
 """
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.providers import IsolationProvider, build_providers
+from activities.providers import build_providers
 from isolator.contracts.environment import EnvironmentCheck, EnvironmentCheckInput
+from isolator.contracts.isolation import HOST_OPERATIONS, HostOperation, IsolationProvider
 from isolator.contracts.worktree import (
     AdoptionSearch,
     AdoptQuery,
-    PruneArchivesInput,
-    PrunedArchive,
-    RemovalReport,
-    RemoveWorktreeInput,
-    RestoredWorktree,
-    RestoreWorktreeInput,
-    SurveyInput,
     WorktreeCreation,
-    WorktreeReady,
     WorktreeRequest,
-    WorktreeSurvey,
 )
 from isolator.settings import Settings
 
 
 class IsolationActivities:
+    """The activities of `HOST_OPERATIONS` (`create_worktree`, `remove_worktree`, `restore_worktree`,
+    `prune_archives`, `survey_worktrees`), and those below that answer "elsewhere"."""
+
     def __init__(self, settings: Settings, providers: dict[str, IsolationProvider] | None = None) -> None:
         self.settings = settings
         self.providers = providers if providers is not None else build_providers(settings)
+        # What the host's queue serves besides the methods below; each is an attribute too, named as its activity.
+        self.host_operations = [self._served(operation) for operation in HOST_OPERATIONS]
+        for served in self.host_operations:
+            setattr(self, served.__name__, served)
 
     def _provider(self, name: str) -> IsolationProvider:
         provider = self.providers.get(name)
         if provider is None:
             raise ApplicationError(f"no isolation provider `{name}` on this worker", non_retryable=True)
         return provider
+
+    def _served(self, operation: HostOperation) -> Callable[..., Any]:
+        """The activity that hands `operation`'s request to the environment's provider."""
+        method = operation.method.__name__
+
+        async def serve(request: Any) -> Any:
+            return await getattr(self._provider(request.provider), method)(request)
+
+        # The SDK reads the argument and result types from the annotations, to decode and encode them.
+        serve.__annotations__ = {"request": operation.request_type, "return": operation.result_type}
+        serve.__name__ = serve.__qualname__ = operation.activity
+        return activity.defn(name=operation.activity)(serve)
 
     @activity.defn
     async def validate_environment(self, check: EnvironmentCheckInput) -> EnvironmentCheck:
@@ -55,11 +69,7 @@ class IsolationActivities:
         through the server while git works; "elsewhere" when the codebase is on another host."""
         if request.codebase.host != self.settings.host:
             return WorktreeCreation(outcome="elsewhere")
-        return WorktreeCreation(outcome="ready", worktree=await self.create_worktree(request))
-
-    @activity.defn
-    async def create_worktree(self, request: WorktreeRequest) -> WorktreeReady:
-        return await self._provider(request.provider).create(request)
+        return WorktreeCreation(outcome="ready", worktree=await self._provider(request.provider).create(request))
 
     @activity.defn
     async def find_adoptable_worktree(self, query: AdoptQuery) -> AdoptionSearch:
@@ -68,19 +78,3 @@ class IsolationActivities:
             return AdoptionSearch("elsewhere")
         adoptable = await self._provider(query.provider).adopt(query)
         return AdoptionSearch("adoptable", adoptable) if adoptable else AdoptionSearch("none")
-
-    @activity.defn
-    async def remove_worktree(self, request: RemoveWorktreeInput) -> RemovalReport:
-        return await self._provider(request.provider).destroy(request)
-
-    @activity.defn
-    async def restore_worktree(self, request: RestoreWorktreeInput) -> RestoredWorktree:
-        return await self._provider(request.provider).restore(request)
-
-    @activity.defn
-    async def prune_archives(self, request: PruneArchivesInput) -> list[PrunedArchive]:
-        return await self._provider(request.provider).prune(request)
-
-    @activity.defn
-    async def survey_worktrees(self, request: SurveyInput) -> WorktreeSurvey:
-        return await self._provider(request.provider).list(request)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit
 
 _SCP_LIKE = re.compile(r"^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^/].*$")
@@ -29,9 +29,30 @@ def normalize_repository_url(url: str) -> str:
     return url.rstrip("/")
 
 
+def is_hosted_url(url: str) -> bool:
+    """A repository on a server (http(s), ssh, git, `user@host:path`), not a folder of this machine
+    (a path or a `file://` URL)."""
+    return is_clone_url(url) and not url.startswith("file://")
+
+
+def repository_url_of(url: str, checkout: Path | None = None) -> str:
+    """The URL recorded for a codebase: a hosted one normalised; a local one as a place that exists,
+    absolute (a relative remote is read from the checkout) and with its `.git` kept."""
+    if is_hosted_url(url):
+        return normalize_repository_url(url)
+    url = url.strip()
+    if url.startswith("file://") or checkout is None:
+        return url.rstrip("/") or url
+    return str((checkout / url).resolve())
+
+
 def name_from_source(url: str | None, path: str | None) -> str:
-    """The default codebase name: the last part of the URL or of the path."""
-    source = normalize_repository_url(url) if url else (path or "").rstrip("/")
+    """The default codebase name: the last part of a hosted repository's URL, else of the checkout's
+    folder (a local remote such as `../origin.git` says nothing about the project), else of the URL."""
+    if url and (is_hosted_url(url) or not path):
+        source = normalize_repository_url(url)
+    else:
+        source = (path or "").rstrip("/")
     tail = re.split(r"[/:]", source)[-1] if source else ""
     return PurePosixPath(tail).name
 

@@ -3,6 +3,8 @@
 A run's answer (standard output) and log (standard error) are appended as they arrive, so that
 `GET /api/runs/{id}/log` shows a run in progress; each keeps at most CAP bytes, with a note where it
 was cut. A database that is briefly away slows the agent down (its output waits) and loses nothing.
+Every change of a run is announced on the PostgreSQL channel RUN_CHANNEL (payload: the run's id), in
+the same statement, so the dashboard's run page is pushed new lines as soon as they are written.
 """
 
 from __future__ import annotations
@@ -13,12 +15,15 @@ from typing import Literal
 
 import asyncpg
 
+from activities.agents.base import Usage
 from isolator.contracts.agent import RunStatus
 
 log = logging.getLogger(__name__)
 
 CAP = 10 * 1024 * 1024  # bytes kept of a run's output, and of its log
 FLUSH_AT = 256 * 1024  # pending bytes written at once, not at the next tick
+FLUSH_SECONDS = 0.25  # a line reaches the record, and the dashboard, this long after it is printed at most
+RUN_CHANNEL = "agent_run"
 RETRY_SECONDS = 1.0
 Column = Literal["output", "log"]
 # What a database that is restarting raises; anything else is a bug and is raised.
@@ -39,31 +44,48 @@ class RunRecords:
         )
 
     async def started(self, run_id: str) -> None:
-        await _patiently(self.pool.execute,
-                         "UPDATE agent_runs SET status = 'running', started_at = now() WHERE id = $1", run_id)
+        await _patiently(self.pool.execute, _announced(
+                         "UPDATE agent_runs SET status = 'running', started_at = now() WHERE id = $1"), run_id)
 
     async def append(self, run_id: str, column: Column, text: str, cut: bool) -> None:
         # `column` is one of two names of ours, never input.
-        await _patiently(self.pool.execute,
+        await _patiently(self.pool.execute, _announced(
                          f"UPDATE agent_runs SET {column} = {column} || $2, {column}_cut = {column}_cut OR $3 "
-                         "WHERE id = $1", run_id, text, cut)
+                         "WHERE id = $1"), run_id, text, cut)
 
     async def finished(self, run_id: str, status: RunStatus, exit_code: int | None,
                        changed_files: list[str], commits: int | None) -> None:
         """The run's end; a run already finished (an interruption recorded late) is left as it is."""
         await _patiently(
             self.pool.execute,
-            """UPDATE agent_runs SET status = $2, exit_code = $3, changed_files = $4, commits = $5,
+            _announced("""UPDATE agent_runs SET status = $2, exit_code = $3, changed_files = $4, commits = $5,
                                      finished_at = now()
-               WHERE id = $1 AND status IN ('queued', 'running')""",
+               WHERE id = $1 AND status IN ('queued', 'running')"""),
             run_id, status, exit_code, changed_files, commits,
+        )
+
+    async def usage(self, run_id: str, driver: str, session_id: str | None, usage: Usage) -> None:
+        """What the run's agent reported it used, and the session it ran in."""
+        await _patiently(
+            self.pool.execute,
+            """UPDATE agent_runs SET driver = $2, session_id = $3, cost_usd = $4, input_tokens = $5,
+                                     output_tokens = $6, cache_read_tokens = $7, cache_write_tokens = $8
+               WHERE id = $1""",
+            run_id, driver, session_id, usage.cost_usd, usage.input_tokens, usage.output_tokens,
+            usage.cache_read_tokens, usage.cache_write_tokens,
         )
 
     async def dropped(self, run_ids: list[str]) -> None:
         await self.pool.execute(
-            "UPDATE agent_runs SET status = 'dropped', finished_at = now() WHERE id = ANY($1::uuid[]) AND status = 'queued'",
+            _announced("UPDATE agent_runs SET status = 'dropped', finished_at = now() "
+                       "WHERE id = ANY($1::uuid[]) AND status = 'queued'"),
             run_ids,
         )
+
+
+def _announced(update: str) -> str:
+    """The update, and a notification on RUN_CHANNEL for each run it changed (sent at its commit)."""
+    return f"WITH changed AS ({update} RETURNING id) SELECT pg_notify('{RUN_CHANNEL}', id::text) FROM changed"
 
 
 async def _patiently(call, *args: object) -> object:  # type: ignore[no-untyped-def]

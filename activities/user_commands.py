@@ -4,22 +4,31 @@ Each runs in a process group of its own, within a time limit, with its output ha
 chunks, and with none of the service's secrets in its environment. On a timeout or a stop (the
 activity cancelled) the group gets SIGTERM, then SIGKILL after a grace period; whatever the program
 left running in its group is ended with it, so nothing of a step outlives the step.
+
+Each runs in the sandbox (activities/sandbox.py): it sees its worktree, the `writable_paths` it is
+given and a read-only system, and what it commits reaches its own branch only when it has ended.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
+import shutil
 import signal
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import SecretStr
 
+from activities import sandbox
+from activities.sandbox_git import BranchNotTaken, GitView, take_back
 from isolator.settings import Settings
+
+log = logging.getLogger(__name__)
 
 GRACE_SECONDS = 10.0
 OUTPUT_AFTER_EXIT_SECONDS = 2.0
@@ -59,15 +68,53 @@ OnOutput = Callable[[str], Awaitable[None]]
 async def run_user_program(
     argv: list[str], cwd: Path, env: dict[str, str], timeout_seconds: float, *,
     on_output: OnChunk, on_error: OnChunk | None = None, stdin: bytes | None = None,
-    on_start: Callable[[int], None] | None = None,
+    on_start: Callable[[int], None] | None = None, writable_paths: Sequence[Path] = (),
 ) -> Finished:
-    """Run `argv` with `stdin` written and closed; standard output (and standard error, unless
-    `on_error` takes it) is handed to `on_output` chunk by chunk as it arrives; a slow handler slows
-    the program down rather than filling memory. `on_start` gets the process group id."""
+    """Run `argv` in the sandbox with `stdin` written and closed; standard output (and standard
+    error, unless `on_error` takes it) is handed to `on_output` chunk by chunk as it arrives; a slow
+    handler slows the program down rather than filling memory. `on_start` gets the process group id.
+    `writable_paths`: folders outside the worktree it may write (the agent's home, a session folder)."""
     started = time.monotonic()
+    _check_program(argv[0], cwd, env)  # inside the sandbox, only bubblewrap could say so, less clearly
+    try:
+        async with sandbox.sandboxed_run(argv, cwd, env, writable_paths) as run:
+            try:
+                finished = await _run(run.argv, cwd, run.env, timeout_seconds, on_output, on_error, stdin,
+                                      on_start, spare_leader=run.sandboxed)
+            finally:  # a stopped run's commits count too
+                if run.git is not None:
+                    await asyncio.shield(_take_back(run.git))
+    except sandbox.SandboxRefused as error:
+        raise CannotStart(str(error)) from None
+    finished.seconds = time.monotonic() - started
+    return finished
+
+
+def _check_program(program: str, cwd: Path, env: dict[str, str]) -> None:
+    path = cwd / program if "/" in program else shutil.which(program, mode=os.F_OK, path=env.get("PATH", os.defpath))
+    if path is None or not Path(path).is_file():
+        raise CannotStart(f"`{program}` was not found")
+    if not os.access(path, os.X_OK):
+        raise CannotStart(f"`{program}` is not executable")
+
+
+async def _take_back(git: GitView) -> None:
+    try:
+        await take_back(git)
+    except (BranchNotTaken, OSError) as error:
+        log.warning("the commits of a sandboxed run in %s stay out of `%s`: %s", git.worktree, git.branch, error)
+
+
+async def _run(
+    argv: list[str], cwd: Path, env: dict[str, str], timeout_seconds: float, on_output: OnChunk,
+    on_error: OnChunk | None, stdin: bytes | None, on_start: Callable[[int], None] | None, spare_leader: bool,
+) -> Finished:
+    started = time.monotonic()
+    watch = sandbox.Watch(argv) if spare_leader else None
     try:
         process = await asyncio.create_subprocess_exec(
-            *argv, cwd=cwd, env=env, start_new_session=True,
+            *(watch.argv if watch else argv), cwd=cwd, env=env, start_new_session=True,
+            pass_fds=watch.pass_fds if watch else (),
             stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE if on_error is not None else asyncio.subprocess.STDOUT,
@@ -78,24 +125,33 @@ async def run_user_program(
         raise CannotStart(f"`{argv[0]}` is not executable") from None
     except OSError as error:
         raise CannotStart(f"`{argv[0]}` could not be started: {error.strerror or error}") from None
+    finally:
+        if watch:
+            watch.started()
     if on_start is not None:
         on_start(process.pid)
+    stop = _Stop(process, watch)
     try:
+        if watch:
+            await watch.read()
         readers = [_pump(process.stdout, on_output)]
         if on_error is not None:
             readers.append(_pump(process.stderr, on_error))
         if stdin is not None:
             readers.append(_feed(process, stdin))
-        exit_code: int | None = await asyncio.wait_for(_exit_and_output(process, readers), timeout_seconds)
+        exit_code: int | None = await asyncio.wait_for(_exit_and_output(process, readers, stop), timeout_seconds)
         timed_out = False
     except TimeoutError:
         exit_code, timed_out = None, True
     finally:
-        await stop_group(process)  # also what it left behind in its group after it exited
+        await stop()  # also what it left behind in its group after it exited
+        if watch:
+            watch.close()
     return Finished(exit_code, timed_out, time.monotonic() - started)
 
 
-async def _exit_and_output(process: asyncio.subprocess.Process, readers: list[Awaitable[None]]) -> int:
+async def _exit_and_output(process: asyncio.subprocess.Process, readers: list[Awaitable[None]],
+                           stop: "_Stop") -> int:
     """The exit code, once its output is read; a child it left behind holding the pipes open gets
     OUTPUT_AFTER_EXIT_SECONDS to finish writing, then the group is stopped."""
     output = asyncio.ensure_future(asyncio.gather(*readers))
@@ -103,7 +159,7 @@ async def _exit_and_output(process: asyncio.subprocess.Process, readers: list[Aw
         exit_code = await process.wait()
         await asyncio.wait_for(asyncio.shield(output), OUTPUT_AFTER_EXIT_SECONDS)
     except TimeoutError:
-        await stop_group(process)
+        await stop()
         await output
     finally:
         if not output.done():
@@ -118,7 +174,10 @@ async def run_user_command(
     """A set-up or teardown command: its output, standard error included, read as lines; the last
     ones are kept for the report."""
     lines = _Lines(on_line)
-    finished = await run_user_program(argv, cwd, env, timeout_seconds, on_output=lines.add)
+    try:
+        finished = await run_user_program(argv, cwd, env, timeout_seconds, on_output=lines.add)
+    except CannotStart as error:  # as a shell says of a command it cannot run
+        return Finished(127, False, 0.0, [str(error)])
     await lines.close()
     finished.tail = list(lines.tail)
     return finished
@@ -162,6 +221,20 @@ async def _feed(process: asyncio.subprocess.Process, data: bytes) -> None:
         process.stdin.close()
 
 
+@dataclass
+class _Stop:
+    process: asyncio.subprocess.Process
+    watch: sandbox.Watch | None  # the program runs in the sandbox, bubblewrap leads its group
+
+    async def __call__(self) -> None:
+        if self.watch is None:
+            await stop_group(self.process)
+        elif self.process.returncode is not None:  # the namespace ends with its first process
+            await self.watch.ended(self.process.pid)
+        else:
+            await stop_sandbox(self.process, self.watch)
+
+
 async def stop_group(process: asyncio.subprocess.Process) -> None:
     """SIGTERM to the process group, SIGKILL after the grace period; silent when it is gone already."""
     if not signal_group(process.pid, signal.SIGTERM):
@@ -172,6 +245,18 @@ async def stop_group(process: asyncio.subprocess.Process) -> None:
     except TimeoutError:
         signal_group(process.pid, signal.SIGKILL)
     await process.wait()
+
+
+async def stop_sandbox(process: asyncio.subprocess.Process, watch: sandbox.Watch) -> None:
+    """SIGTERM to all in the sandbox but bubblewrap, whose SIGTERM would end it at once, leaving
+    the program no grace to save its work; SIGKILL to the whole group after the grace period."""
+    sandbox.signal_inside(process.pid, signal.SIGTERM)
+    try:
+        await asyncio.wait_for(asyncio.gather(process.wait(), watch.ended(process.pid)), GRACE_SECONDS)
+    except TimeoutError:
+        signal_group(process.pid, signal.SIGKILL)
+    await process.wait()
+    await watch.ended(process.pid)
 
 
 async def _group_gone(process: asyncio.subprocess.Process) -> None:

@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse
 from temporalio.client import Client
 
 from activities.database import create_pool
-from api import codebases, environments, health, runs, test_adapter
+from api import codebases, dashboard, environments, health, refusals, runs, test_adapter
 from api.webhooks import discord, github, slack, telegram
 from api.webhooks.limits import WebhookBodyLimit
 from isolator.payloads import connect
@@ -28,12 +28,14 @@ def create_app(settings: Settings, *, temporal: Client | None = None, pool: asyn
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if pool is not None and temporal is not None:
             yield  # the caller owns the clients
+            await app.state.run_listener.close()
             return
         app.state.pool = await create_pool(_require(settings.database_url, "DATABASE_URL"))
         try:
             app.state.temporal = await connect(settings.temporal_address, settings.temporal_namespace)
             yield
         finally:
+            await app.state.run_listener.close()
             await app.state.pool.close()
 
     app = FastAPI(title="isolator", version="0.1.0", lifespan=lifespan)
@@ -43,6 +45,8 @@ def create_app(settings: Settings, *, temporal: Client | None = None, pool: asyn
     app.include_router(codebases.router)
     app.include_router(environments.router)
     app.include_router(runs.router)
+    app.include_router(refusals.router)
+    dashboard.install(app, settings)
     if settings.test_adapter:
         app.include_router(test_adapter.router)
     # A platform is served only when its secret is configured; anything else cannot be verified.
@@ -67,9 +71,13 @@ class _AsciiJSONResponse(JSONResponse):
 
 
 async def _invalid_request(request: Request, error: Exception) -> JSONResponse:
-    """FastAPI's 422 for a request that fails validation; its default handler answers 500 to a lone surrogate."""
+    """FastAPI's 422 for a request that fails validation, naming the field, what is wrong and the limit
+    (`msg`, `ctx`), without the value sent: echoed back, a 200 KB message came back whole. (Its default
+    handler also answers 500 to a lone surrogate.)"""
     assert isinstance(error, RequestValidationError)
-    return _AsciiJSONResponse({"detail": jsonable_encoder(error.errors())}, status_code=422)
+    problems = [{key: value for key, value in problem.items() if key not in ("input", "url")}
+                for problem in error.errors()]
+    return _AsciiJSONResponse({"detail": jsonable_encoder(problems)}, status_code=422)
 
 
 def _require(value: str | None, name: str) -> str:

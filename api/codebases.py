@@ -4,7 +4,7 @@ agent) and forget them."""
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
+from typing import Annotated, Literal
 
 import asyncpg
 from fastapi import APIRouter, Depends, HTTPException, Response, status
@@ -13,8 +13,10 @@ from temporalio.client import Client, WorkflowFailureError
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
 
+from activities.database import codebase_from_row
 from activities.paths import is_valid_codebase_name
 from activities.repositories import is_clone_url
+from activities.warm_pool import ask_refill, pool_size, warm_pool_view
 from api.deps import get_client, get_pool, get_settings, require_api_token
 from isolator.contracts.codebase import RepositorySource
 from isolator.contracts.errors import NAME_TAKEN, USER_ERRORS
@@ -31,6 +33,24 @@ AgentCommand = Annotated[
 ]
 
 
+class AgentChoice(BaseModel):
+    """The codebase's own agent driver (docs/agent-drivers.md), over AGENT, AGENT_EXECUTABLE and AGENT_ARGS."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent: Literal["claude", "codex", "aider", "command"]
+    executable: str | None = Field(None, min_length=1, max_length=4096, pattern=r"^[^\x00]*$",
+                                   description="the program; default: `claude`, `codex` or `aider` on PATH")
+    args: list[Annotated[str, Field(min_length=1, max_length=4096, pattern=r"^[^\x00]*$")]] = Field(
+        default_factory=list, max_length=100, description="extra arguments: a model, a permission mode")
+
+    @model_validator(mode="after")
+    def _program(self) -> "AgentChoice":
+        if self.agent == "command" and not self.executable:
+            raise ValueError("the `command` agent needs `executable`, the program to run")
+        return self
+
+
 class CodebaseRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -39,6 +59,7 @@ class CodebaseRequest(BaseModel):
     name: str | None = Field(None, min_length=1, max_length=100)
     host: str | None = Field(None, min_length=1, max_length=255, description="defaults to this server's host")
     agent_command: AgentCommand = None
+    agent: AgentChoice | None = None
 
     @model_validator(mode="after")
     def _check(self) -> "CodebaseRequest":
@@ -63,6 +84,9 @@ class CodebaseChange(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     agent_command: AgentCommand = None
+    agent: AgentChoice | None = Field(None, description="null: AGENT and the rest apply")
+    warm_worktrees: int | None = Field(None, ge=0, le=20, description="warm worktrees kept for this codebase; "
+                                                                      "null: WARM_WORKTREES; 0: none")
 
 
 class CodebaseView(BaseModel):
@@ -73,10 +97,32 @@ class CodebaseView(BaseModel):
     default_branch: str
     host: str
     agent_command: list[str] | None  # null: AGENT_COMMAND applies; []: no agent
+    agent: AgentChoice | None  # null: AGENT applies; wins over agent_command
 
 
 class RegisteredView(CodebaseView):
     created: bool
+
+
+class WarmWorktreeView(BaseModel):
+    path: str
+    state: str
+    base_commit: str | None
+    failure: str | None
+    disk_bytes: int | None
+
+
+class WarmPoolView(BaseModel):
+    """The codebase's warm worktrees (docs/warm.md): its size and each one's state and base commit."""
+
+    size: int
+    own_size: bool  # set for this codebase (PATCH `warm_worktrees`), not WARM_WORKTREES
+    ready: int
+    worktrees: list[WarmWorktreeView]
+
+
+class CodebaseDetail(CodebaseView):
+    warm_pool: WarmPoolView
 
 
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=RegisteredView)
@@ -97,35 +143,55 @@ async def register_codebase(
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             static_summary=f"register {body.url or body.path}",
         )
-    except WorkflowFailureError as error:
+    except WorkflowFailureError as error:  # a registration started before mistakes were outcomes
         cause = error.cause
         if isinstance(cause, ApplicationError) and cause.type in USER_ERRORS:
-            code = status.HTTP_409_CONFLICT if cause.type == NAME_TAKEN else status.HTTP_422_UNPROCESSABLE_CONTENT
-            raise HTTPException(code, detail=cause.message) from None
+            raise _refused(cause.type, cause.message) from None
         raise
+    if registered.codebase is None:
+        raise _refused(registered.problem_type, registered.problem or "the repository could not be registered")
     if not registered.created:
         response.status_code = status.HTTP_200_OK
-    if "agent_command" in body.model_fields_set:
-        await _set_agent_command(pool, registered.codebase.id, body.agent_command)
+    await _set_agent(pool, registered.codebase.id, body)
     row = await pool.fetchrow("SELECT * FROM codebases WHERE id = $1", registered.codebase.id)
+    if registered.created and await pool_size(pool, settings, registered.codebase.id):
+        await ask_refill(client, settings, registered.codebase)  # its warm worktrees are made from now on
     return RegisteredView(**_view(row).model_dump(), created=registered.created)
 
 
-@router.patch("/{codebase_id}", response_model=CodebaseView)
+def _refused(error_type: str | None, message: str) -> HTTPException:
+    code = status.HTTP_409_CONFLICT if error_type == NAME_TAKEN else status.HTTP_422_UNPROCESSABLE_CONTENT
+    return HTTPException(code, detail=message)
+
+
+@router.patch("/{codebase_id}", response_model=CodebaseDetail)
 async def change_codebase(
     codebase_id: uuid.UUID, body: CodebaseChange, pool: Annotated[asyncpg.Pool, Depends(get_pool)],
-) -> CodebaseView:
-    """Set the codebase's `agent_command`: a list of arguments, null for AGENT_COMMAND, [] for none."""
-    if "agent_command" in body.model_fields_set:
-        await _set_agent_command(pool, str(codebase_id), body.agent_command)
-    return await get_codebase(codebase_id, pool)
+    client: Annotated[Client, Depends(get_client)], settings: Annotated[Settings, Depends(get_settings)],
+) -> CodebaseDetail:
+    """Set the codebase's `agent_command` (a list of arguments, null for AGENT_COMMAND, [] for none), its
+    `agent` (a driver, null for AGENT) and its `warm_worktrees` (null for WARM_WORKTREES)."""
+    await _set_agent(pool, str(codebase_id), body)
+    if "warm_worktrees" in body.model_fields_set:
+        row = await pool.fetchrow("UPDATE codebases SET warm_worktrees = $2 WHERE id = $1 RETURNING *", codebase_id,
+                                  body.warm_worktrees)
+        if row is None:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no codebase {codebase_id}")
+        await ask_refill(client, settings, codebase_from_row(row))  # grows, shrinks or empties the pool now
+    return await get_codebase(codebase_id, pool, settings)
 
 
-async def _set_agent_command(pool: asyncpg.Pool, codebase_id: str, command: list[str] | None) -> None:
-    updated = await pool.execute("UPDATE codebases SET agent_command = $2 WHERE id = $1", uuid.UUID(codebase_id),
-                                 command)
-    if updated == "UPDATE 0":
-        raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no codebase {codebase_id}")
+async def _set_agent(pool: asyncpg.Pool, codebase_id: str, body: CodebaseRequest | CodebaseChange) -> None:
+    """The fields the body names; the others are left as they are."""
+    for column in ("agent_command", "agent"):  # names of ours, never input
+        if column not in body.model_fields_set:
+            continue
+        value = getattr(body, column)
+        value = value.model_dump() if isinstance(value, BaseModel) else value
+        updated = await pool.execute(f"UPDATE codebases SET {column} = $2 WHERE id = $1", uuid.UUID(codebase_id),
+                                     value)
+        if updated == "UPDATE 0":
+            raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no codebase {codebase_id}")
 
 
 @router.get("", response_model=list[CodebaseView])
@@ -134,12 +200,16 @@ async def list_codebases(pool: Annotated[asyncpg.Pool, Depends(get_pool)]) -> li
     return [_view(row) for row in rows]
 
 
-@router.get("/{codebase_id}", response_model=CodebaseView)
-async def get_codebase(codebase_id: uuid.UUID, pool: Annotated[asyncpg.Pool, Depends(get_pool)]) -> CodebaseView:
+@router.get("/{codebase_id}", response_model=CodebaseDetail)
+async def get_codebase(codebase_id: uuid.UUID, pool: Annotated[asyncpg.Pool, Depends(get_pool)],
+                       settings: Annotated[Settings, Depends(get_settings)]) -> CodebaseDetail:
     row = await pool.fetchrow("SELECT * FROM codebases WHERE id = $1", codebase_id)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no codebase {codebase_id}")
-    return _view(row)
+    warm = await warm_pool_view(pool, settings, str(codebase_id))
+    return CodebaseDetail(**_view(row).model_dump(), warm_pool=WarmPoolView(
+        size=warm.size, own_size=row["warm_worktrees"] is not None, ready=warm.ready,
+        worktrees=[WarmWorktreeView(**vars(worktree)) for worktree in warm.worktrees]))
 
 
 @router.delete("/{codebase_id}", status_code=status.HTTP_204_NO_CONTENT)
@@ -167,4 +237,4 @@ async def delete_codebase(codebase_id: uuid.UUID, pool: Annotated[asyncpg.Pool, 
 def _view(row: asyncpg.Record) -> CodebaseView:
     return CodebaseView(id=str(row["id"]), name=row["name"], repository_url=row["repository_url"],
                         canonical_path=row["canonical_path"], default_branch=row["default_branch"], host=row["host"],
-                        agent_command=row["agent_command"])
+                        agent_command=row["agent_command"], agent=row["agent"])

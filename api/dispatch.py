@@ -22,6 +22,7 @@ from isolator.contracts.message import (
     Resolution,
     message_workflow_id,
 )
+from isolator.contracts.trust import Admission
 from isolator.settings import Settings
 from workflows.message import MessageWorkflow
 
@@ -41,6 +42,8 @@ def check_text(message: MessageInput) -> None:
     fields = {"conversation id": message.conversation_id, "text": message.text, "message key": message.message_key}
     if message.hints is not None:
         fields.update({f"hints.{key}": value for key, value in dataclasses.asdict(message.hints).items()})
+    if message.admission is not None:  # it quotes the sender's ids, as the payload gave them
+        fields.update({"sender": message.admission.sender, "refusal": message.admission.refused or ""})
     for name, value in fields.items():
         for text in value if isinstance(value, list) else [value]:
             if not isinstance(text, str):
@@ -63,6 +66,19 @@ async def dispatch_message(
     check_text(message)
     workflow_id = message_workflow_id(message.platform, message.message_key)
     preview = " ".join(message.text.split())[:80]
+    attributes = [
+        SearchAttributePair(search_attributes.PLATFORM, message.platform),
+        # `platform:id`, as the API and the environment's IsolatorWorkflowId write a conversation
+        SearchAttributePair(search_attributes.CONVERSATION, f"{message.platform}:{message.conversation_id}"),
+    ]
+    memo: dict[str, str] = {}
+    if (admission := message.admission) is not None:
+        memo["sender"] = admission.sender
+        if admission.refused is not None:
+            # Findable as refused from its start (GET /api/refusals), not only once it has answered.
+            attributes.append(SearchAttributePair(search_attributes.OUTCOME, "refused"))
+            memo["refused"] = admission.refused
+            log.info("%s refused: %s", workflow_id, admission.sender)
     try:
         handle = await client.start_workflow(
             MessageWorkflow.run,
@@ -72,13 +88,12 @@ async def dispatch_message(
             # A redelivered webhook joins the running workflow, or is refused once it has finished.
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-            search_attributes=TypedSearchAttributes(
-                [
-                    SearchAttributePair(search_attributes.PLATFORM, message.platform),
-                    SearchAttributePair(search_attributes.CONVERSATION, message.conversation_id),
-                ]
-            ),
+            search_attributes=TypedSearchAttributes(attributes),
+            memo=memo or None,
             static_summary=f"{message.platform} {message.conversation_id}: {preview}",
+            # Its first task comes back in the answer when a worker of this client serves the queue
+            # (`isolator api`, `isolator dev`); otherwise the server ignores the request.
+            request_eager_start=True,
         )
     except WorkflowAlreadyStartedError as already:
         log.info("duplicate delivery %s: already processed", workflow_id)
@@ -96,8 +111,12 @@ async def start_message(
     message_key: str,
     hints: IsolationHints | None = None,
     kind: Literal["message", "closed"] = "message",
+    admission: Admission | None = None,
 ) -> WorkflowHandle[MessageWorkflow, Resolution]:
     """What every adapter calls: build the message (`/clone` defaulting to this host) and start its workflow.
+
+    `admission`: the platform's allow rule applied to the sender (isolator/trust.py); a refused
+    message still starts its workflow, which answers once and records the outcome `refused`.
 
     Raises UnusableText, and Temporal's RPCError when it cannot be reached: each adapter answers those
     in its platform's own shape.
@@ -110,5 +129,6 @@ async def start_message(
         default_host=settings.host,
         hints=hints,
         kind=kind,
+        admission=admission,
     )
     return await dispatch_message(client, settings.task_queue, message)

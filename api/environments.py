@@ -16,6 +16,7 @@ from activities.environment_signals import EnvironmentSignalActivities
 from api.deps import get_client, get_pool, get_settings, require_api_token
 from isolator.contracts.archive import RestoreReport, RestoreRequest
 from isolator.contracts.environment import DestroyEnvironmentInput, DestroyRequest, EnvironmentRef
+from isolator.contracts.worktree import RemovalReport
 from isolator.settings import Settings
 
 router = APIRouter(prefix="/api/environments", tags=["environments"], dependencies=[Depends(require_api_token)])
@@ -24,6 +25,7 @@ _SELECT = """
 SELECT e.id, e.workflow_type, e.workflow_id, e.working_path, e.branch_name, e.status, e.setup_state,
        e.created_at, e.destroyed_at, e.removal_reason, e.created_by_platform, c.name AS codebase,
        e.disk_bytes, e.disk_measured_at, e.merge_proof, e.branch_tip, e.restored_as,
+       e.metadata ->> 'restored_from' AS restored_from,
        (SELECT coalesce(array_agg(a.archive_ref ORDER BY a.archived_at DESC), '{}') FROM isolation_environments a
          WHERE a.codebase_id = e.codebase_id AND a.branch_name = e.branch_name AND a.archive_ref IS NOT NULL
            AND a.archive_pruned_at IS NULL) AS archive_refs,
@@ -81,6 +83,7 @@ class EnvironmentView(BaseModel):
     archive_refs: list[str]
     branch_tip: str | None  # the branch's commit when it was archived
     restored_as: str | None  # the environment a restore brought it back as
+    restored_from: str | None  # the removed environment this one is the restore of
     pull_request: PullRequestView | None = None
 
 
@@ -96,7 +99,7 @@ def _view(row: asyncpg.Record) -> EnvironmentView:
         removal_reason=row["removal_reason"], disk_bytes=row["disk_bytes"],
         disk_measured_at=row["disk_measured_at"].isoformat() if row["disk_measured_at"] else None,
         merge_proof=row["merge_proof"], archive_refs=list(row["archive_refs"]), branch_tip=row["branch_tip"],
-        restored_as=str(row["restored_as"]) if row["restored_as"] else None,
+        restored_as=str(row["restored_as"]) if row["restored_as"] else None, restored_from=row["restored_from"],
         pull_request=PullRequestView.model_validate_json(row["pull_request"]) if row["pull_request"] else None,
     )
 
@@ -130,6 +133,23 @@ async def get_environment(environment_id: uuid.UUID, pool: Annotated[asyncpg.Poo
     return _view(row)
 
 
+async def environment_ref(pool: asyncpg.Pool, environment_id: uuid.UUID) -> EnvironmentRef | None:
+    """What the environment's workflow is told about its environment; None when there is no such row."""
+    row = await pool.fetchrow(
+        """SELECT e.*, c.id AS c_id, c.name AS c_name, c.canonical_path AS c_canonical_path,
+                  c.default_branch AS c_default_branch, c.host AS c_host, c.repository_url AS c_repository_url
+           FROM isolation_environments e JOIN codebases c ON c.id = e.codebase_id WHERE e.id = $1""",
+        environment_id,
+    )
+    if row is None:
+        return None
+    return EnvironmentRef(
+        environment_id=str(row["id"]), codebase=codebase_from_row(row, prefix="c_"), working_path=row["working_path"],
+        branch=row["branch_name"], workflow_type=row["workflow_type"], workflow_id=row["workflow_id"],
+        platform=row["created_by_platform"], provider=row["provider"],
+    )
+
+
 class RemovalView(BaseModel):
     outcome: str  # removed, already_gone
     branch_outcome: str  # deleted, kept, archived, absent
@@ -148,30 +168,34 @@ async def remove_environment(
                                              "first); every removal is archived and can be restored")] = False,
 ) -> RemovalView:
     """The same removal as `/worktree remove [--force]`, through the environment's workflow."""
-    row = await pool.fetchrow(
-        """SELECT e.*, c.id AS c_id, c.name AS c_name, c.canonical_path AS c_canonical_path,
-                  c.default_branch AS c_default_branch, c.host AS c_host, c.repository_url AS c_repository_url
-           FROM isolation_environments e JOIN codebases c ON c.id = e.codebase_id WHERE e.id = $1""",
-        environment_id,
-    )
-    if row is None:
+    environment = await environment_ref(pool, environment_id)
+    if environment is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no environment {environment_id}")
-    environment = EnvironmentRef(
-        environment_id=str(row["id"]), codebase=codebase_from_row(row, prefix="c_"), working_path=row["working_path"],
-        branch=row["branch_name"], workflow_type=row["workflow_type"], workflow_id=row["workflow_id"],
-        platform=row["created_by_platform"], provider=row["provider"],
-    )
     request = DestroyRequest(force=force, reason="removed through the API", key=f"api:{uuid.uuid4()}")
     signals = EnvironmentSignalActivities(client, settings.task_queue)
     report = await signals.destroy_environment(DestroyEnvironmentInput(environment, request))
     if report.outcome == "refused":
-        raise HTTPException(status.HTTP_409_CONFLICT, detail=report.message)
+        raise HTTPException(status.HTTP_409_CONFLICT, detail=_refusal(report, environment))
     return RemovalView(outcome=report.outcome, branch_outcome=report.branch_outcome,
                        archive_refs=list(report.archive_refs), message=report.message)
 
 
+def _refusal(report: RemovalReport, environment: EnvironmentRef) -> str:
+    """A refusal in the API's words: the chat's names commands (`/worktree remove --force`)."""
+    again = f"`DELETE /api/environments/{environment.environment_id}?force=true`"
+    if report.refused_because == "uncommitted_changes":
+        return (f"`{environment.working_path}` has uncommitted changes, so it was not removed. {again} removes it "
+                "anyway: it is archived first, and `POST /api/environments/"
+                f"{environment.environment_id}/restore` brings it back with its changes.")
+    if report.refused_because == "agent_running":
+        return (f"The agent is running in `{environment.branch}`, so it was not removed. {again} stops the run "
+                "and removes it (archived first).")
+    return report.message
+
+
 class RestoreView(BaseModel):
-    outcome: Literal["restored", "woken", "already_restored"]
+    # "brought_back": the removed files went into the active worktree of the same branch (environment_id)
+    outcome: Literal["restored", "woken", "already_restored", "brought_back"]
     environment_id: str  # the restored environment: a new one for a removed one, the same for a hibernated one
     working_path: str
     branch: str
@@ -179,7 +203,7 @@ class RestoreView(BaseModel):
 
 
 _REFUSALS = {"not_found": status.HTTP_404_NOT_FOUND, "refused": status.HTTP_409_CONFLICT,
-             "limit": status.HTTP_409_CONFLICT}
+             "limit": status.HTTP_409_CONFLICT, "kept": status.HTTP_409_CONFLICT}
 
 
 @router.post("/{environment_id}/restore", response_model=RestoreView,

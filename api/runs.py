@@ -18,7 +18,24 @@ router = APIRouter(prefix="/api/runs", tags=["runs"], dependencies=[Depends(requ
 _LISTED = 200  # newest runs listed at most
 
 _COLUMNS = """id, environment_id, platform || ':' || conversation_id AS conversation, message, status, exit_code,
-              queued_at, started_at, finished_at, changed_files, commits, output_cut, log_cut"""
+              queued_at, started_at, finished_at, changed_files, commits, output_cut, log_cut,
+              driver, session_id, cost_usd, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens"""
+
+
+class Tokens(BaseModel):
+    """What the agent reported it used; all 0 when it reports nothing."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    total: int = 0
+
+
+class RunTotals(BaseModel):
+    runs: int
+    cost_usd: float  # of the runs whose agent reports money
+    tokens: Tokens
 
 
 class RunView(BaseModel):
@@ -35,6 +52,10 @@ class RunView(BaseModel):
     commits: int | None
     output_cut: bool  # the answer passed 10 MiB: the rest was not kept
     log_cut: bool
+    driver: str | None  # claude, codex, aider or command
+    session_id: str | None  # the agent's session the run was a turn of
+    cost_usd: float | None  # as the agent reported it (Claude Code, Aider); None: not reported
+    tokens: Tokens
 
 
 class RunDetail(RunView):
@@ -49,8 +70,15 @@ def _view(row: asyncpg.Record, model: type[RunView] = RunView, **extra: object) 
         id=str(row["id"]), environment_id=str(row["environment_id"]), conversation=row["conversation"],
         message=row["message"], status=row["status"], exit_code=row["exit_code"], queued_at=row["queued_at"].isoformat(),
         started_at=time("started_at"), finished_at=time("finished_at"), changed_files=list(row["changed_files"]),
-        commits=row["commits"], output_cut=row["output_cut"], log_cut=row["log_cut"], **extra,
+        commits=row["commits"], output_cut=row["output_cut"], log_cut=row["log_cut"], driver=row["driver"],
+        session_id=row["session_id"], cost_usd=float(row["cost_usd"]) if row["cost_usd"] is not None else None,
+        tokens=_tokens(row), **extra,
     )
+
+
+def _tokens(row: asyncpg.Record) -> Tokens:
+    counts = {name: int(row[f"{name}_tokens"] or 0) for name in ("input", "output", "cache_read", "cache_write")}
+    return Tokens(**counts, total=sum(counts.values()))
 
 
 @router.get("", response_model=list[RunView])
@@ -70,6 +98,28 @@ async def list_runs(
         platform or None, conversation_id, environment,
     )
     return [_view(row) for row in rows]
+
+
+@router.get("/totals", response_model=RunTotals)
+async def run_totals(
+    pool: Annotated[asyncpg.Pool, Depends(get_pool)],
+    conversation: Annotated[str | None, Query(min_length=3, max_length=300, pattern=r"^[a-z]+:[^\x00-\x1f\x7f]+$",
+                                              description="`platform:conversation id`")] = None,
+    codebase: Annotated[uuid.UUID | None, Query(description="a codebase's id")] = None,
+) -> RunTotals:
+    """What the agent's runs cost, summed: of a conversation, of a codebase, of both, or of all."""
+    platform, _, conversation_id = (conversation or "").partition(":")
+    row = await pool.fetchrow(
+        """SELECT count(*) AS runs, coalesce(sum(r.cost_usd), 0) AS cost_usd,
+                  coalesce(sum(r.input_tokens), 0) AS input_tokens, coalesce(sum(r.output_tokens), 0) AS output_tokens,
+                  coalesce(sum(r.cache_read_tokens), 0) AS cache_read_tokens,
+                  coalesce(sum(r.cache_write_tokens), 0) AS cache_write_tokens
+           FROM agent_runs r JOIN isolation_environments e ON e.id = r.environment_id
+           WHERE ($1::text IS NULL OR (r.platform = $1 AND r.conversation_id = $2))
+             AND ($3::uuid IS NULL OR e.codebase_id = $3)""",
+        platform or None, conversation_id, codebase,
+    )
+    return RunTotals(runs=row["runs"], cost_usd=float(row["cost_usd"]), tokens=_tokens(row))
 
 
 @router.get("/{run_id}", response_model=RunDetail)

@@ -8,6 +8,7 @@ benchmarks (no agent configured) are not touched.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import sys
 import time
@@ -153,3 +154,54 @@ async def many_runs(stack: Stack, codebase_id: str, repository: Path, conversati
                     "worker_rss_mib": {"before": round(before, 1), "peak": round(peak, 1)}}),
             Figure("  ratio to the ideal", f"x{ratio:.3f} (target <= 1.15)"),
             Figure("  worker memory", f"{before:.0f} MiB before, {peak:.0f} MiB at the peak (flat: +{peak - before:.0f})")]
+
+
+async def real_cli_hand_off(stack: Stack, codebase_id: str, repository: Path, runs: int) -> list[Figure]:
+    """The real Claude Code as the agent: from the test adapter's 2xx to the fake model API receiving
+    its first request, on a reused worktree; against the same CLI started by hand in the same worktree,
+    resuming the same session (from its start to that request), alternating."""
+    from bench.stack import model_environment
+    from tests.agent_clis import claude_binary
+    from activities.agents import claude
+
+    binary = str(claude_binary())
+    (await stack.api.patch(f"/api/codebases/{codebase_id}",
+                           json={"agent": {"agent": "claude", "executable": binary}})).raise_for_status()
+    conversation = f"real-cli-{uuid.uuid4().hex[:6]}"
+    first = await start_conversation(stack, conversation, repository)
+    pool = await asyncpg.connect(stack.database_url)
+    ours, by_hand = [], []
+    try:
+        await _run_ended(pool, first["agentRunId"])
+        session, worktree = await pool.fetchrow(
+            """SELECT r.session_id, e.working_path FROM agent_runs r JOIN isolation_environments e
+               ON e.id = r.environment_id WHERE r.id = $1::uuid""", first["agentRunId"])
+        env = {**os.environ, **model_environment(stack.model), "HOME": str(stack.work / "data" / "agent-home"),
+               "CLAUDE_CODE_MAX_RETRIES": "2"}
+        argv = [binary, "-p", "--output-format", "stream-json", "--verbose", "--permission-mode",
+                claude.PERMISSION_MODE, "--resume", session]
+        for _ in range(runs):
+            calls = len(stack.model.calls)
+            response = await stack.api.post("/test/message", json={"conversationId": conversation, "message": "go"})
+            answered = time.time()
+            response.raise_for_status()
+            handle = stack.temporal.get_workflow_handle_for(MessageWorkflow.run, response.json()["workflowId"])
+            assert await _run_ended(pool, (await handle.result()).run_id) == "done"
+            ours.append((stack.model.calls[calls].at - answered) * 1000)
+
+            calls = len(stack.model.calls)
+            began = time.time()
+            process = await asyncio.create_subprocess_exec(
+                *argv, cwd=worktree, env=env, stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+            await process.communicate(b"go")
+            assert process.returncode == 0
+            by_hand.append((stack.model.calls[calls].at - began) * 1000)
+    finally:
+        await pool.close()
+    figure, baseline = Latency.of(ours), Latency.of(by_hand)
+    above = figure.p50 - baseline.p50
+    return [Figure("real Claude Code hand-off, 2xx to its first model request", str(figure),
+                   f"by hand: {baseline}", verdict(above <= 40),
+                   {"latency": vars(figure), "baseline": vars(baseline), "above_p50": round(above, 1)}),
+            Figure("  above the CLI started by hand (p50)", f"{above:+.1f} ms (target <= +40)")]

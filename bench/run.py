@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench import agents, messages, ready, restore, scale, sweep, webhooks
+from bench import agents, messages, ready, restore, sandbox, scale, sweep, warm, webhooks
 from bench.figures import Figure, as_json, print_table
 from bench.repos import make_repository
 from bench.stack import ROOT, running_stack
@@ -54,16 +54,19 @@ class Sizes:
     rows: int
     rows_runs: int
     restore_runs: int
+    sandbox_runs: int
 
 
 FULL = Sizes(reuse_runs=200, create_runs=30, concurrency=50, seconds=30, webhook_runs=200, sweep_sizes=(50, 500),
              setup_runs=30, include_megabytes=200, include_runs=5, hand_off_runs=100, stream_lines=40,
              many_conversations=50, many_seconds=2.0, scale_codebases=50, scale_per_codebase=100,
-             status_environments=1000, status_runs=50, rows=10_000, rows_runs=200, restore_runs=20)
+             status_environments=1000, status_runs=50, rows=10_000, rows_runs=200, restore_runs=20,
+             sandbox_runs=30)
 QUICK = Sizes(reuse_runs=20, create_runs=10, concurrency=10, seconds=5, webhook_runs=20, sweep_sizes=(10, 50),
               setup_runs=5, include_megabytes=20, include_runs=3, hand_off_runs=10, stream_lines=10,
               many_conversations=12, many_seconds=1.0, scale_codebases=4, scale_per_codebase=25,
-              status_environments=100, status_runs=10, rows=1_000, rows_runs=20, restore_runs=5)
+              status_environments=100, status_runs=10, rows=1_000, rows_runs=20, restore_runs=5,
+              sandbox_runs=10)
 
 
 TMPFS = Path("/dev/shm")
@@ -80,12 +83,14 @@ async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | N
     small = make_repository(repositories / "small", files=50, folders=1)
     large = make_repository(repositories / "large", files=5000, folders=200)
     with_agent = make_repository(repositories / "with-agent", files=50, folders=1)
+    real_cli = make_repository(repositories / "real-cli", files=50, folders=1)
     figures: list[Figure] = []
     async with running_stack(work, trees, database_url, temporal_address) as stack:
         # The small repository is also the one GitHub events are about.
         for body in ({"path": str(small), "url": GITHUB_REPOSITORY_URL}, {"path": str(large)}):
             (await stack.api.post("/api/codebases", json=body)).raise_for_status()
         agent_codebase = (await stack.api.post("/api/codebases", json={"path": str(with_agent)})).json()["id"]
+        real_cli_codebase = (await stack.api.post("/api/codebases", json={"path": str(real_cli)})).json()["id"]
         for warm in range(3):  # first-use costs: connections, worker caches, git's own
             await messages.start_conversation(stack, f"warm-{warm}", small)
         steps = [
@@ -97,10 +102,15 @@ async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | N
             ("webhooks", lambda: webhooks.slack(stack, sizes.webhook_runs)),
             ("sweep", lambda: sweep.sweep(stack, repositories, sizes.sweep_sizes)),
             ("set-up", lambda: ready.setup_overhead(stack, repositories, sizes.setup_runs)),
+            ("warm pool", lambda: warm.warm_create(stack, repositories, sizes.setup_runs)),
+            ("warm pool", lambda: warm.empty_pool_create(stack, repositories, sizes.create_runs)),
             ("include copy", lambda: ready.include_copy(trees, sizes.include_runs, sizes.include_megabytes)),
             ("agent hand-off", lambda: agents.hand_off(stack, agent_codebase, with_agent, small, sizes.hand_off_runs)),
             ("agent streaming", lambda: agents.streaming(stack, agent_codebase, with_agent, sizes.stream_lines)),
+            ("agent hand-off to a real CLI", lambda: agents.real_cli_hand_off(stack, real_cli_codebase, real_cli,
+                                                                          max(5, sizes.hand_off_runs // 4))),
             ("restore", lambda: restore.restore_against_add(work, trees, sizes.restore_runs)),
+            ("sandbox", lambda: sandbox.overhead(trees, sizes.sandbox_runs)),
             ("agent runs", lambda: agents.many_runs(stack, agent_codebase, with_agent, sizes.many_conversations,
                                                     sizes.many_seconds)),
             # Last: they leave thousands of environments behind (the rows case deletes its own).

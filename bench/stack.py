@@ -25,6 +25,7 @@ from temporalio.client import Client
 
 from isolator.payloads import connect
 from migrations.runner import apply_migrations
+from tests.fakes.anthropic_api import FakeAnthropicApi
 from tests.fakes.github_api import TOKEN as GITHUB_TOKEN
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.slack_api import BOT_TOKEN as SLACK_TOKEN
@@ -58,6 +59,7 @@ class Stack:
     github: FakeGitHub
     slack: FakeSlack
     processes: dict[str, subprocess.Popen]
+    model: FakeAnthropicApi  # the model API of the real Claude Code runs (ANTHROPIC_BASE_URL)
 
     def memory(self) -> dict[str, psutil.Process]:
         return {name: psutil.Process(process.pid) for name, process in self.processes.items()}
@@ -106,12 +108,18 @@ def _stop(processes: dict[str, subprocess.Popen]) -> None:
             process.wait()
 
 
+def model_environment(model: FakeAnthropicApi) -> dict[str, str]:
+    """What points Claude Code at the fake model API, and only there."""
+    return {"ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-ant-bench",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+
+
 @asynccontextmanager
 async def running_stack(work: Path, trees: Path, database_url: str | None,
                         temporal_address: str | None) -> AsyncIterator[Stack]:
     async with AsyncExitStack() as cleanup:
-        github, slack = FakeGitHub(), FakeSlack()
-        for fake in (github, slack):
+        github, slack, model = FakeGitHub(), FakeSlack(), FakeAnthropicApi()
+        for fake in (github, slack, model):
             await fake.start()
             cleanup.push_async_callback(fake.stop)
         if database_url is None:
@@ -126,7 +134,9 @@ async def running_stack(work: Path, trees: Path, database_url: str | None,
         await apply_migrations(database_url)
 
         run = uuid.uuid4().hex[:8]  # own queues and host, so a given stack's other workers are not measured
-        host, queue, baseline_queue = f"bench-{run}", f"bench-isolation-{run}", f"bench-bare-{run}"
+        # This machine's own host name: the API then hosts a worker and starts messages eagerly (docs/warm.md);
+        # the queues (and with them the host's queue) are the run's own.
+        host, queue, baseline_queue = socket.gethostname(), f"bench-isolation-{run}", f"bench-bare-{run}"
         port, baseline_port = free_port(), free_port()
         env = {
             **{key: value for key, value in os.environ.items() if not key.startswith(("GITHUB_", "SLACK_"))},
@@ -135,8 +145,11 @@ async def running_stack(work: Path, trees: Path, database_url: str | None,
             "ISOLATOR_HOST": host, "ISOLATOR_TASK_QUEUE": queue, "BENCH_QUEUE": baseline_queue,
             "BENCH_BASELINE_PORT": str(baseline_port),
             "ISOLATOR_TEST_ADAPTER": "1", "MAX_WORKTREES_PER_CODEBASE": "100000",
+            # Today's create in every case but the warm pool's, whose codebases set their own pool.
+            "WARM_WORKTREES": "0",
             "GITHUB_WEBHOOK_SECRET": GITHUB_SECRET, "GITHUB_TOKEN": GITHUB_TOKEN, "GITHUB_API_URL": github.api_url,
             "SLACK_SIGNING_SECRET": SLACK_SECRET, "SLACK_BOT_TOKEN": SLACK_TOKEN, "SLACK_API_URL": slack.api_url,
+            **model_environment(model),
         }
         processes = {
             "worker": _spawn("worker", [str(ISOLATOR), "worker"], env, work),
@@ -156,4 +169,4 @@ async def running_stack(work: Path, trees: Path, database_url: str | None,
         await _answering(baseline_http)
         client = await connect(temporal_address)
         yield Stack(work, trees, api, client, database_url, queue, baseline_queue, baseline_http, host, github, slack,
-                    processes)
+                    processes, model)

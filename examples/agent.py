@@ -1,40 +1,94 @@
 #!/usr/bin/env python3
 """A small example agent, so that a whole run can be seen with nothing else installed.
 
-isolator runs it in the conversation's worktree with the message on standard input. Whatever it
-prints is the answer, streamed to the conversation as it is written; standard error is the run's
-log. It looks around the worktree, thinks aloud for a few seconds, and writes the message into
-NOTES.md, so the closing summary has a change to report.
+It speaks Claude Code's headless interface (`-p --output-format stream-json --verbose`, the message
+on standard input, `--resume <session id>` on later turns), so isolator drives it with the `claude`
+driver: `AGENT=claude AGENT_EXECUTABLE=/path/to/examples/agent.py` (what `make dev` does unless AGENT
+or AGENT_COMMAND is set). It prints the same JSON events Claude Code does: it looks around the
+worktree, writes the message into NOTES.md, runs `git status`, and answers with what it remembers
+of the conversation, which it keeps as a session in its home folder. It costs nothing; the tokens
+it reports are a rough count of the characters it read and wrote.
 
-Use it with `AGENT_COMMAND=/path/to/examples/agent.py` (`make dev` does, unless AGENT_COMMAND is set).
-Replace it with a real coding agent: `claude -p`, `codex exec -`, `aider --yes-always --message-file /dev/stdin`.
+Replace it with a real coding agent: `AGENT=claude`, `AGENT=codex` or `AGENT=aider` (docs/agent-drivers.md).
 """
 
+import argparse
+import json
 import os
 import subprocess
 import sys
 import time
+import uuid
 from datetime import datetime, timezone
+from pathlib import Path
 
 
-def say(text: str, pause: float = 0.8) -> None:
-    print(text, flush=True)
+def emit(event: dict, pause: float = 0.6) -> None:
+    print(json.dumps({**event, "session_id": session_id}), flush=True)
     time.sleep(pause)
 
 
-def git(*args: str) -> str:
-    return subprocess.run(["git", *args], capture_output=True, text=True).stdout.strip()
+def tool(name: str, given: dict, run) -> None:  # noqa: ANN001 - a function returning (text, failed)
+    call = f"toolu_{uuid.uuid4().hex[:12]}"
+    emit({"type": "assistant", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": call, "name": name, "input": given}]}}, pause=0.3)
+    text, failed = run()
+    emit({"type": "user", "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": call, "content": text, "is_error": failed}]}})
 
+
+def say(text: str) -> None:
+    emit({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": text}]}})
+
+
+options = argparse.ArgumentParser()
+options.add_argument("-p", "--print", action="store_true")
+options.add_argument("--output-format", default="text")
+options.add_argument("--verbose", action="store_true")
+options.add_argument("--permission-mode")
+options.add_argument("--resume")
+options.add_argument("--max-budget-usd")
+arguments, _ = options.parse_known_args()
+
+sessions = Path(os.environ.get("HOME", ".")) / ".isolator-example-agent"
+session_id = arguments.resume or str(uuid.uuid4())
+history_file = sessions / f"{session_id}.json"
+if arguments.resume and not history_file.is_file():
+    message = f"No conversation found with session ID: {session_id}"
+    print(message, file=sys.stderr)
+    emit({"type": "result", "subtype": "error_during_execution", "is_error": True, "num_turns": 0,
+          "errors": [message], "total_cost_usd": 0, "usage": {}}, pause=0)
+    sys.exit(1)
+history: list[str] = json.loads(history_file.read_text()) if history_file.is_file() else []
 
 message = sys.stdin.read().strip() or "(an empty message)"
-branch = os.environ.get("ISOLATOR_BRANCH", git("branch", "--show-current"))
-files = git("ls-files").splitlines()
-
+emit({"type": "system", "subtype": "init", "cwd": os.getcwd(), "tools": ["Write", "Bash"], "model": "example",
+      "permissionMode": arguments.permission_mode or "default"}, pause=0.1)
 say(f"Working on: {message}")
-say(f"I am in `{branch}`, a worktree of my own with {len(files)} tracked files.")
-for step in ("Reading the code…", "Thinking…", "Writing NOTES.md…"):
-    say(step)
-with open("NOTES.md", "a") as notes:
-    notes.write(f"- {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC: {message}\n")
-print("example agent: wrote NOTES.md", file=sys.stderr)
-say("Done. A real agent would have changed the code; this one only took a note.", pause=0)
+
+
+def write_note() -> tuple[str, bool]:
+    with open("NOTES.md", "a") as notes:
+        notes.write(f"- {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC: {message}\n")
+    return "File updated successfully", False
+
+
+def git_status() -> tuple[str, bool]:
+    done = subprocess.run(["git", "status", "--short"], capture_output=True, text=True)
+    return (done.stdout or "(clean)") if done.returncode == 0 else f"Exit code {done.returncode}\n{done.stderr}", \
+        done.returncode != 0
+
+
+tool("Write", {"file_path": str(Path.cwd() / "NOTES.md"), "content": message}, write_note)
+tool("Bash", {"command": "git status --short"}, git_status)
+remembered = (" Earlier in this conversation you said: " + "; ".join(f"“{said}”" for said in history[-3:]) + "."
+              if history else " This is the first message of our session.")
+answer = f"I took a note of your message in NOTES.md.{remembered} A real agent would have changed the code."
+say(answer)
+history.append(message)
+sessions.mkdir(parents=True, exist_ok=True)
+history_file.write_text(json.dumps(history))
+read = sum(len(said) for said in history) // 4 + 200
+emit({"type": "result", "subtype": "success", "is_error": False, "num_turns": len(history), "result": answer,
+      "total_cost_usd": 0, "usage": {"input_tokens": read, "output_tokens": len(answer) // 4,
+                                     "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}}, pause=0)

@@ -156,12 +156,15 @@ def hibernation_order(environments: list[TrackedEnvironment], sizes: dict[str, i
     return sorted(measured, key=lambda environment: -environment.seconds_inactive)
 
 
-def cleanup_verdict(environment: EnvironmentRef, plan: CleanupPlan) -> str:
-    """What a cleanup of every kind would do with one environment, and why (`/worktree why`)."""
+def cleanup_verdict(environment: EnvironmentRef, plan: CleanupPlan, fresh: bool = False) -> str:
+    """What a cleanup of every kind would do with one environment, and why (`/worktree why`). A fresh
+    branch has no work to be merged or unmerged: it is said so, not called "not merged"."""
     for candidate in plan.remove:
         if candidate.environment.environment_id == environment.environment_id:
             return f"the next cleanup removes it ({candidate.why})"
     for skipped in plan.skipped:
         if skipped.branch == environment.branch:
             return f"the cleanup keeps it although it qualifies: {skipped.reason}"
+    if fresh:
+        return "not a cleanup candidate: no work of its own yet (so nothing to merge), and not stale"
     return "not a cleanup candidate: not merged, and not stale"

@@ -20,7 +20,7 @@ from isolator.contracts.repository import (
 
 _LINE = re.compile(r"\(at line (\d+), column \d+\)")
 _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
-    "setup": {"commands": list, "timeout_minutes": int},
+    "setup": {"commands": list, "timeout_minutes": int, "warm": bool, "inputs": list},
     "teardown": {"commands": list, "timeout_minutes": int},
     "worktree": {"include": list, "submodules": bool, "lfs": str, "ports": int, "trust_forks": bool},
     "results": {"commit": bool, "push": bool, "pull_request": str, "branch_prefix": str},
@@ -76,6 +76,8 @@ def _config(data: dict[str, Any]) -> RepositoryConfig:
     config = RepositoryConfig(
         setup_commands=_strings(setup, "setup", "commands"),
         setup_timeout_minutes=_positive(setup, "setup", "timeout_minutes", 15, limit=24 * 60),
+        setup_warm=setup.get("warm", True),
+        setup_inputs=_strings(setup, "setup", "inputs"),
         teardown_commands=_strings(teardown, "teardown", "commands"),
         teardown_timeout_minutes=_positive(teardown, "teardown", "timeout_minutes", 5, limit=24 * 60),
         include=_strings(worktree, "worktree", "include"),

@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, ValidationInfo, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
+
+from isolator.trust_settings import TrustSettings
 
 
 class ConfigurationError(Exception):
@@ -20,7 +22,7 @@ def _env(name: str) -> AliasChoices:
     return AliasChoices(name)
 
 
-class Settings(BaseSettings):
+class Settings(TrustSettings):  # the allow rules' settings: isolator/trust_settings.py
     # An empty variable (`API_TOKEN=`) means unset, as in a compose file that passes it through.
     model_config = SettingsConfigDict(extra="ignore", populate_by_name=True, env_ignore_empty=True)
 
@@ -36,6 +38,11 @@ class Settings(BaseSettings):
     archive_retention_days: int = Field(30, ge=1, validation_alias=_env("ARCHIVE_RETENTION_DAYS"))
     # Per codebase; over it, the scheduled cleanup hibernates idle worktrees. Unset: no budget.
     disk_budget_gb: float | None = Field(None, gt=0, validation_alias=_env("DISK_BUDGET_GB"))
+    # Worktrees per codebase made and set up in advance at the fresh base, claimed by new conversations
+    # (docs/warm.md); 0 turns the pool off. A codebase may override it through the API.
+    warm_worktrees: int = Field(1, ge=0, le=20, validation_alias=_env("WARM_WORKTREES"))
+    # `isolator api` also hosts the shared queue's worker and starts message workflows eagerly (docs/warm.md).
+    eager_start: bool = Field(True, validation_alias=_env("EAGER_START"))
     cleanup_interval_hours: int = Field(6, ge=1, validation_alias=_env("CLEANUP_INTERVAL_HOURS"))
     # A new worktree starts from origin's default branch, fetched at most once per this many seconds.
     fetch_interval_seconds: int = Field(60, ge=0, validation_alias=_env("FETCH_INTERVAL_SECONDS"))
@@ -44,6 +51,15 @@ class Settings(BaseSettings):
     # The coding agent every message that is not a command is handed to, run in its worktree. A
     # shell-quoted command line, split with shlex and never run through a shell; unset: isolation only.
     agent_command_line: str | None = Field(None, validation_alias=_env("AGENT_COMMAND"))
+    # The agent driver (docs/agent-drivers.md): `claude`, `codex`, `aider` or `command`. Unset:
+    # `command` when AGENT_COMMAND is set, else none. AGENT wins over AGENT_COMMAND.
+    agent_driver: Literal["claude", "codex", "aider", "command"] | None = Field(None, validation_alias=_env("AGENT"))
+    # The driver's program (default: `claude`, `codex` or `aider` on PATH), and extra arguments (shlex).
+    agent_executable: str | None = Field(None, min_length=1, validation_alias=_env("AGENT_EXECUTABLE"))
+    agent_args_line: str | None = Field(None, validation_alias=_env("AGENT_ARGS"))
+    # USD one run may cost; per codebase and UTC day. Unset: no cap.
+    agent_max_cost_usd: float | None = Field(None, gt=0, validation_alias=_env("AGENT_MAX_COST_USD"))
+    agent_daily_budget_usd: float | None = Field(None, gt=0, validation_alias=_env("AGENT_DAILY_BUDGET_USD"))
     agent_timeout_minutes: float = Field(30, gt=0, le=24 * 60, validation_alias=_env("AGENT_TIMEOUT_MINUTES"))
     # Runs at once per worker host; more wait, in order.
     agent_max_concurrent: int = Field(4, ge=1, le=1000, validation_alias=_env("AGENT_MAX_CONCURRENT"))
@@ -51,6 +67,11 @@ class Settings(BaseSettings):
     agent_workflow: str | None = Field(None, min_length=1, validation_alias=_env("AGENT_WORKFLOW"))
     agent_workflow_task_queue: str | None = Field(None, min_length=1, validate_default=True,
                                                   validation_alias=_env("AGENT_TASK_QUEUE"))
+    # Every user program runs in a bubblewrap sandbox (docs/sandbox.md); `off` runs them unconfined.
+    sandbox: Literal["on", "off"] = Field("on", validation_alias=_env("SANDBOX"))
+    sandbox_network: Literal["on", "off"] = Field("on", validation_alias=_env("SANDBOX_NETWORK"))
+    # Folders (absolute, separated by `:`) every sandboxed program may write besides its worktree.
+    sandbox_writable_paths: str | None = Field(None, validation_alias=_env("SANDBOX_WRITABLE_PATHS"))
     github_webhook_secret: SecretStr | None = Field(None, validation_alias=_env("GITHUB_WEBHOOK_SECRET"))
     github_token: SecretStr | None = Field(None, validation_alias=_env("GITHUB_TOKEN"))
     github_api_url: str = Field("https://api.github.com", validation_alias=_env("GITHUB_API_URL"))
@@ -73,6 +94,11 @@ class Settings(BaseSettings):
                                    validation_alias=_env("RESULTS_COMMITTER"))
     bot_mention: str = Field("@isolator", min_length=2, validation_alias=_env("BOT_MENTION"))
     api_token: SecretStr | None = Field(None, validation_alias=_env("API_TOKEN"))
+    # Where users reach this server (`https://isolator.example.org`): a run's last chat message links its
+    # dashboard page. Unset: no link.
+    public_url: str | None = Field(None, pattern=r"^https?://[^\s]+$", validation_alias=_env("PUBLIC_URL"))
+    # The Temporal UI's address, for the dashboard's links to an environment's workflows. Unset: no links.
+    temporal_ui_url: str | None = Field(None, pattern=r"^https?://[^\s]+$", validation_alias=_env("TEMPORAL_UI_URL"))
     # The host this process runs on; git work for a codebase goes to `isolation@{host}`.
     host: str = Field(default_factory=socket.gethostname, min_length=1, validation_alias=_env("ISOLATOR_HOST"))
     task_queue: str = Field("isolation", min_length=1, validation_alias=_env("ISOLATOR_TASK_QUEUE"))
@@ -91,16 +117,30 @@ class Settings(BaseSettings):
             raise ValueError("must be `first-last` with 1024 <= first <= last <= 65535")
         return value
 
-    @field_validator("agent_command_line")
+    @field_validator("agent_command_line", "agent_args_line")
     @classmethod
-    def _splittable(cls, value: str | None) -> str | None:
+    def _splittable(cls, value: str | None, info: ValidationInfo) -> str | None:
         if value is not None:
             try:
                 words = shlex.split(value)
             except ValueError as error:
                 raise ValueError(f"cannot be split as a command line ({error})") from None
-            if not words:
+            if not words and info.field_name == "agent_command_line":
                 raise ValueError("names no program")
+        return value
+
+    @field_validator("agent_driver")
+    @classmethod
+    def _command_of_command_driver(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value == "command" and not info.data.get("agent_command_line"):
+            raise ValueError("`command` needs AGENT_COMMAND, the program to run")
+        return value
+
+    @field_validator("sandbox_writable_paths")
+    @classmethod
+    def _absolute_paths(cls, value: str | None) -> str | None:
+        if value is not None and not all(Path(part).is_absolute() for part in value.split(":") if part):
+            raise ValueError("must be absolute paths separated by `:`")
         return value
 
     @field_validator("agent_workflow_task_queue")
@@ -128,6 +168,14 @@ class Settings(BaseSettings):
         return self.worktree_base_setting or self.data_dir / "worktrees"
 
     @property
+    def sandbox_writable(self) -> list[Path]:
+        return [Path(part) for part in (self.sandbox_writable_paths or "").split(":") if part]
+
+    @property
+    def agent_home(self) -> Path:
+        return self.data_dir / "agent-home"
+
+    @property
     def ports(self) -> tuple[int, int]:
         first, last = self.port_range.split("-")
         return int(first), int(last)
@@ -142,6 +190,19 @@ class Settings(BaseSettings):
     @property
     def agent_command(self) -> list[str] | None:
         return shlex.split(self.agent_command_line) if self.agent_command_line else None
+
+    @property
+    def agent_args(self) -> list[str]:
+        return shlex.split(self.agent_args_line) if self.agent_args_line else []
+
+    @property
+    def agent_home(self) -> Path:
+        return self.data_dir / "agent-home"
+
+    @property
+    def agent_sessions_dir(self) -> Path:
+        """One folder per agent session (the command driver's ISOLATOR_SESSION_DIR, Aider's history)."""
+        return self.data_dir / "agent-sessions"
 
 
 def agent_queue_of(host_queue: str) -> str:

@@ -46,3 +46,21 @@ def alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def spawned(pids: Path) -> tuple[int, int]:
+    """The host's ids of tests/agents/spawner.py and its child, found by the file named in their
+    command lines (in the sandbox, the ids they write are those of their own PID namespace)."""
+    agent = child = None
+    for entry in Path("/proc").iterdir():
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if str(pids).encode() in words and len(words) > 2:
+            if words[1].endswith(b"spawner.py"):
+                agent = int(entry.name)
+            elif words[1] == b"-c":
+                child = int(entry.name)
+    assert agent is not None and child is not None, f"spawner of {pids} not found"
+    return agent, child

@@ -24,7 +24,7 @@ DOCKERFILE = ROOT / "Dockerfile"
 PYPROJECT = ROOT / "pyproject.toml"
 
 ISOLATOR_COMMANDS = ("migrate", "worker", "api")
-# What `isolator migrate|worker|api` need to reach PostgreSQL and Temporal (README, Production).
+# What `isolator migrate|worker|api` need to reach PostgreSQL and Temporal (docs/operations.md, Production).
 REQUIRED_ENV = {"DATABASE_URL", "TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE"}
 POSTGRES_PORT = 5432  # the postgres image's port unless PGPORT says otherwise
 TEMPORAL_FRONTEND_PORT = 7233  # temporalio/server's frontend unless FRONTEND_GRPC_PORT says otherwise

@@ -24,7 +24,8 @@ from workers.postgres import EmbeddedPostgres, start_embedded_postgres
 from workers.temporal_server import TemporalDevServer, start_dev_server
 from workers.worker import running_workers
 
-TABLES = "outbound_messages, conversations, isolation_environments, codebases, discord_interactions"
+TABLES = ("outbound_messages, conversations, isolation_environments, codebases, discord_interactions, "
+          "agent_sessions, refusal_replies")
 
 
 def free_port() -> int:
@@ -80,6 +81,12 @@ def settings(tmp_path: Path, postgres: EmbeddedPostgres, temporal_server: Tempor
         host=f"host-{uuid.uuid4().hex[:8]}",
         task_queue=f"isolation-{uuid.uuid4().hex[:8]}",
         test_adapter=True,
+        # The test agents and set-up commands record what they did in files of the test's own folder;
+        # the service's folders in it stay hidden from them (tests/security/test_sandbox.py).
+        sandbox_writable_paths=str(tmp_path),
+        # The warm pool's background refills would change what unrelated tests see; its own tests
+        # (tests/workflows/test_warm_pool.py) turn it on.
+        warm_worktrees=0,
     )
 
 

@@ -12,7 +12,10 @@ import typer
 
 from isolator.settings import ConfigurationError, Settings, load_settings
 
-app = typer.Typer(add_completion=False, help="Gives every AI-coding conversation its own git worktree.")
+# Plain help, as click writes it: typer's rich panels label every option with its Python type (`<int>`,
+# `<bool>` even for `--help`).
+app = typer.Typer(add_completion=False, rich_markup_mode=None,
+                  help="Gives every AI-coding conversation its own git worktree.")
 
 
 def _settings(**overrides: object) -> Settings:
@@ -30,18 +33,19 @@ def _require_database(settings: Settings) -> str:
     return settings.database_url
 
 
-@app.command()
+@app.command(short_help="Run the whole service on this machine.")
 def dev(
-    api_port: int = typer.Option(8000, help="port of the API"),
-    temporal_port: int = typer.Option(7233, help="port of the embedded Temporal server"),
-    ui_port: int = typer.Option(8233, help="port of the Temporal UI"),
-    data_dir: Optional[Path] = typer.Option(None, help="state directory (default: ISOLATOR_DATA_DIR or ~/.isolator)"),
+    api_port: int = typer.Option(8000, metavar="PORT", help="port of the API"),
+    temporal_port: int = typer.Option(7233, metavar="PORT", help="port of the embedded Temporal server"),
+    ui_port: int = typer.Option(8233, metavar="PORT", help="port of the Temporal UI"),
+    data_dir: Optional[Path] = typer.Option(None, metavar="FOLDER",
+                                            help="state directory (default: ISOLATOR_DATA_DIR or ~/.isolator)"),
 ) -> None:
     """Run the whole service on this machine: Temporal, PostgreSQL, worker and API."""
-    from workers.dev import DevPorts, PortInUse, run_dev
+    from workers.dev import DevPorts, PortInUse, run_dev, with_default_agent
 
     overrides = {"data_dir": data_dir} if data_dir else {}
-    settings = _settings(**overrides)
+    settings = with_default_agent(_settings(**overrides))
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         asyncio.run(run_dev(settings, DevPorts(api=api_port, temporal=temporal_port, ui=ui_port)))
@@ -60,7 +64,7 @@ def migrate() -> None:
     typer.echo("applied: " + ", ".join(applied) if applied else "up to date")
 
 
-@app.command()
+@app.command(short_help="Run a worker (the shared queue and this host's).")
 def worker() -> None:
     """Run a worker: the shared queue and this host's queue (ISOLATOR_HOST)."""
     from workers.processes import run_worker
@@ -73,20 +77,19 @@ def worker() -> None:
 
 @app.command()
 def api(
-    host: str = typer.Option("0.0.0.0", help="address to listen on"),
-    port: int = typer.Option(8000, help="port to listen on"),
+    host: str = typer.Option("0.0.0.0", metavar="ADDRESS", help="address to listen on"),
+    port: int = typer.Option(8000, metavar="PORT", help="port to listen on"),
 ) -> None:
-    """Run the API server."""
-    import uvicorn
-
-    from api.app import create_app
+    """Run the API server (with EAGER_START, also the shared queue's worker, for eager message starts)."""
+    from workers.api_process import run_api
 
     settings = _settings()
     _require_database(settings)
-    uvicorn.run(create_app(settings), host=host, port=port)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    asyncio.run(run_api(settings, host, port))
 
 
-@app.command()
+@app.command(short_help="Run the Discord listener (DISCORD_BOT_TOKEN).")
 def discord() -> None:
     """Run the Discord listener: messages and thread events from Discord's Gateway (DISCORD_BOT_TOKEN)."""
     from workers.discord_listener import explained, run_discord_listener

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import shlex
 import socket
 import sys
 from contextlib import AbstractAsyncContextManager, nullcontext
@@ -13,6 +15,7 @@ import asyncpg
 import uvicorn
 from temporalio.client import Client
 
+from activities.agent_runs import plan_for
 from activities.database import create_pool
 from api.app import create_app
 from isolator.payloads import connect
@@ -26,8 +29,36 @@ from workers.temporal_server import TemporalDevServer, start_dev_server
 from workers.worker import running_workers
 
 
+# The small agent of examples/, so that a message gets an answer with nothing else installed.
+EXAMPLE_AGENT = Path(__file__).resolve().parents[1] / "examples" / "agent.py"
+# Set, even empty (isolation only), any of these chooses the agent: `isolator dev` then leaves it alone.
+AGENT_CHOICES = ("AGENT", "AGENT_COMMAND", "AGENT_WORKFLOW")
+
+
 class PortInUse(Exception):
     pass
+
+
+def with_default_agent(settings: Settings) -> Settings:
+    """The example agent answers, driven as Claude Code is, unless the environment chose an agent (or
+    none, `AGENT_COMMAND=`)."""
+    if any(name in os.environ for name in AGENT_CHOICES) or not EXAMPLE_AGENT.is_file():
+        return settings
+    return settings.model_copy(update={"agent_driver": "claude", "agent_executable": str(EXAMPLE_AGENT)})
+
+
+def agent_line(settings: Settings) -> str:
+    """Who answers a message, as the banner says it (a codebase's own `agent_command` still wins)."""
+    plan = plan_for(settings, None)
+    if plan.kind == "workflow":
+        return f"workflow `{plan.workflow}` on task queue `{plan.task_queue}` ({plan.source})"
+    if plan.kind == "command":
+        if plan.argv == [str(EXAMPLE_AGENT)]:
+            return (f"the example agent, {EXAMPLE_AGENT}, driven as Claude Code is "
+                    "(AGENT or AGENT_COMMAND chooses another; AGENT_COMMAND= empty: isolation only)")
+        driver = f"the {plan.driver} driver: " if plan.driver != "command" else ""
+        return f"{driver}{shlex.join(plan.argv)} ({plan.source})"
+    return "none, isolation only: messages get a worktree and no answer (AGENT or AGENT_COMMAND sets an agent)"
 
 
 @dataclass
@@ -71,7 +102,8 @@ async def run_dev(settings: Settings, ports: DevPorts) -> None:
         )
         await apply_migrations(database_url)
         settings = settings.model_copy(
-            update={"database_url": database_url, "temporal_address": temporal.address, "test_adapter": True}
+            update={"database_url": database_url, "temporal_address": temporal.address, "test_adapter": True,
+                    "temporal_ui_url": settings.temporal_ui_url or temporal.ui_url}
         )
         client = await connect(temporal.address, settings.temporal_namespace)
         pool = await create_pool(database_url)
@@ -102,12 +134,14 @@ def _discord(settings: Settings, client: Client, pool: asyncpg.Pool) -> Abstract
 def _announce(settings: Settings, ports: DevPorts, temporal: TemporalDevServer, database_url: str) -> None:
     print(
         "isolator dev is running\n"
+        f"  Dashboard:    http://127.0.0.1:{ports.api}/\n"
         f"  API:          http://127.0.0.1:{ports.api}  (test adapter: POST /test/message)\n"
         f"  Temporal UI:  {temporal.ui_url}\n"
         f"  Temporal:     {temporal.address}\n"
         f"  Database:     {database_url}\n"
         f"  Worktrees:    {settings.worktree_base}\n"
         f"  Data dir:     {Path(settings.data_dir)}\n"
+        f"  Agent:        {agent_line(settings)}\n"
         + ("  Discord:      listening on the Gateway (DISCORD_BOT_TOKEN)\n" if settings.discord_bot_token else "")
         + "Press Ctrl-C to stop.",
         flush=True,

@@ -31,8 +31,10 @@ from activities.database import create_pool
 from activities.platforms.discord import use_api_url
 from api.dispatch import UnusableText, start_message
 from api.webhooks.discord_events import PLATFORM, SLASH_COMMAND, strip_bot_mentions, thread_name
+from isolator.contracts.trust import Admission
 from isolator.payloads import connect
 from isolator.settings import Settings
+from isolator.trust import DiscordSender, admit_discord, unset_rule
 from workers.serving import stop_on_signals
 
 log = logging.getLogger(__name__)
@@ -67,19 +69,19 @@ class DiscordListener(discord.Client):
             return
         where = await self._kind_of(message.channel)
         mentioned = any(user.id == self.user.id for user in message.mentions)
-        if where == "channel" and mentioned:
+        addressed = ((where == "channel" and mentioned) or where == "dm"
+                     or (where == "thread" and (mentioned or self._replies_to_bot(message))))
+        if not addressed:
+            return
+        admission = admit_discord(sender_of(message), self.settings)
+        conversation_id: int | None = message.channel.id
+        if where == "channel" and admission.refused is None:  # a refused sender gets one reply, and no thread
             conversation_id = await self._start_thread(message)
             if conversation_id is None:
                 return
-        elif where == "thread" and (mentioned or self._replies_to_bot(message)):
-            conversation_id = message.channel.id
-        elif where == "dm":
-            conversation_id = message.channel.id
-        else:
-            return
         text = strip_bot_mentions(message.content, self.user.id)
         try:
-            await self._start(str(conversation_id), text, str(message.id), "message")
+            await self._start(str(conversation_id), text, str(message.id), "message", admission)
         except UnusableText as error:
             await message.reply(f"Cannot read that message: {error}. Write it again as plain text.")
 
@@ -102,12 +104,12 @@ class DiscordListener(discord.Client):
             await self._start(str(thread_id), "", message_key, "closed")
 
     async def _start(self, conversation_id: str, text: str, message_key: str,
-                     kind: Literal["message", "closed"]) -> None:
+                     kind: Literal["message", "closed"], admission: Admission | None = None) -> None:
         waited, delay = 0.0, 0.5
         while True:
             try:
                 await start_message(self.settings, self.temporal, platform=PLATFORM, conversation_id=conversation_id,
-                                    text=text, message_key=message_key, kind=kind)
+                                    text=text, message_key=message_key, kind=kind, admission=admission)
                 return
             except RPCError as error:
                 if waited >= START_PATIENCE:
@@ -151,6 +153,12 @@ class DiscordListener(discord.Client):
         return isinstance(replied, discord.Message) and self.user is not None and replied.author.id == self.user.id
 
 
+def sender_of(message: discord.Message) -> DiscordSender:
+    """The author, their server and roles (a Member's, in a server; none in a direct message)."""
+    roles = frozenset(str(role.id) for role in getattr(message.author, "roles", ()))
+    return DiscordSender(str(message.author.id), str(message.guild.id) if message.guild else None, roles)
+
+
 @asynccontextmanager
 async def running_discord_listener(
     settings: Settings, temporal: Client, pool: asyncpg.Pool
@@ -158,6 +166,8 @@ async def running_discord_listener(
     """The listener connected for the duration of the block; the task ends early if it cannot go on."""
     assert settings.discord_bot_token is not None
     use_api_url(settings)
+    if (warning := unset_rule(PLATFORM, settings)) is not None:
+        log.warning(warning)
     listener = DiscordListener(settings, temporal, pool)
     listening = asyncio.create_task(listener.start(settings.discord_bot_token.get_secret_value()))
     listening.add_done_callback(_report_end)

@@ -13,32 +13,41 @@ from temporalio.worker import Interceptor, UnsandboxedWorkflowRunner, Worker
 
 from activities.agent import AgentActivities
 from activities.agent_runs import AgentRunActivities
+from activities.agent_session_commands import AgentSessionActivities
 from activities.archives import ArchiveActivities
 from activities.codebase_views import CodebaseViewActivities
 from activities.codebases import CodebaseActivities
 from activities.conversations import ConversationActivities
+from activities.refusals import RefusalActivities
 from activities.environment_signals import EnvironmentSignalActivities
 from activities.environments import EnvironmentActivities
 from activities.isolation import IsolationActivities
 from activities.platforms import PlatformActivities, deliverers
+from activities.providers.worktree.bring_back import BringBackActivities
 from activities.ports import PortActivities
+from activities import sandbox
 from activities.replies import ReplyActivities
 from activities.run_processes import RunProcesses
 from activities.results import ResultsActivities
 from activities.setup import SetupActivities
 from activities.team_agent_runs import TeamAgentRunActivities
+from activities.warm_pool import WarmPoolActivities, start_warm_pools
+from activities.warm_refill import WarmRefillActivities
 from activities.worktree_facts import WorktreeFactsActivities
 from isolator.settings import Settings
 from workers.interceptors import worker_interceptors
 from workflows.agent_run import AgentRunWorkflow
 from workflows.cleanup import CleanupWorkflow, CodebaseCleanupWorkflow
 from workflows.codebase import RegisterCodebaseWorkflow
+from workflows.dashboard import CleanupPreviewWorkflow, ExplainEnvironmentWorkflow
 from workflows.environment import EnvironmentWorkflow
 from workflows.message import MessageWorkflow
 from workflows.restore import RestoreEnvironmentWorkflow
+from workflows.warm_pool import WarmPoolWorkflow
 
 WORKFLOWS = [MessageWorkflow, RegisterCodebaseWorkflow, EnvironmentWorkflow, AgentRunWorkflow, CodebaseCleanupWorkflow,
-             CleanupWorkflow, RestoreEnvironmentWorkflow]
+             CleanupWorkflow, RestoreEnvironmentWorkflow, WarmPoolWorkflow, ExplainEnvironmentWorkflow,
+             CleanupPreviewWorkflow]
 
 # Workflows run without the SDK's sandbox. The sandbox re-runs compiled code for every activation
 # and for every payload it converts: about 6 ms of CPU per message, a third of the worker's work.
@@ -51,6 +60,7 @@ def build_workers(
     client: Client, pool: asyncpg.Pool, settings: Settings, interceptors: Sequence[Interceptor] = ()
 ) -> list[Worker]:
     """`interceptors`: added to the production ones (the fault tests add their pause)."""
+    sandbox.configure(settings)
     return [shared_worker(client, pool, settings, interceptors), host_worker(client, pool, settings, interceptors),
             agent_worker(pool, client, settings, interceptors)]
 
@@ -65,13 +75,16 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
     isolation = IsolationActivities(settings)
     replies = ReplyActivities(pool, deliverers(settings, pool))
     agent_runs = AgentRunActivities(settings, pool, client, replies)
+    agent_sessions = AgentSessionActivities(pool)
     results = ResultsActivities(settings, pool, replies)
+    warm = WarmPoolActivities(pool, settings, client)
     return [
         # local activities run on the workflow's worker
         conversations.record_conversation,
         conversations.link_conversation_codebase,
         conversations.close_conversation,
         conversations.move_conversation,
+        RefusalActivities(pool).claim_refusal_reply,
         environments.find_environment_by_identity,
         environments.count_environments,
         environments.retire_environment,
@@ -86,6 +99,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         archives.find_removed_environment,
         archives.find_returning_environment,
         archives.record_restored_environment,
+        archives.record_brought_back,
         archives.mark_environment_hibernated,
         archives.mark_environment_awake,
         archives.find_expired_archives,
@@ -99,10 +113,14 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         isolation.create_worktree_here,
         isolation.find_adoptable_worktree,
         PortActivities(pool, settings).allocate_ports_here,
+        warm.claim_warm_worktree_here,
+        warm.view_warm_pool,
         signals.attach_environment,
         signals.signal_environment,
         agent_runs.queue_agent_run,
         agent_runs.drop_agent_runs,
+        agent_sessions.reset_agent_session,
+        agent_sessions.agent_session_summary,
         # normal activities on the shared queue
         signals.destroy_environment,
         signals.set_up_again,
@@ -118,7 +136,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
     ]
 
 
-def host_activities(pool: asyncpg.Pool, settings: Settings) -> list[Callable[..., Any]]:
+def host_activities(pool: asyncpg.Pool, settings: Settings, client: Client | None = None) -> list[Callable[..., Any]]:
     """What the host's queue serves: the git work of the codebases this host holds, and their set-up."""
     isolation = IsolationActivities(settings)
     codebases = CodebaseActivities(settings, pool)
@@ -130,12 +148,9 @@ def host_activities(pool: asyncpg.Pool, settings: Settings) -> list[Callable[...
         setup.run_commands,
         PortActivities(pool, settings).allocate_ports,
         isolation.validate_environment,
-        isolation.create_worktree,
         isolation.find_adoptable_worktree,
-        isolation.remove_worktree,
-        isolation.restore_worktree,
-        isolation.prune_archives,
-        isolation.survey_worktrees,
+        *isolation.host_operations,
+        BringBackActivities(settings).bring_archive_into_worktree,
         codebases.inspect_repository,
         codebases.clone_repository,
         team_runs.begin_team_run,
@@ -143,6 +158,9 @@ def host_activities(pool: asyncpg.Pool, settings: Settings) -> list[Callable[...
         WorktreeFactsActivities().explain_worktree,
         ResultsActivities(settings, pool, replies).push_results,
         CodebaseViewActivities(EnvironmentActivities(pool, settings), isolation).count_worktrees,
+        WarmPoolActivities(pool, settings, client).claim_warm_worktree,
+        WarmRefillActivities(pool, settings).refill_warm_pool,
+        WarmRefillActivities(pool, settings).trim_warm_pool,
     ]
 
 
@@ -169,7 +187,7 @@ def host_worker(
     return Worker(
         client,
         task_queue=settings.host_task_queue(),
-        activities=host_activities(pool, settings),
+        activities=host_activities(pool, settings, client),
         max_concurrent_activities=50,
         interceptors=worker_interceptors(interceptors),
     )
@@ -208,6 +226,7 @@ async def running_workers(
     """Run the workers until the block exits, then shut them down gracefully."""
     workers = build_workers(client, pool, settings, interceptors)
     tasks = [asyncio.create_task(worker.run()) for worker in workers]
+    await start_warm_pools(client, pool, settings)
     try:
         yield workers
     finally:

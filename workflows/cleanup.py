@@ -39,7 +39,8 @@ with workflow.unsafe.imports_passed_through():
         WorktreeSurvey,
     )
     from workflows.chat.worktree_texts import human_size
-    from workflows.steps import archives, codebases, environment_signals, environments, isolation, versions
+    from isolator.contracts.warm import WarmBudgetInput
+    from workflows.steps import archives, codebases, environment_signals, environments, isolation, versions, warm_pool
 
 
 async def survey_environments(codebase: Codebase, listing: EnvironmentListing, measure_disk: bool = False,
@@ -96,7 +97,7 @@ class CodebaseCleanupWorkflow:
         if budget:
             removed = {candidate.environment.environment_id for candidate, outcome in zip(plan.remove, outcomes)
                        if outcome.outcome != "refused"}
-            report.hibernated = await self._keep_within_budget(listing, survey, removed, request.key)
+            report.hibernated = await self._keep_within_budget(codebase, listing, survey, removed, request.key)
         return report
 
     async def _remove_stale_hibernated(self, codebase: Codebase, run_key: str) -> list[str]:
@@ -116,15 +117,17 @@ class CodebaseCleanupWorkflow:
         await archives.mark_archives_pruned(PrunedArchives(codebase.id, pruned))
         return [f"{archive.branch} (branch {archive.branch_outcome})" for archive in pruned]
 
-    async def _keep_within_budget(self, listing: EnvironmentListing, survey: WorktreeSurvey, removed: set[str],
-                                  run_key: str) -> list[str]:
-        """Every remaining worktree's size kept with its row (for the API); over DISK_BUDGET_GB, the least
-        recently active idle ones hibernate until the codebase is within it."""
+    async def _keep_within_budget(self, codebase: Codebase, listing: EnvironmentListing, survey: WorktreeSurvey,
+                                  removed: set[str], run_key: str) -> list[str]:
+        """Every remaining worktree's size kept with its row (for the API); over DISK_BUDGET_GB, warm
+        worktrees go first, then the least recently active idle ones hibernate until the codebase is within it."""
         sizes = {state.environment_id: state.disk_bytes for state in survey.states
                  if state.disk_bytes is not None and state.environment_id not in removed}
         proofs = {state.environment_id: state.merge_proof for state in survey.states if state.merge_proof}
         await archives.record_disk_use(DiskUse(sizes, proofs))
         total, budget = sum(sizes.values()), listing.disk_budget_bytes
+        if budget is not None:
+            total += await warm_pool.trim_for_budget(WarmBudgetInput(codebase, total, budget))
         hibernated: list[str] = []
         for environment in hibernation_order(listing.environments, sizes):
             if budget is None or total <= budget:

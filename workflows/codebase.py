@@ -11,8 +11,12 @@ from temporalio.exceptions import TimeoutError as TemporalTimeout
 with workflow.unsafe.imports_passed_through():
     from activities.repositories import normalize_repository_url
     from isolator.contracts.codebase import RegisteredCodebase, RepositorySource
-    from isolator.contracts.errors import NO_WORKER
+    from isolator.contracts.errors import NO_WORKER, USER_ERRORS
     from workflows.steps import codebases
+
+# A user's mistake (a folder that is no repository, a URL that cannot be cloned) completes the
+# registration with the reason, in one log line; before, the workflow failed (FAILED in the UI).
+MISTAKES_ARE_OUTCOMES = "registration-mistakes-are-outcomes"
 
 
 def register_workflow_id(source: RepositorySource) -> str:
@@ -25,6 +29,15 @@ def register_workflow_id(source: RepositorySource) -> str:
 class RegisterCodebaseWorkflow:
     @workflow.run
     async def run(self, source: RepositorySource) -> RegisteredCodebase:
+        try:
+            return await self._register(source)
+        except ApplicationError as error:
+            if error.type not in USER_ERRORS or not workflow.patched(MISTAKES_ARE_OUTCOMES):
+                raise
+            workflow.logger.warning("registration of %s refused: %s", source.url or source.path, error.message)
+            return RegisteredCodebase(None, created=False, problem=error.message, problem_type=error.type)
+
+    async def _register(self, source: RepositorySource) -> RegisteredCodebase:
         existing = await codebases.find_codebase(source)
         if existing is not None:
             return RegisteredCodebase(codebase=existing, created=False)

@@ -33,6 +33,7 @@ T = TypeVar("T")
 class Runs:
     def __init__(self, state: EnvironmentState) -> None:
         self.state = state
+        self.ended: AgentRunReport | None = None  # the last run's end, for a `/stop` that waited for it
         self.delivering = False  # `/pr` pushes between runs: no run starts meanwhile
 
     @property
@@ -67,7 +68,7 @@ class Runs:
                 SearchAttributePair(search_attributes.CODEBASE, environment.codebase.name),
                 SearchAttributePair(search_attributes.BRANCH, environment.branch),
                 SearchAttributePair(search_attributes.PLATFORM, platform),
-                SearchAttributePair(search_attributes.CONVERSATION, conversation),
+                SearchAttributePair(search_attributes.CONVERSATION, request.conversation),  # `platform:id`
             ]),
             parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
             static_summary=f"agent run for {platform} {conversation} in {environment.branch}",
@@ -83,6 +84,7 @@ class Runs:
         if report.status == "done" and workflow.patched(DELIVERS_RESULTS):
             await deliver_after_run(self.state, request)  # the service commits, pushes and opens the PR
         await record.signal(AgentRunWorkflow.finished, report)
+        self.ended = report
         self.state.running, self.state.stop_running = None, False
 
     async def stop(self, conversation: str) -> StopReport:
@@ -92,12 +94,15 @@ class Runs:
         if dropped:
             await agent_runs.drop_agent_runs(DroppedRuns([run.run_id for run in dropped]))
         running = self.state.running
-        stopped = None
-        if running is not None and running.conversation == conversation:
-            self.state.stop_running = True
-            stopped = running.text
-            await workflow.wait_condition(lambda: self.state.running is None or self.state.running.run_id != running.run_id)
-        return StopReport(stopped, len(dropped))
+        if running is None or running.conversation != conversation:
+            return StopReport(None, len(dropped))
+        self.state.stop_running = True
+        await workflow.wait_condition(lambda: self.state.running is None or self.state.running.run_id != running.run_id)
+        ended = self.ended
+        if ended is not None and ended.run_id == running.run_id and ended.status not in ("stopped", "interrupted"):
+            # It ended by itself first (the stop met its last steps): it was not stopped, and is not said to be.
+            return StopReport(None, len(dropped), finished=running.text, finished_as=ended.status)
+        return StopReport(running.text, len(dropped))
 
     async def between_runs(self, step: Callable[[], Awaitable[T]]) -> T:
         """`step` once no run is running, with none started until it is over."""

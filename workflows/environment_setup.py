@@ -39,6 +39,8 @@ async def set_up(state: EnvironmentState) -> None:
         state.ports = await ports.allocate_ports(environment, repository_setup.config.ports)
     if repository_setup.problem is not None:
         state.setup_state = "skipped"  # the creation reply said what is wrong with the file
+    elif repository_setup.already_run:
+        state.setup_state = "ready"  # in the warm worktree it claimed, before the claim (docs/warm.md)
     elif environment.from_fork and not repository_setup.config.trust_forks:
         state.setup_state = "skipped"
         if repository_setup.config.setup_commands:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from temporalio import workflow
+from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from isolator.contracts import search_attributes
-    from isolator.contracts.agent import QueueRunInput
+    from isolator.contracts.agent import QueueRunInput, no_agent_key
     from isolator.contracts.archive import RestoreRequest
     from isolator.contracts.codebase import Codebase, RepositorySource
     from isolator.contracts.environment import (
@@ -32,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
         ReplyInput,
         Resolution,
     )
+    from isolator.contracts.trust import Admission, RefusalReplyInput
     from workflows.chat import agent_texts, texts
     from workflows.chat.commands import parse_command, run_command
     from workflows.codebase import RegisterCodebaseWorkflow
@@ -47,6 +49,7 @@ with workflow.unsafe.imports_passed_through():
         environments,
         isolation,
         platforms,
+        refusals,
         replies,
         versions,
     )
@@ -71,6 +74,8 @@ class MessageWorkflow:
     @workflow.run
     async def run(self, message: MessageInput) -> Resolution:
         self._message = message
+        if message.admission is not None and message.admission.refused is not None:
+            return self._finish(await self._refuse(message.admission))
         try:
             resolution = await self._resolve_isolation(message, message.hints or IsolationHints())
             if resolution.outcome in WORK_OUTCOMES and message.kind == "message" and versions.hands_messages_to_agent():
@@ -110,6 +115,15 @@ class MessageWorkflow:
             return Resolution(outcome="limit")
         return await provision.create(work.workflow_type, work.workflow_id, work.request, work.announcement)
 
+    async def _refuse(self, admission: Admission) -> Resolution:
+        """The platform's allow rule refused the sender: one reply per conversation and hour, nothing else
+        (no conversation row, no codebase, no worktree, no run)."""
+        assert admission.refused is not None
+        if not admission.answered and await refusals.claim_refusal_reply(RefusalReplyInput(
+                self._message.platform, self._message.conversation_id, workflow.info().workflow_id)):
+            await self._reply(admission.refused)
+        return Resolution(outcome="refused")
+
     async def _return_to_archive(self, work: Work, conversation: Conversation) -> Resolution | None:
         """The work's worktree went when its conversation closed or fell silent: a message for the work
         again (an issue reopened, a thread woken up) brings it back as it was, uncommitted changes included.
@@ -141,6 +155,10 @@ class MessageWorkflow:
             await self._reply(agent_texts.queued(queued.ahead))
         elif queued.outcome == "gone":
             await self._reply(agent_texts.worktree_going())
+        elif queued.tell_no_agent and not self._replies:
+            # A message that would go unanswered says why, once per conversation (its key is the conversation's).
+            await self._reply(agent_texts.no_agent(), key=no_agent_key(self._message.platform,
+                                                                       self._message.conversation_id))
 
     async def _close(self, message: MessageInput) -> Resolution:
         """Record the close and tell the environment: it goes when its last conversation is closed."""
@@ -167,6 +185,9 @@ class MessageWorkflow:
             registered = await workflow.execute_child_workflow(
                 RegisterCodebaseWorkflow.run, source, id=f"{workflow.info().workflow_id}:register"
             )
+            if registered.codebase is None:  # the user's to fix: answered as a failed registration was
+                raise ApplicationError(registered.problem or "the repository could not be registered",
+                                       type=registered.problem_type, non_retryable=True)
             await conversations.link_conversation_codebase(LinkCodebaseInput(conversation.row_id, registered.codebase.id))
             self._codebase = registered.codebase
         return self._codebase
@@ -225,8 +246,8 @@ class MessageWorkflow:
             ))
             await self._reply(texts.worktree_gone(environment.working_path, environment.branch_name))
 
-    async def _reply(self, text: str) -> None:
-        key = f"{workflow.info().workflow_id}:{len(self._replies)}"
+    async def _reply(self, text: str, key: str | None = None) -> None:
+        key = key or f"{workflow.info().workflow_id}:{len(self._replies)}"
         self._replies.append(text)
         reply = ReplyInput(self._message.platform, self._message.conversation_id, text, key,
                            answers=self._message.message_key)

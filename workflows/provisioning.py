@@ -38,7 +38,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.chat import worktree_texts
     from workflows.cleanup import CodebaseCleanupWorkflow, view_codebase
     from workflows.errors import STEP_FAILURES, failure_cause, result_or_raise
-    from workflows.steps import environment_signals, environments, isolation, versions
+    from workflows.steps import environment_signals, environments, isolation, versions, warm_pool
 
 Reply = Callable[[str], Awaitable[None]]
 
@@ -95,7 +95,7 @@ class Provisioner:
         self, workflow_type: str, workflow_id: str, request: WorktreeRequest, announce: Callable[[WorktreeReady], str],
     ) -> Resolution:
         """Create and record the worktree; `make_room` has said there is room."""
-        worktree = await isolation.create_worktree(request, locally=versions.uses_local_steps())
+        worktree = await warm_pool.claim_or_create(request, locally=versions.uses_local_steps())
         metadata = {"start_commit": worktree.fresh_from} if worktree.fresh_from else {}
         if request.source == "pr_fork":
             metadata["from_fork"] = True  # its set-up runs only when the repository trusts forks

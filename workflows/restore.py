@@ -11,7 +11,14 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from isolator.contracts.archive import RecordRestoredInput, RemovedEnvironment, RestoreReport, RestoreRequest
+    from isolator.contracts.archive import (
+        BringBackInput,
+        RecordBroughtBackInput,
+        RecordRestoredInput,
+        RemovedEnvironment,
+        RestoreReport,
+        RestoreRequest,
+    )
     from isolator.contracts.environment import (
         AttachInput,
         AttachRequest,
@@ -24,7 +31,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.chat import archive_texts
     from workflows.errors import STEP_FAILURES, user_error
     from workflows.provisioning import environment_ref
-    from workflows.steps import archives, environment_signals, environments, isolation
+    from workflows.steps import archives, environment_signals, environments, isolation, versions
 
 
 @workflow.defn
@@ -41,7 +48,10 @@ class RestoreEnvironmentWorkflow:
             return RestoreReport("already_restored", archive_texts.already_restored(removed.branch),
                                  removed.restored_as, removed.working_path, removed.branch)
         if removed.conflict is not None:
-            return RestoreReport("refused", archive_texts.taken(removed.branch, removed.conflict))
+            if removed.holder_status == "active" and removed.holder_branch == removed.branch \
+                    and versions.brings_archives_into_active_worktrees():
+                return await self._bring_back(removed)
+            return RestoreReport("refused", archive_texts.taken(removed))
         count = await environments.count_environments(removed.codebase.id)
         if count.active >= count.limit:
             return RestoreReport("limit", archive_texts.at_limit(removed.codebase.name, count.active, count.limit))
@@ -57,8 +67,26 @@ class RestoreEnvironmentWorkflow:
         await environment_signals.attach_environment(AttachRequest(
             self._ref(environment, removed), self._signal(), request.previous_environment_id, restored.setup,
         ))
-        return RestoreReport("restored", archive_texts.restored(removed), environment.id,
-                             environment.working_path, environment.branch_name)
+        return RestoreReport("restored", archive_texts.restored(removed, request.conversation_row_id is not None),
+                             environment.id, environment.working_path, environment.branch_name)
+
+    async def _bring_back(self, removed: RemovedEnvironment) -> RestoreReport:
+        """Its branch works in another worktree again (made by the next message after a forced removal):
+        the archived files go in there when it has no changes of its own, else they stay in the archive
+        and the user is told how to apply them."""
+        assert removed.holder_id is not None and removed.holder_path is not None
+        details = await environments.environment_details(removed.holder_id)
+        if details.running is not None or details.queued:
+            return RestoreReport("kept", archive_texts.kept(removed, "the agent is working there"))
+        brought = await archives.bring_archive_into_worktree(BringBackInput(
+            removed.codebase, removed.archive_ref, removed.branch, removed.holder_path))
+        if brought.outcome == "gone":
+            return RestoreReport("not_found", archive_texts.not_restorable(removed.id))
+        if brought.outcome == "kept":
+            return RestoreReport("kept", archive_texts.kept(removed, brought.reason))
+        await archives.record_brought_back(RecordBroughtBackInput(removed.id, removed.holder_id))
+        return RestoreReport("brought_back", archive_texts.brought_back(removed), removed.holder_id,
+                             removed.holder_path, removed.branch)
 
     async def _wake(self, removed: RemovedEnvironment) -> RestoreReport:
         ref = _hibernated_ref(removed)

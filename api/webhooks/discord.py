@@ -39,6 +39,7 @@ from api.webhooks.discord_events import (
     read_interaction,
 )
 from isolator.settings import Settings
+from isolator.trust import DiscordSender, admit_discord, unset_rule
 from workflows.chat.commands import HANDLERS
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,8 @@ def build_router(settings: Settings) -> APIRouter:
     assert settings.discord_public_key is not None, "mounted only when DISCORD_PUBLIC_KEY is set"
     verify_key = VerifyKey(bytes.fromhex(settings.discord_public_key))
     router = APIRouter(tags=["discord"])
+    if (warning := unset_rule(PLATFORM, settings)) is not None:
+        log.warning(warning)
 
     @router.post("/webhooks/discord")
     async def discord_interaction(
@@ -89,7 +92,13 @@ def is_signed(verify_key: VerifyKey, headers: Headers, body: bytes) -> bool:
 
 
 async def _take(settings: Settings, client: Client, pool: asyncpg.Pool, command: SlashCommand) -> JSONResponse:
-    await remember_token(pool, command)
+    admission = admit_discord(DiscordSender(command.user_id, command.guild_id, command.roles), settings)
+    if admission.refused is not None:
+        # Answered at once, to its user alone: nobody else is bothered, so every refused command is
+        # answered (a deferred one left unanswered would show "thinking…" until Discord gives up).
+        admission.answered = True
+    else:
+        await remember_token(pool, command)  # the follow-ups' token: a refused command has none
     try:
         await start_message(
             settings,
@@ -98,6 +107,7 @@ async def _take(settings: Settings, client: Client, pool: asyncpg.Pool, command:
             conversation_id=command.conversation_id,
             text=command.text,
             message_key=command.message_key,
+            admission=admission,
         )
     except UnusableText as error:
         return _tell_only_them(f"Cannot read that command: {error}. Write it again as plain text.")
@@ -105,6 +115,8 @@ async def _take(settings: Settings, client: Client, pool: asyncpg.Pool, command:
         # Discord does not send an interaction twice: the user is told to try again.
         log.warning("discord interaction %s not started: %s", command.interaction_id, error)
         return _tell_only_them("isolator cannot start the work now; please try the command again in a minute.")
+    if admission.refused is not None:
+        return _tell_only_them(admission.refused)
     return JSONResponse({"type": DEFERRED_CHANNEL_MESSAGE})
 
 

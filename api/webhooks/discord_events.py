@@ -66,6 +66,10 @@ class SlashCommand:
     # the channel the command was used in: a thread, a text channel or a DM
     channel_id: str
     text: str
+    # who ran it: their id, their server (None in a DM) and their roles there
+    user_id: str = ""
+    guild_id: str | None = None
+    roles: frozenset[str] = frozenset()
 
     @property
     def conversation_id(self) -> str:
@@ -101,13 +105,34 @@ def read_interaction(payload: object, command_names: frozenset[str]) -> Ping | N
             raise MalformedInteraction(f"`{name}` must be a snowflake (a string of digits)")
     if not _matches(_TOKEN, payload.get("token")):
         raise MalformedInteraction("`token` is missing or not an interaction token")
+    user_id, guild_id, roles = _invoker(payload)
     return SlashCommand(
         interaction_id=payload["id"],
         application_id=payload["application_id"],
         token=payload["token"],
         channel_id=channel_id,
         text=as_chat_text(_option_text(data), command_names),
+        user_id=user_id,
+        guild_id=guild_id,
+        roles=roles,
     )
+
+
+def _invoker(payload: Mapping[str, Any]) -> tuple[str, str | None, frozenset[str]]:
+    """Who ran the command: `member` (with its roles) in a server, `user` in a DM."""
+    guild_id, member = payload.get("guild_id"), payload.get("member")
+    if guild_id is not None:
+        if not _matches(_SNOWFLAKE, guild_id) or not isinstance(member, Mapping):
+            raise MalformedInteraction("a command in a server needs a snowflake `guild_id` and its `member`")
+        user, roles = member.get("user"), member.get("roles", [])
+        if not isinstance(roles, list) or not all(_matches(_SNOWFLAKE, role) for role in roles):
+            raise MalformedInteraction("`member.roles` must be a list of snowflakes")
+    else:
+        user, roles = payload.get("user"), []
+    user_id = _field(user, "id")
+    if not _matches(_SNOWFLAKE, user_id):
+        raise MalformedInteraction("the command needs the snowflake `id` of its `member.user` or `user`")
+    return str(user_id), guild_id, frozenset(roles)
 
 
 def as_chat_text(text: str, command_names: frozenset[str]) -> str:

@@ -29,6 +29,7 @@ from api.webhooks.github_events import (
 )
 from isolator.contracts.message import message_workflow_id
 from isolator.settings import Settings
+from isolator.trust import admit_github
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +77,7 @@ def build_router(settings: Settings) -> APIRouter:
                 message_key=delivery,
                 hints=parsed.hints,
                 kind=parsed.kind,
+                admission=admit_github(parsed.sender, settings) if parsed.sender is not None else None,
             )
         except UnusableText as error:
             return _answer(status.HTTP_400_BAD_REQUEST, detail=f"cannot read the {event} payload: {error}")

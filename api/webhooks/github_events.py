@@ -7,6 +7,7 @@ Payload shapes are GitHub's documented webhook events (`issues`, `issue_comment`
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from typing import Any, Literal, Mapping
 from urllib.parse import parse_qs
 
 from isolator.contracts.message import IsolationHints
+from isolator.trust import GitHubSender
 
 PLATFORM = "github"
 
@@ -41,6 +43,8 @@ class GitHubMessage:
     text: str
     kind: Literal["message", "closed"]
     hints: IsolationHints
+    # who wrote it, for the allow rule; None for a close, which needs no rule
+    sender: GitHubSender | None = None
 
 
 @dataclass(frozen=True)
@@ -85,12 +89,26 @@ def parse_event(event: str, payload: Mapping[str, Any], bot_mention: str) -> Git
         return Ignored(f"{event} events with action {action!r} are not handled")
     # Read the whole event first: a malformed one is refused (400) whether or not it mentions the bot.
     message = _build(event, payload, text=_text(event, payload), kind="message")
-    sender = payload.get("sender")
-    if isinstance(sender, Mapping) and sender.get("type") == "Bot":
-        return Ignored("sent by a bot")  # this service's own comments included: no reply loops
+    sender = _sender(event, payload)
+    if sender.is_bot and sender.login.lower().removesuffix("[bot]") == bot_mention.lstrip("@").lower():
+        return Ignored("sent by this service")  # its own comments never start work: no reply loops
     if not mentions(message.text, bot_mention):
         return Ignored(f"does not mention {bot_mention}")
-    return message
+    return dataclasses.replace(message, sender=sender)  # other bots are refused unless GITHUB_ALLOWED_BOTS
+
+
+def _sender(event: str, payload: Mapping[str, Any]) -> GitHubSender:
+    """The sender and their `author_association` on what they wrote; a payload without one counts as NONE."""
+    sender = payload.get("sender")
+    sender = sender if isinstance(sender, Mapping) else {}
+    login = sender.get("login")
+    if not isinstance(login, str) or not login:
+        raise PayloadError("`sender.login` is missing or not a string")
+    source = "comment" if event in ("issue_comment", "pull_request_review_comment") else (
+        "issue" if event == "issues" else "pull_request")
+    association = _object(payload, source).get("author_association")
+    return GitHubSender(login=login, association=association if isinstance(association, str) else "NONE",
+                        is_bot=sender.get("type") == "Bot")
 
 
 def mentions(text: str, bot_mention: str) -> bool:

@@ -28,6 +28,7 @@ from api.deps import get_client, get_pool
 from api.dispatch import UnusableText, start_message
 from api.webhooks.slack_events import PLATFORM, SlackMessage, parse_message
 from isolator.settings import ConfigurationError, Settings
+from isolator.trust import SlackSender, admit_slack
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +115,7 @@ def _bolt_app(settings: Settings, signing_secret: str) -> AsyncApp:
 
     async def on_message(event: dict[str, Any], context: AsyncBoltContext) -> BoltResponse | None:
         message = parse_message(event, context.bot_user_id)
-        # Without a mention, only threads the bot is already in are its business.
+        # Without a mention, only threads the bot is already in are its business (a refused sender's never are).
         if message is None or not await _bot_in_thread(context["pool"], message):
             return None
         return await _take(settings, context, message)
@@ -139,6 +140,9 @@ async def _take(settings: Settings, context: AsyncBoltContext, message: SlackMes
     """Start the message's workflow; bolt then acknowledges the event."""
     if message is None:
         return None
+    # The workspace the signed event was delivered for; the sender's own, unless the event names another.
+    installed_team = context.team_id or ""
+    sender = SlackSender(user=message.user, team=message.team or installed_team, installed_team=installed_team)
     try:
         await start_message(
             settings,
@@ -147,6 +151,7 @@ async def _take(settings: Settings, context: AsyncBoltContext, message: SlackMes
             conversation_id=message.conversation_id,
             text=message.text,
             message_key=message.message_key,
+            admission=admit_slack(sender, settings),
         )
     except UnusableText as error:
         return BoltResponse(status=400, body={"detail": f"cannot read the event: {error}"})

@@ -28,6 +28,9 @@ class SlackMessage:
     # the thread's parent ts; None for a top-level message (its own ts starts the thread)
     thread_ts: str | None
     text: str
+    user: str = ""
+    # the sender's own workspace when the event names it (a channel shared across workspaces does)
+    team: str | None = None
 
     @property
     def conversation_id(self) -> str:
@@ -54,12 +57,15 @@ def parse_message(event: Mapping[str, Any], bot_user_id: str | None) -> SlackMes
         return None
     if thread_ts is not None and not _matches(_TS, thread_ts):
         return None
-    text = event.get("text")
+    text, user = event.get("text"), event.get("user")
+    team = next((value for value in (event.get("user_team"), event.get("team")) if isinstance(value, str)), None)
     return SlackMessage(
         channel=channel,
         ts=ts,
         thread_ts=thread_ts,
         text=strip_bot_mentions(text if isinstance(text, str) else "", bot_user_id),
+        user=user if isinstance(user, str) else "",
+        team=team,
     )
 
 

@@ -34,6 +34,7 @@ from temporalio.service import RPCError
 from api.deps import get_client
 from api.dispatch import UnusableText, start_message
 from isolator.settings import Settings
+from isolator.trust import TelegramSender, admit_telegram, unset_rule
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +53,7 @@ class TelegramMessage:
     # the forum topic (`message_thread_id`); 0 outside forum topics, the General topic included
     topic_id: int
     text: str
+    sender: TelegramSender
 
     @property
     def conversation_id(self) -> str:
@@ -67,6 +69,8 @@ def build_router(settings: Settings) -> APIRouter:
     expected = settings.telegram_webhook_secret.get_secret_value().encode()
     bot_username = settings.bot_mention.removeprefix("@")
     router = APIRouter(tags=["telegram"])
+    if (warning := unset_rule(PLATFORM, settings)) is not None:
+        log.warning(warning)
 
     @router.post("/webhooks/telegram")
     async def telegram_update(request: Request, client: Annotated[Client, Depends(get_client)]) -> JSONResponse:
@@ -91,6 +95,7 @@ def build_router(settings: Settings) -> APIRouter:
                 conversation_id=message.conversation_id,
                 text=message.text,
                 message_key=message.message_key,
+                admission=admit_telegram(message.sender, settings),
             )
         except UnusableText as error:
             return _answer(status.HTTP_400_BAD_REQUEST, detail=f"not a Telegram Update: {error}")
@@ -126,6 +131,8 @@ def parse_update(data: object) -> Update:
         return update
     if message.chat is None or not _is_int(message.chat.id) or not isinstance(message.chat.type, str):
         raise MalformedUpdate("`message.chat` needs an integer `id` and a `type`")
+    if message.from_user is not None and not _is_int(message.from_user.id):
+        raise MalformedUpdate("`message.from.id` must be an integer")
     if message.text is not None and not isinstance(message.text, str):
         raise MalformedUpdate("`message.text` must be a string")
     if message.text is not None and not _is_unicode(message.text):
@@ -166,6 +173,7 @@ def read_message(update: Update, bot_username: str) -> TelegramMessage | str:
         chat_id=message.chat.id,
         topic_id=topic,
         text=strip_leading_mention(message.text, bot_username),
+        sender=TelegramSender(sender.id, sender.username if isinstance(sender.username, str) else None),
     )
 
 

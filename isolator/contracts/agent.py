@@ -21,6 +21,9 @@ class AgentPlan:
     workflow: str | None = None
     task_queue: str | None = None
     timeout_minutes: float = 30
+    # Which driver reads the program (activities/agents/): "command" runs `argv` as it is; "claude",
+    # "codex" and "aider" add their agent's headless options to `argv` (the program, then AGENT_ARGS).
+    driver: str = "command"
 
 
 @dataclass
@@ -52,6 +55,13 @@ class Queued:
     outcome: Literal["queued", "no_agent", "gone"]
     run_id: str | None = None
     ahead: int = 0  # runs before this one (the running one included)
+    # "no_agent" in a conversation not yet told so: the message workflow says it, once (no_agent_key)
+    tell_no_agent: bool = False
+
+
+def no_agent_key(platform: str, conversation_id: str) -> str:
+    """The idempotency key of the one "no agent answers here" reply of a conversation."""
+    return f"no-agent:{platform}:{conversation_id}"
 
 
 @dataclass
@@ -81,10 +91,13 @@ class StopRequest:
 
 @dataclass
 class StopReport:
-    """What `/stop` ended: the conversation's running run (its message's start) and queued messages."""
+    """What `/stop` ended: the conversation's running run (its message's start) and queued messages.
+    A run that ended by itself before the stop reached it is `finished` (its message) as `finished_as`."""
 
     stopped: str | None = None
     dropped: int = 0
+    finished: str | None = None
+    finished_as: str | None = None  # the run's RunStatus: done, failed, timed_out
 
 
 @dataclass

@@ -32,6 +32,11 @@ class RemovedEnvironment:
     restored_as: str | None = None  # a restore brought it back already, as this environment
     # an active (or hibernated) environment now holds its path or its identity: it cannot come back
     conflict: str | None = None
+    # that environment: an active one on the same branch can take the archived files in (holder_id)
+    holder_id: str | None = None
+    holder_branch: str | None = None
+    holder_path: str | None = None
+    holder_status: str | None = None
 
 
 @dataclass
@@ -44,6 +49,7 @@ class RemovedQuery:
 class RemovedListing:
     environments: list[RemovedEnvironment]  # newest first
     retention_days: int
+    restored: int = 0  # removed within the retention and restored already: not listed, but not "none removed"
 
 
 @dataclass
@@ -59,7 +65,10 @@ class RestoreRequest:
     previous_environment_id: str | None = None  # the asking conversation's, detached from it
 
 
-RestoreOutcome = Literal["restored", "woken", "already_restored", "refused", "not_found", "limit"]
+# "brought_back": the archived files went into the active worktree of the same branch; "kept": they could
+# not, and stay in the archive (the message says how to apply them)
+RestoreOutcome = Literal["restored", "woken", "already_restored", "brought_back", "kept", "refused", "not_found",
+                         "limit"]
 
 
 @dataclass
@@ -96,3 +105,30 @@ class DiskUse:
 
     sizes: dict[str, int]  # environment id -> bytes
     merge_proofs: dict[str, str] = field(default_factory=dict)  # environment id -> why merged
+
+
+@dataclass
+class BringBackInput:
+    """A removed worktree's archive brought into the active worktree that works on its branch again."""
+
+    codebase: Codebase
+    archive_ref: str
+    branch: str
+    working_path: str  # the active worktree's
+
+
+@dataclass
+class BroughtBack:
+    """"applied": the archived files are in the active worktree now; "kept": they were not put over it
+    (`reason`), and stay in the archive, `commit`, which `git stash apply <commit>` applies by hand;
+    "gone": the archive no longer exists."""
+
+    outcome: Literal["applied", "kept", "gone"]
+    commit: str = ""
+    reason: str = ""
+
+
+@dataclass
+class RecordBroughtBackInput:
+    removed_id: str
+    into_id: str  # the active environment the archived files went into

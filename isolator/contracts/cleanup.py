@@ -15,6 +15,7 @@ class OpenConversation:
 
     platform: str
     days_inactive: int  # since its last message
+    conversation_id: str = ""  # the platform's id of the conversation
 
 
 @dataclass
@@ -93,3 +94,4 @@ class CodebaseCounts:
     counts: Breakdown
     stale_threshold_days: int
     sizes: list[int | None]
+    sandbox_warning: str | None = None  # the host runs user programs unconfined (SANDBOX=off), or cannot run them

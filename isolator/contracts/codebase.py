@@ -24,6 +24,8 @@ class RepositorySource:
     path: str | None = None
     url: str | None = None
     name: str | None = None
+    # a path from chat: its checkout, links resolved, must lie under one of these (CLONE_ALLOWED_ROOTS)
+    allowed_roots: list[str] | None = None
 
 
 @dataclass
@@ -37,9 +39,14 @@ class RepositoryInfo:
 
 @dataclass
 class RegisteredCodebase:
-    codebase: Codebase
+    """A registration's outcome: the codebase, or (codebase None) the user's mistake that kept it from
+    being registered, said in `problem` (an answer, not a failed workflow)."""
+
+    codebase: Codebase | None
     # False when the repository was already registered and nothing was cloned
     created: bool
+    problem: str | None = None
+    problem_type: str | None = None  # its error type (isolator/contracts/errors.py): NameTaken, InvalidRepository, ...
 
 
 def repository_full_name(url: str | None) -> str | None:

@@ -8,6 +8,7 @@ from typing import Literal
 
 from isolator.contracts.codebase import Codebase
 from isolator.contracts.environment import Environment
+from isolator.contracts.trust import Admission
 
 Outcome = Literal[
     "reused",  # the conversation's own environment, still healthy
@@ -21,6 +22,7 @@ Outcome = Literal[
     "closed",  # a close event was recorded
     "limit",  # the codebase is full: nothing was created and the user was told how to free room
     "failed",  # the user was told what went wrong; nothing was left behind
+    "refused",  # the platform's allow rule refused the sender: at most one reply, nothing else
 ]
 
 
@@ -36,6 +38,8 @@ class MessageInput:
     hints: IsolationHints | None = None
     # "closed": the platform closed the conversation (a GitHub issue or PR); no text to answer
     kind: Literal["message", "closed"] = "message"
+    # the platform's allow rule applied to the sender, by the API; None: allowed everything (isolator/trust.py)
+    admission: Admission | None = None
 
 
 @dataclass

@@ -29,6 +29,10 @@ class RepositoryConfig:
 
     setup_commands: list[str] = field(default_factory=list)
     setup_timeout_minutes: int = 15
+    # False: the set-up needs the branch or the conversation, so a warm worktree is set up after its claim
+    setup_warm: bool = True
+    # the files the set-up depends on: a warm worktree is set up again only when one changed (none: always)
+    setup_inputs: list[str] = field(default_factory=list)
     teardown_commands: list[str] = field(default_factory=list)
     teardown_timeout_minutes: int = 5
     include: list[str] = field(default_factory=list)  # added to `.worktreeinclude`
@@ -58,6 +62,8 @@ class RepositorySetup:
 
     config: RepositoryConfig = field(default_factory=RepositoryConfig)
     problem: ConfigProblem | None = None  # a malformed file: no set-up runs
+    # the set-up already ran in the warm worktree this environment claimed: only its ports are taken
+    already_run: bool = False
 
 
 @dataclass

@@ -47,6 +47,7 @@ OTHER_BOT = {"id": "1100000000000000200", "username": "otherbot", "discriminator
              "avatar": None, "bot": True}
 GUILD_ID = "1100000000000000300"
 CHANNEL_ID = "1100000000000000400"
+ROLE_ID = "1100000000000000500"  # the server's `developers` role
 RATE_LIMIT_RETRY_AFTER = 0.05  # seconds a 429 from `fail` asks for: discord.py sleeps that long, then retries
 # Gateway opcodes
 DISPATCH, HEARTBEAT, IDENTIFY, RESUME, RECONNECT, INVALID_SESSION, HELLO, HEARTBEAT_ACK = 0, 1, 2, 6, 7, 9, 10, 11
@@ -203,13 +204,13 @@ class FakeDiscord:
 
     def message_create(self, content: str, *, channel_id: str = CHANNEL_ID, author: dict[str, Any] = PERSON,
                        mentions: tuple[dict[str, Any], ...] = (BOT_USER,), message_id: str | None = None,
-                       referenced_message: dict[str, Any] | None = None) -> dict[str, Any]:
+                       referenced_message: dict[str, Any] | None = None, roles: tuple[str, ...] = ()) -> dict[str, Any]:
         """A MESSAGE_CREATE event's data: a message a person (or `author`) writes in a guild channel or
-        thread, or in a DM (a channel added with `add_dm`: no guild)."""
+        thread, as a member with `roles`, or in a DM (a channel added with `add_dm`: no guild)."""
         message = self._message(message_id or snowflake(), channel_id, content, author, list(mentions))
         if self.channels.get(channel_id, {}).get("type") != 1:
             message["guild_id"] = GUILD_ID
-            message["member"] = {"roles": [], "joined_at": _now(), "deaf": False, "mute": False, "flags": 0}
+            message["member"] = {"roles": list(roles), "joined_at": _now(), "deaf": False, "mute": False, "flags": 0}
         if referenced_message is not None:
             message["type"] = 19  # a reply
             message["message_reference"] = {"type": 0, "message_id": referenced_message["id"],
@@ -294,9 +295,11 @@ class FakeDiscord:
         threads = [channel for channel in self.channels.values() if channel["type"] == 11]
         return {
             "id": GUILD_ID, "name": "Team", "owner_id": PERSON["id"], "member_count": 2, "large": False,
-            "unavailable": False, "roles": [{"id": GUILD_ID, "name": "@everyone", "permissions": "1099511627775",
-                                             "position": 0, "color": 0, "hoist": False, "managed": False,
-                                             "mentionable": False, "flags": 0}],
+            "unavailable": False, "roles": [
+                {"id": GUILD_ID, "name": "@everyone", "permissions": "1099511627775", "position": 0, "color": 0,
+                 "hoist": False, "managed": False, "mentionable": False, "flags": 0},
+                {"id": ROLE_ID, "name": "developers", "permissions": "0", "position": 1, "color": 0,
+                 "hoist": False, "managed": False, "mentionable": False, "flags": 0}],
             # GUILD_CREATE leaves `guild_id` out of its channels.
             "channels": [{key: value for key, value in channel.items() if key != "guild_id"} for channel in channels],
             "threads": threads,

@@ -53,6 +53,7 @@ class WorkerProcess:
             "ISOLATOR_HOST": settings.host,
             "ISOLATOR_TASK_QUEUE": settings.task_queue,
             "ISOLATOR_TEST_ADAPTER": "1",
+            "WARM_WORKTREES": str(settings.warm_worktrees),
             **self.extra_env,
             **extra,
         }

@@ -89,11 +89,40 @@ def pause_after_archiving(fault: FaultPause) -> None:
     removal.save_archive = saved_then_stopped  # type: ignore[assignment]
 
 
+def pause_in_warm_work(fault: FaultPause) -> None:
+    """`warm_claim`: a claim stops with its warm worktree moved into place, before git knows and before
+    its branch is made. `warm_refill`: a refill stops with a new warm worktree made, before its set-up."""
+    from activities.providers.worktree.warm import WarmDisk
+
+    if fault.activity_type == "warm_claim":
+        claim_into = WarmDisk.claim_into
+
+        async def moved_then_stopped(self: WarmDisk, warm: Path, target: Path, *args: Any) -> None:
+            if warm.is_dir() and not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.rename(warm, target)
+                await _Pausing(None, fault)._stop_here()  # type: ignore[arg-type]
+            await claim_into(self, warm, target, *args)
+
+        WarmDisk.claim_into = moved_then_stopped  # type: ignore[method-assign]
+    else:
+        set_up = WarmDisk.set_up
+
+        async def stopped_before_set_up(self: WarmDisk, *args: Any) -> str | None:
+            await _Pausing(None, fault)._stop_here()  # type: ignore[arg-type]
+            return await set_up(self, *args)
+
+        WarmDisk.set_up = stopped_before_set_up  # type: ignore[method-assign]
+
+
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     fault = FaultPause.from_environment()
     if fault is not None and fault.activity_type == "archive":
         pause_after_archiving(fault)
+        fault = None
+    elif fault is not None and fault.activity_type in ("warm_claim", "warm_refill"):
+        pause_in_warm_work(fault)
         fault = None
     asyncio.run(run_worker(load_settings(), interceptors=[fault] if fault else []))
 

@@ -14,7 +14,7 @@ import httpx
 from temporalio.client import Client
 
 from isolator.settings import Settings
-from tests.agent_runs import alive
+from tests.agent_runs import alive, spawned
 from tests.agents import command
 from tests.faults.conftest import WorkerProcess, register, wait_for
 
@@ -51,7 +51,7 @@ async def test_a_run_whose_worker_is_killed_is_interrupted_once_and_the_queue_go
         queued = await api.post("/test/message", params={"wait": "true"},
                                 json={"conversationId": conversation, "message": "then something quick"})
         next_run = queued.json()["result"]["agentRunId"]
-        agent, child = (int(pid) for pid in pids.read_text().split())
+        agent, child = spawned(pids)
 
         worker.kill()
         assert alive(agent) and alive(child), "the agent's own session outlives its worker for now"

@@ -20,7 +20,7 @@ from api.webhooks.discord import SIGNATURE_HEADER, TIMESTAMP_HEADER
 from isolator.contracts.message import Resolution, message_workflow_id
 from isolator.settings import Settings
 from tests.conftest import Stack
-from tests.fakes.discord_api import APPLICATION_ID, BOT_TOKEN, CHANNEL_ID, FakeDiscord
+from tests.fakes.discord_api import APPLICATION_ID, BOT_TOKEN, CHANNEL_ID, GUILD_ID, PERSON, FakeDiscord
 from workers.discord_listener import running_discord_listener
 from workflows.message import MessageWorkflow
 
@@ -44,6 +44,9 @@ def settings(settings: Settings, fake: FakeDiscord) -> Settings:
         "discord_public_key": SIGNING_KEY.verify_key.encode().hex(),
         "discord_application_id": APPLICATION_ID,
         "discord_api_url": fake.api_url,
+        # the fake's server, and its person anywhere (direct messages need a user rule)
+        "discord_allowed_guilds": frozenset({GUILD_ID}),
+        "discord_allowed_users": frozenset({PERSON["id"]}),
     })
 
 
@@ -68,8 +71,9 @@ def slash_command(text: str | None, channel_id: str = CHANNEL_ID, **fields: Any)
     return {
         "type": 2, "id": str(next(_interaction_ids)), "application_id": APPLICATION_ID,
         "token": f"interaction-token-{uuid.uuid4().hex}", "version": 1, "channel_id": channel_id,
-        "channel": {"id": channel_id, "type": 0}, "guild_id": "1", "locale": "en-US",
-        "member": {"user": {"id": "900", "username": "ada", "discriminator": "0"}, "roles": [], "permissions": "0"},
+        "channel": {"id": channel_id, "type": 0}, "guild_id": GUILD_ID, "locale": "en-US",
+        "member": {"user": {"id": PERSON["id"], "username": "ada", "discriminator": "0"}, "roles": [],
+                   "permissions": "0"},
         "data": {"id": "1", "name": "isolator", "type": 1, "options": options},
         **fields,
     }

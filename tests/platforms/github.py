@@ -59,9 +59,10 @@ def repository() -> dict[str, Any]:
             "url": f"https://api.github.com/repos/{REPO}", "clone_url": f"{URL}.git", "default_branch": "main"}
 
 
-def issue(number: int, body: str | None, pull: bool = False) -> dict[str, Any]:
+def issue(number: int, body: str | None, pull: bool = False, association: str = "OWNER") -> dict[str, Any]:
     data = {"url": f"https://api.github.com/repos/{REPO}/issues/{number}", "id": 10_000 + number, "number": number,
-            "title": "Found a bug", "body": body, "user": SENDER, "state": "open", "html_url": f"{URL}/issues/{number}"}
+            "title": "Found a bug", "body": body, "user": SENDER, "state": "open", "html_url": f"{URL}/issues/{number}",
+            "author_association": association}
     if pull:
         data["pull_request"] = {"url": f"https://api.github.com/repos/{REPO}/pulls/{number}"}
     return data
@@ -71,8 +72,11 @@ def issues_event(action: str, number: int, body: str | None = "", sender: dict[s
     return {"action": action, "issue": issue(number, body), "repository": repository(), "sender": sender}
 
 
-def comment_event(number: int, body: str, sender: dict[str, Any] = SENDER, pull: bool = False) -> dict[str, Any]:
-    comment = {"id": 20_000 + number, "body": body, "user": sender, "html_url": f"{URL}/issues/{number}#issuecomment-1"}
+def comment_event(number: int, body: str, sender: dict[str, Any] = SENDER, pull: bool = False,
+                  association: str = "MEMBER") -> dict[str, Any]:
+    """A comment; `association` is the commenter's `author_association` (OWNER, MEMBER, ..., NONE)."""
+    comment = {"id": 20_000 + number, "body": body, "user": sender, "html_url": f"{URL}/issues/{number}#issuecomment-1",
+               "author_association": association}
     return {"action": "created", "issue": issue(number, "", pull), "comment": comment, "repository": repository(),
             "sender": sender}
 
@@ -80,7 +84,8 @@ def comment_event(number: int, body: str, sender: dict[str, Any] = SENDER, pull:
 def pull_request_event(action: str, number: int, body: str = "") -> dict[str, Any]:
     part = {"label": "octo-org:feature/x", "ref": "feature/x", "sha": "a" * 40, "repo": repository()}
     pull = {"url": f"https://api.github.com/repos/{REPO}/pulls/{number}", "number": number, "state": "closed",
-            "body": body, "merged": True, "head": part, "base": {**part, "ref": "main", "sha": "b" * 40}}
+            "body": body, "merged": True, "head": part, "base": {**part, "ref": "main", "sha": "b" * 40},
+            "author_association": "COLLABORATOR"}
     return {"action": action, "number": number, "pull_request": pull, "repository": repository(), "sender": SENDER}
 
 

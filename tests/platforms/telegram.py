@@ -50,6 +50,7 @@ def settings(settings: Settings, fake: FakeTelegram) -> Settings:
             "telegram_webhook_secret": SecretStr(WEBHOOK_SECRET),
             "telegram_bot_token": SecretStr(BOT_TOKEN),
             "telegram_api_url": fake.api_url,
+            "telegram_allowed_users": frozenset({str(USER["id"])}),
         }
     )
 

@@ -16,7 +16,7 @@ BAD_NAMES = [
     "..", "../../etc", "a/../../b", "..%2f..%2fetc", "-rf", "--force", "-", "@{-1}", "a@{u}", "foo.lock", ".hidden",
     "a..b", "name.", "x" * 300, "x" * 51, "bell\x07name", "esc\x1b[31m", "\u202eevil", "$(id)", "`id`", "a:b", "a~1",
 ]
-ALLOWED = "Use up to 50 letters, digits, `.`, `_` or `-`"
+ALLOWED = "Use up to 50 ASCII letters (a-z, A-Z), digits, `.`, `_` or `-`"
 
 
 def outside(paths: set[str], stack: Stack, repo: Path) -> set[str]:

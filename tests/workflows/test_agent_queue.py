@@ -12,7 +12,7 @@ import pytest
 
 from api.dispatch import start_message
 from isolator.settings import Settings
-from tests.agent_runs import alive, finished_run, replies_when, run_of
+from tests.agent_runs import alive, finished_run, replies_when, run_of, spawned
 from tests.agents import command
 from tests.conftest import Stack
 
@@ -71,7 +71,7 @@ async def test_stop_ends_the_run_and_its_whole_process_group_and_drops_the_queue
         if pids.exists() and pids.read_text().endswith("\n"):
             break
         await asyncio.sleep(0.05)
-    agent, child = (int(pid) for pid in pids.read_text().split())
+    agent, child = spawned(pids)
     assert alive(agent) and alive(child)
     queued = (await stack.say("stop-1", "then this"))["result"]
     assert "1 run come" in queued["replies"][0]
@@ -82,7 +82,7 @@ async def test_stop_ends_the_run_and_its_whole_process_group_and_drops_the_queue
         if log:
             break
         await asyncio.sleep(0.05)
-    assert log == f"started child {child}\n"
+    assert log == f"started child {pids.read_text().split()[1]}\n"
 
     status = (await stack.say("stop-1", "/status"))["result"]["replies"][0]
     assert 'Agent: running for' in status and '"work forever"' in status and '"then this"' in status
@@ -104,9 +104,13 @@ async def test_a_run_past_its_timeout_is_stopped(stack: Stack, repo: Path, tmp_p
     stack.settings.agent_timeout_minutes = 0.05  # 3 s
     await stack.register(repo)
     created = (await stack.say("timeout-1", "slow"))["result"]
+    for _ in range(200):
+        if (tmp_path / "pids").is_file() and (tmp_path / "pids").read_text().endswith("\n"):
+            break
+        await asyncio.sleep(0.05)
+    agent, child = spawned(tmp_path / "pids")
     run = await finished_run(stack, created["agentRunId"])
     assert run["status"] == "timed_out"
-    agent, child = (int(pid) for pid in (tmp_path / "pids").read_text().split())
     assert not alive(agent) and not alive(child)
     replies = await replies_when(stack, "timeout-1", lambda texts: any("Timed out after" in text for text in texts))
     assert any("AGENT_TIMEOUT_MINUTES" in text for text in replies)

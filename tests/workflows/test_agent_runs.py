@@ -152,7 +152,7 @@ async def test_each_run_is_found_in_the_temporal_ui_by_conversation_branch_and_o
     created = (await stack.say(conversation, "hello"))["result"]
     await finished_run(stack, created["agentRunId"])
     run_workflow = f"agent-run:{created['agentRunId']}"
-    query = (f"IsolatorConversation = '{conversation}' AND IsolatorBranch = '{created['branch']}' "
+    query = (f"IsolatorConversation = 'test:{conversation}' AND IsolatorBranch = '{created['branch']}' "
              "AND IsolatorOutcome = 'done' AND WorkflowType = 'AgentRunWorkflow'")
     assert await found(stack.temporal, query, run_workflow), query
 

@@ -11,6 +11,7 @@ from temporalio.client import WorkflowExecutionStatus
 from isolator.settings import Settings
 from tests.conftest import Stack
 from tests.gitrepos import created_reply, worktree_paths
+from workflows.chat.agent_texts import no_agent
 from workflows.naming import thread_branch
 
 BURST = 50
@@ -33,7 +34,9 @@ async def test_a_burst_into_one_new_conversation_makes_one_worktree_row_and_repl
     assert set(outcomes) <= {"created", "attached", "reused"}
     rows = await stack.db.fetch("SELECT id FROM isolation_environments")
     assert len(rows) == 1
-    assert await stack.replies("burst") == [created_reply(thread_branch('test:burst'), repo)]
+    # Once, that no agent answers: by whichever message of the burst went unanswered first.
+    assert sorted(await stack.replies("burst")) == sorted([created_reply(thread_branch('test:burst'), repo),
+                                                           no_agent()])
     assert await stack.db.fetchval("SELECT count(*) FROM conversations") == 1
 
 

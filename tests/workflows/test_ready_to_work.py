@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import sys
 import uuid
 from pathlib import Path
 
@@ -211,14 +212,18 @@ async def test_a_forced_removal_stops_a_running_setup_and_leaves_none_of_its_pro
     stack: Stack, repo: Path, tmp_path: Path
 ) -> None:
     pid_file = tmp_path / "child.pid"
-    commit_config(repo, f'[setup]\ncommands = ["sleep 300 & echo $! > {pid_file}; wait"]\n')
+    # The child carries the file's name, so the test finds it on the host: in the sandbox, `$!` is an
+    # id of the set-up's own PID namespace.
+    child_command = f"{sys.executable} -c 'import time; time.sleep(300)' {pid_file}"
+    commit_config(repo, f'[setup]\ncommands = ["{child_command} & echo $! > {pid_file}; wait"]\n')
     await stack.register(repo)
     created = (await stack.say("setup-8", "go"))["result"]
     for _ in range(400):
         if pid_file.exists() and pid_file.read_text().strip():
             break
         await asyncio.sleep(0.05)
-    child = int(pid_file.read_text())
+    child = next(int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit()
+                 and _command_line(entry)[1:2] == [b"-c"] and str(pid_file).encode() in _command_line(entry))
 
     removed = (await stack.say("setup-8", "/worktree remove --force"))["result"]["replies"]
 
@@ -307,3 +312,10 @@ async def test_submodules_are_checked_out_by_the_setup(
 
     assert await settled(stack, created["environmentId"]) == "ready"
     assert (Path(created["workingPath"]) / "vendor" / "library" / "lib.txt").read_text() == "the library\n"
+
+
+def _command_line(process: Path) -> list[bytes]:
+    try:
+        return (process / "cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return []

@@ -1,4 +1,4 @@
-"""Every search attribute the README names finds its workflows through the visibility API, and an
+"""Every search attribute docs/operations.md names finds its workflows through the visibility API, and an
 environment's IsolatorStatus follows it to `destroyed`."""
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ async def test_a_message_and_its_environment_are_found_by_every_search_attribute
     for query in (
         f"IsolatorCodebase = '{codebase}'",
         "IsolatorPlatform = 'test'",
-        f"IsolatorConversation = '{conversation}'",
+        f"IsolatorConversation = 'test:{conversation}'",
         f"IsolatorBranch = '{result['branch']}'",
-        f"IsolatorOutcome = 'created' AND IsolatorConversation = '{conversation}'",
+        f"IsolatorOutcome = 'created' AND IsolatorConversation = 'test:{conversation}'",
     ):
         assert await found(stack.temporal, query, message), query
     for query in (

@@ -10,6 +10,7 @@ from isolator.contracts.message import MessageInput
 from tests.chat_commands import active_rows
 from tests.conftest import Stack
 from tests.gitrepos import branches, created_reply, worktree_paths
+from workflows.chat.agent_texts import no_agent
 from workflows.naming import thread_branch
 
 
@@ -38,7 +39,9 @@ async def test_first_message_creates_a_worktree_and_the_next_reuses_it(stack: St
     assert second["result"]["outcome"] == "reused"
     assert second["result"]["workingPath"] == str(expected_path)
     assert second["result"]["environmentId"] == first["result"]["environmentId"]
-    assert await stack.replies("conv-1") == [created_reply(branch, repo)], "reuse must be silent"
+    # No agent is configured: the first message that nothing else answers says so, once.
+    assert await stack.replies("conv-1") == [created_reply(branch, repo), no_agent()]
+    assert (await stack.say("conv-1", "and the footer"))["result"]["replies"] == [], "then reuse is silent"
     assert len(await active_rows(stack)) == 1
 
 
@@ -152,7 +155,7 @@ async def test_help_status_and_unknown_commands(stack: Stack, repo: Path) -> Non
     assert "Codebase: project" in replies[1] and "Worktree: none yet" in replies[1]
     assert replies[2].startswith("Working in isolated branch")
     assert created["result"]["workingPath"] in replies[3]
-    assert replies[4].startswith("Unknown command.")
+    assert replies[4].startswith("Unknown command `/frobnicate`.")
 
 
 async def test_the_same_conversation_id_on_two_platforms_gets_two_worktrees_on_two_branches(

@@ -90,10 +90,11 @@ async def test_status_shows_the_codebase_the_worktree_and_the_counts(stack: Stac
     ]
 
 
-@pytest.mark.parametrize("text", ["/frobnicate", "/worktre create x", "@isolator /nope"])
-async def test_an_unknown_command_gets_the_help(stack: Stack, repo: Path, text: str) -> None:
+@pytest.mark.parametrize(("text", "name"), [("/frobnicate", "frobnicate"), ("/worktre create x", "worktre"),
+                                            ("@isolator /nope", "nope")])
+async def test_an_unknown_command_gets_the_help(stack: Stack, repo: Path, text: str, name: str) -> None:
     await stack.register(repo)
-    assert await say_one(stack, "unknown-1", text) == texts.UNKNOWN_COMMAND
+    assert await say_one(stack, "unknown-1", text) == texts.unknown_command(name)
     assert await active_rows(stack) == [] and worktree_paths(repo) == []
 
 
@@ -158,7 +159,7 @@ async def test_create_refuses_a_bad_name_and_says_what_is_allowed(stack: Stack, 
     await stack.register(repo)
     reply = await say_one(stack, "badname-1", f"/worktree create {name}")
     assert reply == worktree_texts.invalid_task_name(name)
-    assert "up to 50 letters, digits, `.`, `_` or `-`" in reply
+    assert "up to 50 ASCII letters (a-z, A-Z), digits, `.`, `_` or `-`" in reply
     assert await stack.db.fetchval("SELECT count(*) FROM isolation_environments") == 0
     assert worktree_paths(repo) == [] and branches(repo) == ["main"]
     assert not (stack.settings.worktree_base / "project").exists()
@@ -168,7 +169,7 @@ async def test_create_refuses_a_name_with_spaces_and_no_name(stack: Stack, repo:
     await stack.register(repo)
     reply = await say_one(stack, "badname-2", "/worktree create a b")
     assert reply == worktree_texts.invalid_task_name("a b")
-    assert "up to 50 letters" in reply
+    assert "up to 50 ASCII letters" in reply
     assert await say_one(stack, "badname-2", "/worktree create") == worktree_texts.CREATE_USAGE
     assert await stack.db.fetchval("SELECT count(*) FROM isolation_environments") == 0
     assert worktree_paths(repo) == [] and branches(repo) == ["main"]
@@ -234,6 +235,7 @@ async def test_remove_without_a_name_removes_the_conversations_own_worktree(stac
 
     reply = await say_one(stack, "remove-1", "/worktree remove")
     assert reply.startswith(f"Removed worktree `{path}` (branch `task-gone`).")
+    assert reply.count("Removed worktree") == 1, reply
     assert f"archived as `refs/isolator/archive/{row['id']}`, and its branch `task-gone` kept" in reply
     assert "`/worktree restore task-gone` brings it back for 30 days" in reply
     assert not path.exists() and worktree_paths(repo) == [] and "task-gone" in branches(repo)

@@ -13,12 +13,21 @@ def agent_running(branch: str) -> str:
 
 
 def queued(ahead: int) -> str:
-    runs = "1 run" if ahead == 1 else f"{ahead} runs"
-    return f"Queued: the agent works on one message at a time in this worktree, and {runs} come first."
+    runs = "1 run comes" if ahead == 1 else f"{ahead} runs come"
+    return f"Queued: the agent works on one message at a time in this worktree, and {runs} first."
+
+
+def no_agent() -> str:
+    return ("No coding agent answers in this conversation: messages get their own worktree, and no answer. "
+            "Set AGENT_COMMAND (or the codebase's `agent_command`) to have an agent work on them. "
+            "(Said once per conversation.)")
 
 
 def worktree_going() -> str:
     return "This worktree is being removed, so the agent was not started. Send your message again to get a new one."
+
+
+RUN_ENDINGS = {"done": "done", "failed": "failed", "timed_out": "timed out"}
 
 
 def stopped(report: StopReport) -> str:
@@ -27,9 +36,15 @@ def stopped(report: StopReport) -> str:
         parts.append(f"Stopped the agent's run on \"{quoted_safely(report.stopped)}\"")
     if report.dropped:
         parts.append(f"dropped {report.dropped} queued message{'s' if report.dropped != 1 else ''}")
+    text = " and ".join(parts) + "." if report.stopped is not None else " and ".join(parts).capitalize() + "."
+    if report.finished is not None:
+        ending = RUN_ENDINGS.get(report.finished_as or "", report.finished_as)
+        finished = (f"The agent's run on \"{quoted_safely(report.finished)}\" had already finished ({ending}) "
+                    "when the stop reached it: nothing was stopped.")
+        return f"{finished} {text}" if parts else finished
     if not parts:
         return "Nothing to stop: the agent is not working on a message from this conversation."
-    return " and ".join(parts).capitalize() + "." if report.stopped is None else " and ".join(parts) + "."
+    return text
 
 
 def runs_status(running: RunLine | None, queued_runs: list[RunLine]) -> str:

@@ -17,10 +17,16 @@ def _line(removed: RemovedEnvironment) -> str:
     if removed.status == "hibernated":
         return f"- `{removed.branch}`: hibernated {_when(removed)}; its next message brings it back"
     reason = f" ({removed.reason})" if removed.reason else ""
+    if removed.holder_branch == removed.branch and removed.holder_status == "active":
+        return (f"- `{removed.branch}`: removed {_when(removed)}{reason}; its branch works at `{removed.holder_path}` "
+                f"again, and `/worktree restore {removed.branch}` brings the removed files in there")
     return f"- `{removed.branch}`: removed {_when(removed)}{reason}; restorable for {removed.days_left} more day(s)"
 
 
 def removed_listing(codebase: str, listing: RemovedListing) -> str:
+    if not listing.environments and listing.restored:
+        return (f"Nothing of `{codebase}` waits to be restored: the {listing.restored} worktree(s) removed in the "
+                f"last {listing.retention_days} days are back already (`/worktree list` shows them).")
     if not listing.environments:
         return (f"Nothing of `{codebase}` can be restored: no worktree was removed in the last "
                 f"{listing.retention_days} days.")
@@ -34,9 +40,25 @@ def nothing_named(name: str, codebase: str) -> str:
             "`/worktree removed` lists those that can.")
 
 
-def restored(removed: RemovedEnvironment) -> str:
+def restored(removed: RemovedEnvironment, attached: bool = True) -> str:
+    """`attached`: a conversation asked (a chat command), and works there now; the API attaches none."""
     return (f"Restored `{removed.branch}` at `{removed.working_path}`, as it was when it was removed "
-            f"({_when(removed)}), uncommitted and untracked files included. This conversation works there now.")
+            f"({_when(removed)}), uncommitted and untracked files included."
+            + (" This conversation works there now." if attached else ""))
+
+
+def brought_back(removed: RemovedEnvironment) -> str:
+    return (f"Brought back the files of `{removed.branch}` as they were when it was removed ({_when(removed)}), "
+            f"uncommitted and untracked ones included, into `{removed.holder_path}`: that worktree works on the "
+            "same branch now, and had no changes of its own.")
+
+
+def kept(removed: RemovedEnvironment, reason: str) -> str:
+    return (f"`{removed.branch}` works at `{removed.holder_path}` again, so its removed files were not put over that "
+            f"worktree: {reason}. They are kept (for {removed.days_left} more day(s)) in `{removed.archive_ref}`, "
+            f"a commit shaped like a stash: `git stash apply {removed.archive_ref}` in `{removed.holder_path}` "
+            f"applies them. Or commit or undo that worktree's changes, then `/worktree restore {removed.branch}` "
+            "again brings them in.")
 
 
 def woken(removed: RemovedEnvironment) -> str:
@@ -55,9 +77,14 @@ def already_restored(branch: str) -> str:
     return f"`{branch}` was restored already: `/worktree list` shows it."
 
 
-def taken(branch: str, holder: str) -> str:
-    return (f"`{branch}` cannot be restored: `{holder}` holds its folder or its work now. "
-            "Remove that worktree first, then restore again.")
+def taken(removed: RemovedEnvironment) -> str:
+    """Another worktree holds the removed one's folder or its work (not on the same branch: that one takes
+    the files in)."""
+    holder = f"the worktree at `{removed.holder_path}` (branch `{removed.holder_branch}`)"
+    if removed.holder_status == "hibernated":
+        holder = f"the hibernated worktree of branch `{removed.holder_branch}`"
+    return (f"`{removed.branch}` cannot be restored: {holder} holds its folder or its work now. "
+            f"Remove that worktree first (`/worktree remove {removed.holder_branch}`), then restore again.")
 
 
 def at_limit(codebase: str, active: int, limit: int) -> str:

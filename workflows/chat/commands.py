@@ -13,23 +13,27 @@ from temporalio import workflow
 from temporalio.exceptions import ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
+    from activities.paths import is_valid_codebase_name
     from activities.repositories import is_clone_url, looks_like_path
+    from isolator.clone_rules import clone_refusal
     from isolator.contracts.agent import StopReport, StopRequest
+    from isolator.contracts.agent_session import SessionQuery
     from isolator.contracts.codebase import RepositorySource
     from isolator.contracts.environment import conversation_key
     from isolator.contracts.message import Conversation, LinkCodebaseInput, MessageInput
-    from workflows.chat import agent_texts, pull_requests, texts
+    from workflows.chat import agent_texts, pull_requests, session_texts, texts
     from workflows.chat.worktree import WorktreeCommands, status_counts
     from workflows.codebase import RegisterCodebaseWorkflow
     from workflows.errors import user_error
     from workflows.provisioning import Reply
-    from workflows.steps import agent_runs, conversations, environments
+    from workflows.steps import agent_runs, agent_sessions, codebases, conversations, environments, versions, warm_pool
 
 
 @dataclass
 class Command:
     name: str
     args: list[str] = field(default_factory=list)
+    given: str = ""  # the name as the message wrote it, which "unknown" replies quote
 
 
 def parse_command(text: str) -> Command | None:
@@ -39,13 +43,29 @@ def parse_command(text: str) -> Command | None:
         words.pop(0)
     if not words or not words[0].startswith("/") or len(words[0]) < 2:
         return None
-    name = words[0][1:].split("@", 1)[0].lower()  # Telegram sends `/status@botname`
-    return Command(name=name if name in HANDLERS else "unknown", args=words[1:])
+    given = words[0][1:].split("@", 1)[0]  # Telegram sends `/status@botname`
+    name = given.lower()
+    return Command(name=name if name in HANDLERS else "unknown", args=words[1:], given=given)
 
 
 async def run_command(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
+    admission = message.admission
+    if admission is not None and admission.admin_refused is not None and destroys_or_restores(command):
+        await reply(admission.admin_refused)  # ADMIN_USERS narrows these further
+        return
     handler = HANDLERS.get(command.name, _unknown)
     await handler(command, conversation, message, reply)
+
+
+def destroys_or_restores(command: Command) -> bool:
+    """`/clone`, `/worktree remove --force`, `/worktree cleanup` (not its `--dry-run`), `/worktree restore`."""
+    if command.name == "clone":
+        return True
+    if command.name != "worktree" or not command.args:
+        return False
+    subcommand, args = command.args[0].lower(), command.args[1:]
+    return ((subcommand == "remove" and "--force" in args) or (subcommand == "cleanup" and "--dry-run" not in args)
+            or subcommand == "restore")
 
 
 async def _help(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
@@ -53,7 +73,7 @@ async def _help(command: Command, conversation: Conversation, message: MessageIn
 
 
 async def _unknown(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
-    await reply(texts.UNKNOWN_COMMAND)
+    await reply(texts.unknown_command(command.given))
 
 
 async def _status(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
@@ -72,11 +92,15 @@ async def _status(command: Command, conversation: Conversation, message: Message
     )
     if details is not None and (runs := agent_texts.runs_status(details.running, details.queued)):
         text += f"\n{runs}"
+    if environment is not None and agent_sessions.knows_agent_sessions():
+        session = await agent_sessions.agent_session_summary(SessionQuery(message.platform, message.conversation_id))
+        text += f"\n{session_texts.status_line(session)}"
     if environment is not None and active and conversation.codebase is not None:
         if (pull := await pull_requests.status_line(conversation.codebase, environment)) is not None:
             text += f"\n{pull}"
     counts = await status_counts(conversation.codebase) if conversation.codebase else None
-    await reply(text + (f"\n{counts}" if counts else ""))
+    warm = await warm_pool.pool_lines(conversation.codebase) if conversation.codebase else ""
+    await reply(text + (f"\n{counts}" if counts else "") + (f"\n{warm}" if warm else ""))
 
 
 async def _stop(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
@@ -93,6 +117,17 @@ async def _stop(command: Command, conversation: Conversation, message: MessageIn
     await reply(agent_texts.stopped(report))
 
 
+async def _reset(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
+    if not agent_sessions.knows_agent_sessions():  # a message from before `/reset` existed, replayed
+        await _unknown(command, conversation, message, reply)
+        return
+    if command.args:
+        await reply(session_texts.RESET_USAGE)
+        return
+    previous = await agent_sessions.reset_agent_session(SessionQuery(message.platform, message.conversation_id))
+    await reply(session_texts.reset(previous))
+
+
 async def _worktree(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
     if conversation.codebase is None:
         await reply(texts.no_codebase(conversation.codebase_choices))
@@ -106,9 +141,19 @@ async def _clone(command: Command, conversation: Conversation, message: MessageI
         source = RepositorySource(host=message.default_host, path=target)
     elif is_clone_url(target):
         source = RepositorySource(host=message.default_host, url=target)
+    elif is_valid_codebase_name(target) and versions.clones_by_name():
+        await _choose_by_name(target, conversation, message, reply)
+        return
     else:
         await reply(texts.CLONE_USAGE)
         return
+    if message.admission is not None:  # from a chat platform: only what its ClonePolicy takes
+        policy = message.admission.clone
+        if (refusal := clone_refusal(target, policy, is_path=source.path is not None)) is not None:
+            await reply(texts.clone_failed(target, refusal))
+            return
+        if source.path is not None:
+            source.allowed_roots = policy.roots  # checked again once links are resolved
     try:
         registered = await workflow.execute_child_workflow(
             RegisterCodebaseWorkflow.run, source, id=f"{workflow.info().workflow_id}:clone"
@@ -116,15 +161,27 @@ async def _clone(command: Command, conversation: Conversation, message: MessageI
     except ChildWorkflowError as error:
         await reply(texts.clone_failed(target, user_error(error)))
         return
+    if registered.codebase is None:  # the user's mistake, said as it was found
+        await reply(texts.clone_failed(target, registered.problem or "it could not be registered"))
+        return
     await conversations.link_conversation_codebase(LinkCodebaseInput(conversation.row_id, registered.codebase.id))
     await reply(texts.codebase_linked(registered.codebase.name, registered.codebase.canonical_path, registered.created))
 
 
+async def _choose_by_name(name: str, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
+    """`/clone <name>`: a codebase registered already, by the name the replies list it under."""
+    codebase = await codebases.find_codebase(RepositorySource(host=message.default_host, name=name))
+    if codebase is None:
+        await reply(texts.no_codebase_named(name, conversation.codebase_choices))
+        return
+    await conversations.link_conversation_codebase(LinkCodebaseInput(conversation.row_id, codebase.id))
+    await reply(texts.codebase_linked(codebase.name, codebase.canonical_path, created=False))
 async def _pr(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
     await pull_requests.open_pull_request(command.args, conversation, message, reply)
 
 
 Handler = Callable[[Command, Conversation, MessageInput, Reply], Awaitable[None]]
 HANDLERS: dict[str, Handler] = {
-    "help": _help, "status": _status, "clone": _clone, "worktree": _worktree, "stop": _stop, "pr": _pr,
+    "help": _help, "status": _status, "clone": _clone, "worktree": _worktree, "stop": _stop, "reset": _reset,
+    "pr": _pr,
 }

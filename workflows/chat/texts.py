@@ -7,10 +7,11 @@ from isolator.contracts.setup import EnvironmentDetails
 from isolator.contracts.worktree import WorktreeReady
 
 HELP = """Commands:
-`/clone <repository-url-or-path>`: register a repository and use it in this conversation
+`/clone <repository-url-or-path-or-name>`: register a repository (or choose a registered one by name) and use it in this conversation
 `/status`: show this conversation's repository and worktree, and the repository's worktree count
 `/worktree create|list|remove|link|cleanup|orphans|setup|why|removed|restore`: manage worktrees (`/worktree` alone explains each)
 `/stop`: stop the agent's run for this conversation, and drop its queued messages
+`/reset`: start a new agent session: the agent forgets this conversation so far
 `/pr <title>`: push this worktree's branch and open a pull request; later runs push to it (GitHub repositories)
 `/help`: show this help
 
@@ -66,18 +67,26 @@ def no_codebase(choices: list[str]) -> str:
         names = ", ".join(f"`{name}`" for name in choices)
         return (
             f"Several repositories are registered ({names}) and this conversation uses none yet. "
-            "Choose one with `/clone <repository-url-or-path>`."
+            "Choose one by its name, for example `/clone " + choices[0] + "`."
         )
     return "No repository is registered yet. Register one with `/clone <repository-url-or-path>`."
 
 
-UNKNOWN_COMMAND = "Unknown command.\n\n" + HELP
+def unknown_command(name: str) -> str:
+    return f"Unknown command `/{quoted_safely(name, 40)}`.\n\n" + HELP
 
 
 STOP_USAGE = "Usage: `/stop` (no arguments): stops the agent's run for this conversation and drops its queued messages."
 
 
-CLONE_USAGE = "Usage: `/clone <repository-url-or-path>`, for example `/clone https://github.com/owner/repo`."
+CLONE_USAGE = ("Usage: `/clone <repository-url-or-path-or-name>`, for example `/clone https://github.com/owner/repo`, "
+               "or `/clone project` for a repository registered as `project`.")
+
+
+def no_codebase_named(name: str, choices: list[str]) -> str:
+    registered = (" Registered: " + ", ".join(f"`{choice}`" for choice in choices) + ".") if choices else ""
+    return (f"No repository is registered as `{quoted_safely(name)}`.{registered} "
+            "`/clone <repository-url-or-path>` registers a new one.")
 
 
 def clone_failed(target: str, reason: str) -> str:

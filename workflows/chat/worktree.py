@@ -8,7 +8,7 @@ import re
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from isolator.cleanup_rules import cleanup_verdict, live_conversations, plan_cleanup
+    from isolator.cleanup_rules import cleanup_verdict, is_fresh, live_conversations, plan_cleanup
     from isolator.contracts.cleanup import CodebaseCleanupInput
     from isolator.contracts.codebase import Codebase
     from isolator.contracts.environment import (
@@ -26,7 +26,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.lookups import count_for_limit
     from workflows.naming import task_slug
     from workflows.provisioning import Provisioner, Reply, environment_ref
-    from workflows.steps import conversations, environment_signals, environments, isolation, versions, worktree_facts
+    from workflows.steps import conversations, environment_signals, environments, isolation, versions, warm_pool, worktree_facts
 
 _LINK_TARGET = re.compile(r"^(issue|pr|thread|task)-(.+)$")
 
@@ -89,7 +89,8 @@ class WorktreeCommands:
         sizes = {state.environment_id: state.disk_bytes for state in view.survey.states}
         lines = [(e.ref.branch, e.ref.working_path, e.ref.environment_id == mine, sizes.get(e.ref.environment_id))
                  for e in view.listing.environments]
-        await self.reply(worktree_texts.listing(self.codebase.name, lines, view.counts))
+        warm = await warm_pool.pool_lines(self.codebase)
+        await self.reply(worktree_texts.listing(self.codebase.name, lines, view.counts) + (f"\n{warm}" if warm else ""))
 
     async def _remove(self, args: list[str]) -> None:
         force = "--force" in args
@@ -118,10 +119,7 @@ class WorktreeCommands:
         report = await environment_signals.destroy_environment(
             DestroyEnvironmentInput(environment_ref(target, self.codebase), request)
         )
-        if report.outcome == "refused":
-            await self.reply(report.message)
-        else:
-            await self.reply(worktree_texts.removed(target.branch_name, target.working_path, report.message))
+        await self.reply(report.message)  # what was removed, archived or refused, said once
 
     async def _link(self, args: list[str]) -> None:
         if len(args) != 1 or not _LINK_TARGET.match(args[0]):
@@ -184,7 +182,10 @@ class WorktreeCommands:
                                                                      target.branch_name))
         threshold = view.listing.stale_threshold_days
         plan = plan_cleanup(view.listing.environments, view.survey, ["missing", "merged", "stale"], threshold)
-        await self.reply(worktree_texts.why(tracked, facts, cleanup_verdict(tracked.ref, plan), threshold))
+        state = next((s for s in view.survey.states if s.environment_id == target.id), None)
+        fresh = state is not None and is_fresh(tracked.start_commit, state.tip)
+        await self.reply(worktree_texts.why(tracked, facts, cleanup_verdict(tracked.ref, plan, fresh), threshold,
+                                            fresh))
 
     async def _removed(self, args: list[str]) -> None:
         if args:
@@ -212,7 +213,8 @@ async def status_counts(codebase: Codebase) -> str:
     if versions.counts_on_host():
         counted = await isolation.count_worktrees(codebase)
         return (worktree_texts.counts(counted.counts, counted.stale_threshold_days) + "\n"
-                + worktree_texts.disk_total(counted.sizes))
+                + worktree_texts.disk_total(counted.sizes)
+                + (f"\n{counted.sandbox_warning}" if counted.sandbox_warning else ""))
     view = await view_codebase(codebase, measure_disk=True)
     return (worktree_texts.counts(view.counts, view.listing.stale_threshold_days) + "\n"
             + worktree_texts.disk_total([state.disk_bytes for state in view.survey.states if state.exists]))

@@ -32,8 +32,8 @@ CREATE_USAGE = "Usage: `/worktree create <name>`, for example `/worktree create 
 
 def invalid_task_name(name: str) -> str:
     return (
-        f"`{quoted_safely(name)}` cannot be a worktree name. Use up to 50 letters, digits, `.`, `_` or `-`, "
-        "starting with a letter or digit and without `..`, for example `/worktree create fix-login`."
+        f"`{quoted_safely(name)}` cannot be a worktree name. Use up to 50 ASCII letters (a-z, A-Z), digits, "
+        "`.`, `_` or `-`, starting with a letter or digit and without `..`, for example `/worktree create fix-login`."
     )
 
 
@@ -93,10 +93,6 @@ def no_worktree_here() -> str:
 
 def unknown_worktree(name: str, codebase: str) -> str:
     return f"No active worktree `{quoted_safely(name)}` in **{codebase}**. See `/worktree list`."
-
-
-def removed(branch: str, path: str, note: str) -> str:
-    return f"Removed worktree `{path}` (branch `{branch}`)." + (f" {note}" if note else "")
 
 
 def still_used(branch: str, others: int) -> str:
@@ -186,19 +182,25 @@ def limit_reached(codebase: str, breakdown: Breakdown, stale_days: int) -> str:
 WHY_USAGE = "Usage: `/worktree why <name>`, for example `/worktree why issue-42`: everything known about a worktree."
 
 
-def why(environment: TrackedEnvironment, facts: WorktreeFacts, verdict: str, stale_days: int) -> str:
-    """`/worktree why <name>`: its state and the reasons behind it, as the cleanup rules see them."""
+def why(environment: TrackedEnvironment, facts: WorktreeFacts, verdict: str, stale_days: int,
+        fresh: bool = False) -> str:
+    """`/worktree why <name>`: its state and the reasons behind it, as the cleanup rules see them (a
+    `fresh` branch, still at its start commit, has no work of its own: neither merged nor unmerged)."""
     ref = environment.ref
     lines = [f"`{ref.branch}` at `{ref.working_path}`" + ("" if facts.exists else " (gone from disk)")]
     lines.append(f"Last activity: {_days(environment.days_inactive)} ago (stale after {stale_days} days"
                  + (", except Telegram chats" if environment.created_by_platform != "telegram" else
                     "; a Telegram chat never goes stale") + ")")
     lines.append(f"Cleanup: {verdict}")
-    lines.append("Merged: " + (f"yes, {facts.merged_by}" if facts.merged_by else "no, it has work of its own"))
+    if fresh:
+        lines.append("Merged: not yet a question: the branch has no commits of its own since it started")
+    else:
+        lines.append("Merged: " + (f"yes, {facts.merged_by}" if facts.merged_by else "no, it has work of its own"))
     lines.append(_listed("Uncommitted", facts.uncommitted, facts.uncommitted_count, "none"))
     lines.append(_listed("Unpushed commits", facts.unpushed, facts.unpushed_count, "none"))
     lines.append(f"Disk: {human_size(facts.disk_bytes)}" + ("" if facts.disk_complete else " at least (counting stopped at its time limit)"))
-    conversations = [f"{conversation.platform} ({_days(conversation.days_inactive)} quiet)"
+    conversations = [f"`{conversation.platform}:{quoted_safely(conversation.conversation_id)}` "
+                     f"({_days(conversation.days_inactive)} quiet)"
                      for conversation in environment.open_conversations]
     lines.append("Conversations: " + (", ".join(conversations) if conversations else "none open"))
     lines.append("Archive refs: " + (", ".join(f"`{ref}`" for ref in facts.archive_refs) or "none"))

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from temporalio import workflow
 
 from isolator.contracts.archive import (
+    BringBackInput,
+    BroughtBack,
     DiskUse,
     ExpiredArchives,
     PrunedArchives,
+    RecordBroughtBackInput,
     RecordRestoredInput,
     RemovedEnvironment,
     RemovedListing,
@@ -15,7 +20,7 @@ from isolator.contracts.archive import (
 )
 from isolator.contracts.codebase import Codebase
 from isolator.contracts.environment import Environment, IdentityQuery, MarkDestroyedInput
-from workflows.steps.options import LOCAL_OPTIONS
+from workflows.steps.options import HEARTBEAT_TIMEOUT, LOCAL_OPTIONS, RETRY_POLICY, host_queue
 
 
 async def list_removed_environments(query: RemovedQuery) -> RemovedListing:
@@ -62,3 +67,15 @@ async def mark_archives_pruned(pruned: PrunedArchives) -> None:
 
 async def record_disk_use(use: DiskUse) -> None:
     await workflow.execute_local_activity("record_disk_use", use, **LOCAL_OPTIONS)
+
+
+async def bring_archive_into_worktree(request: BringBackInput) -> BroughtBack:
+    """On the codebase's host: the archived files into the active worktree of their branch, if it has none of its own."""
+    return await workflow.execute_activity(
+        "bring_archive_into_worktree", request, result_type=BroughtBack, task_queue=host_queue(request.codebase.host),
+        start_to_close_timeout=timedelta(minutes=10), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
+    )
+
+
+async def record_brought_back(record: RecordBroughtBackInput) -> None:
+    await workflow.execute_local_activity("record_brought_back", record, **LOCAL_OPTIONS)

@@ -1,4 +1,4 @@
-"""Stubs of activities/isolation.py: the environments' disk work, on the codebase's host.
+"""Calls of activities/isolation.py: the environments' disk work, on the codebase's host.
 
 A check, an adoption search and a creation run as local activities when the codebase is on this
 worker's host, and go to the task queue of the codebase's host, `{queue}@{host}`, only when it is
@@ -7,6 +7,7 @@ elsewhere. Removal and survey always go to the host's queue."""
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from temporalio import workflow
 
@@ -18,6 +19,7 @@ from isolator.contracts.environment import (
     EnvironmentCheckInput,
     EnvironmentRef,
 )
+from isolator.contracts.isolation import CREATE, DESTROY, LIST, PRUNE, RESTORE, HostOperation
 from isolator.contracts.worktree import (
     Adoptable,
     AdoptionSearch,
@@ -84,44 +86,38 @@ async def create_worktree(request: WorktreeRequest, locally: bool) -> WorktreeRe
         # git can take minutes on a large checkout: the SDK keeps the workflow task alive meanwhile
         creation = await workflow.execute_local_activity(
             "create_worktree_here", request, result_type=WorktreeCreation,
-            start_to_close_timeout=timedelta(minutes=10), retry_policy=RETRY_POLICY,
+            start_to_close_timeout=CREATE.timeout, retry_policy=RETRY_POLICY,
         )
         if creation.worktree is not None:
             return creation.worktree
-    return await workflow.execute_activity(
-        "create_worktree", request, result_type=WorktreeReady, task_queue=host_queue(request.codebase.host),
-        start_to_close_timeout=timedelta(minutes=10), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
-    )
+    return await _on_host(CREATE, request)
 
 
 async def remove_worktree(environment: EnvironmentRef, force: bool) -> RemovalReport:
     """Archived under the environment's id first (an undone create has none: nothing to archive)."""
-    request = RemoveWorktreeInput(environment.codebase, environment.working_path, environment.branch, force,
-                                  provider=environment.provider, environment_id=environment.environment_id)
-    return await workflow.execute_activity(
-        "remove_worktree", request, result_type=RemovalReport, task_queue=host_queue(environment.codebase.host),
-        start_to_close_timeout=timedelta(minutes=5), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
-    )
+    return await _on_host(DESTROY, RemoveWorktreeInput(
+        environment.codebase, environment.working_path, environment.branch, force,
+        provider=environment.provider, environment_id=environment.environment_id,
+    ))
 
 
 async def survey_worktrees(request: SurveyInput) -> WorktreeSurvey:
-    return await workflow.execute_activity(
-        "survey_worktrees", request, result_type=WorktreeSurvey, task_queue=host_queue(request.codebase.host),
-        start_to_close_timeout=timedelta(minutes=5), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
-    )
+    return await _on_host(LIST, request)
 
 
 async def restore_worktree(request: RestoreWorktreeInput) -> RestoredWorktree:
-    return await workflow.execute_activity(
-        "restore_worktree", request, result_type=RestoredWorktree, task_queue=host_queue(request.codebase.host),
-        start_to_close_timeout=timedelta(minutes=10), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
-    )
+    return await _on_host(RESTORE, request)
 
 
 async def prune_archives(request: PruneArchivesInput) -> list[PrunedArchive]:
+    return await _on_host(PRUNE, request)
+
+
+async def _on_host(operation: HostOperation, request: Any) -> Any:
+    """`operation` on the task queue of the host that holds the request's codebase."""
     return await workflow.execute_activity(
-        "prune_archives", request, result_type=list[PrunedArchive], task_queue=host_queue(request.codebase.host),
-        start_to_close_timeout=timedelta(minutes=5), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
+        operation.activity, request, result_type=operation.result_type, task_queue=host_queue(request.codebase.host),
+        start_to_close_timeout=operation.timeout, heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
     )
 
 

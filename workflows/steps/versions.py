@@ -31,6 +31,18 @@ RETURNS_TO_ARCHIVES = "return-to-archives"
 
 def returns_to_archives() -> bool:
     return workflow.patched(RETURNS_TO_ARCHIVES)
+# `/clone <name>` chooses a registered codebase by its name (it used to answer with its usage).
+CLONE_BY_NAME = "clone-by-name"
+
+
+def clones_by_name() -> bool:
+    return workflow.patched(CLONE_BY_NAME)
+# A restore whose branch works in another worktree again brings the archived files in there.
+RESTORE_INTO_ACTIVE = "restore-into-active-worktree"
+
+
+def brings_archives_into_active_worktrees() -> bool:
+    return workflow.patched(RESTORE_INTO_ACTIVE)
 # `/status` counts a codebase's worktrees in one activity on its host (the listing stays out of the history).
 COUNTS_ON_HOST = "status-counted-on-host"
 

@@ -38,7 +38,8 @@ class AdoptionFinder:
                 return None  # nothing at the expected path, and no PR branch to look for elsewhere: no git
             listed = await list_worktrees(run_git, repository)
             worktrees = [entry for entry in listed if not entry.main and not entry.prunable]
-            expected_is_stranger = present and not _is_empty_dir(expected)  # empty: a half-made create
+            # empty: a half-made create; ours (marked) but not listed there: a warm worktree being claimed
+            expected_is_stranger = present and not _is_empty_dir(expected) and not made_here(expected)
         for entry in worktrees:
             if entry.path == expected and entry.branch is not None:
                 # One the service made (a concurrent message's, not yet recorded) is resumed by

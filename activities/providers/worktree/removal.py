@@ -85,7 +85,7 @@ class WorktreeRemover:
             if not await _remove_worktree(repository, path, force=archive is not None):
                 return _refused("uncommitted_changes", _uncommitted(path))
             outcome: Literal["removed", "already_gone"] = "removed"
-            note = f"Removed worktree `{path}`."
+            note = f"Removed worktree `{path}` (branch `{request.branch}`)."
         else:
             # Gone from disk (or a retry after the removal itself): drop git's stale record of it.
             await run_git("worktree", "prune", cwd=repository)

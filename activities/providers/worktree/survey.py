@@ -25,6 +25,7 @@ from activities.disk_usage import disk_usage
 from activities.git import GitRunner, run_git
 from activities.platforms.github import merged_at_tip
 from activities.providers.worktree.merged import RefSnapshot, holder, merge_proof, read_refs, unmerged_by_paths
+from activities.providers.worktree.warm import is_warm
 from isolator.cleanup_rules import is_fresh, needs_worktree_facts
 from isolator.contracts.worktree import SCHEDULED_DISK_SECONDS, SurveyInput, WorktreeState, WorktreeSurvey
 from isolator.settings import Settings
@@ -178,7 +179,8 @@ class WorktreeSurveyor:
         await _at_once(questions)
         base = self.settings.worktree_base.resolve()
         covered = set(paths.values())
-        orphans = sorted(str(path) for path in linked - covered if path.is_relative_to(base) and path.is_dir())
+        orphans = sorted(str(path) for path in linked - covered
+                         if path.is_relative_to(base) and path.is_dir() and not is_warm(base, path))
         return WorktreeSurvey(states=states, orphans=orphans)
 
     async def _merge_proofs(self, repository: Path, refs: RefSnapshot, compared: dict[str, str]) -> dict[str, str | None]:

@@ -24,14 +24,14 @@ def command(text: str | None, **fields: object) -> dict[str, object]:
     options = [] if text is None else [{"name": "text", "type": 3, "value": text}]
     return {"type": 2, "id": "1200000000000000001", "application_id": "1100000000000000009", "token": "aW50ZXJhY3Rpb24.x-_",
             "channel_id": "1300000000000000001", "data": {"id": "1", "name": "isolator", "type": 1, "options": options},
-            **fields}
+            "user": {"id": "1400000000000000001", "username": "ada"}, **fields}
 
 
 def test_a_ping_is_a_ping_and_the_slash_command_is_read_with_its_channel_as_the_conversation() -> None:
     assert read_interaction({"type": 1}, COMMANDS) == Ping()
     read = read_interaction(command("worktree list"), COMMANDS)
     assert read == SlashCommand("1200000000000000001", "1100000000000000009", "aW50ZXJhY3Rpb24.x-_",
-                                "1300000000000000001", "/worktree list")
+                                "1300000000000000001", "/worktree list", user_id="1400000000000000001")
     assert (read.conversation_id, read.message_key) == ("1300000000000000001", "interaction:1200000000000000001")
     in_channel_object = command("fix it", channel_id=None, channel={"id": "1300000000000000002", "type": 11})
     assert read_interaction(in_channel_object, COMMANDS).conversation_id == "1300000000000000002"

@@ -123,7 +123,7 @@ def test_closing_needs_no_mention_and_counts_whoever_closed() -> None:
     [
         ("issues", {"action": "opened", "issue": {"number": 1, "body": "hello"}}, "does not mention"),
         ("issue_comment", {"action": "created", "issue": {"number": 1}, "comment": {"body": "@isolator"},
-                           "sender": {"type": "Bot"}}, "bot"),
+                           "sender": {"login": "isolator[bot]", "type": "Bot"}}, "this service"),
         ("issue_comment", {"action": "deleted", "issue": {"number": 1}, "comment": {"body": "@isolator"}}, "deleted"),
         ("push", {"ref": "refs/heads/main"}, "push"),
         ("issues", {"action": ["opened"]}, "not handled"),

@@ -29,6 +29,7 @@ from tests.platforms.github import (
     signed,
     started,
 )
+from workflows.chat.agent_texts import no_agent
 
 # --- deliveries shaped like GitHub's documented webhook payloads ---------------------------------
 
@@ -62,7 +63,7 @@ async def test_an_issue_mentioning_the_bot_gets_a_worktree_and_a_comment_then_re
     response, again = await deliver(stack, "issue_comment", comment_event(42, "@isolator and the logout too"))
     assert response.status_code == 202, response.text
     assert (await resolution(stack, again)).outcome == "reused"
-    assert len(fake.comments) == 1, "reuse is silent"
+    assert fake.comments[1:] == [Comment(REPO, 42, no_agent())], "reuse says only, once, that no agent answers"
     assert await stack.db.fetchval("SELECT count(*) FROM conversations") == 1
 
 

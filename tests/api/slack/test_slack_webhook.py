@@ -30,6 +30,7 @@ from tests.platforms.slack import (
     signed,
     started,
 )
+from workflows.chat.agent_texts import no_agent
 from workflows.naming import thread_branch
 
 # --- requests shaped like Slack's documented examples --------------------------------------------
@@ -70,7 +71,7 @@ async def test_a_mention_creates_a_worktree_replies_in_the_thread_and_the_thread
     await send(stack, message(later, "and the logout bug too", thread_ts=ts))
     reused = await resolution(stack, later)
     assert (reused.outcome, reused.working_path) == ("reused", result.working_path)
-    assert len(fake.posts) == 1, "reuse is silent"
+    assert [post.text for post in fake.posts[1:]] == [no_agent()], "reuse says only, once, that no agent answers"
     assert fake.calls("auth.test") == 1, "bolt asks for the bot's identity once"
 
 

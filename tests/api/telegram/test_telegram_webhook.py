@@ -32,6 +32,7 @@ from tests.platforms.telegram import (
     resolution,
     send,
 )
+from workflows.chat.agent_texts import no_agent
 from workflows.naming import thread_branch
 
 # --- updates shaped like the Bot API's documented Update objects ---------------------------------
@@ -60,7 +61,7 @@ async def test_a_private_message_creates_a_worktree_replies_and_the_next_reuses_
 
     reused = await resolution(stack, await send(stack, message=message("and the logout bug")))
     assert (reused.outcome, reused.environment_id) == ("reused", created.environment_id)
-    assert len(fake.sent) == 1, "reuse is silent"
+    assert [sent.text for sent in fake.sent[1:]] == [no_agent()], "reuse says only, once, that no agent answers"
 
 
 async def test_a_forum_topic_gets_its_own_worktree_and_replies_go_to_the_topic(

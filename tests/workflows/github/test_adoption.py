@@ -15,6 +15,7 @@ from tests.fakes.github_api import Comment, FakeGitHub
 from tests.gitrepos import branches, git, make_repo, worktree_paths
 from tests.platforms.github import REPO, URL, comment_event, deliver, issues_event
 from tests.platforms.github_prs import active_identities, head_of, open_pr, settle
+from workflows.chat.agent_texts import no_agent
 
 
 async def open_issue(stack: Stack, fake: FakeGitHub, number: int) -> Resolution:
@@ -50,11 +51,11 @@ async def test_a_worktree_already_at_the_expected_path_is_adopted(stack: Stack, 
     assert await active_identities(stack) == [("issue", "5", "issue-5", str(path), True)]
     assert fake.comments == [Comment(REPO, 5, f"Using the existing worktree at `{path}` (branch `issue-5`)")]
 
-    # The next message reuses the adopted worktree silently.
+    # The next message reuses the adopted worktree; with no agent configured, it says so (once).
     response, delivery = await deliver(stack, "issues", issues_event("opened", 5, "@isolator and another thing"))
     assert response.status_code == 202
     assert (await settle(stack, delivery)).outcome == "reused"
-    assert len(fake.comments) == 1
+    assert fake.comments[1:] == [Comment(REPO, 5, no_agent())]
 
 
 @pytest.mark.parametrize("branch", ["feature/x", "feature-x"], ids=["same-branch", "slug"])

@@ -71,7 +71,7 @@ async def test_an_event_from_an_unregistered_repository_clones_it_and_works_in_i
 
     clone = stack.settings.workspace_path.resolve() / "hello-world"
     codebase = await stack.db.fetchrow("SELECT name, canonical_path, repository_url FROM codebases")
-    assert tuple(codebase) == ("hello-world", str(clone), bare.as_uri().removesuffix(".git"))
+    assert tuple(codebase) == ("hello-world", str(clone), bare.as_uri())  # a local URL as it is: it exists
     assert git("remote", "get-url", "origin", cwd=clone).strip() == bare.as_uri()
     path = stack.settings.worktree_base.resolve() / "hello-world" / "issue-3"
     assert (result.outcome, result.branch, result.working_path) == ("created", "issue-3", str(path))

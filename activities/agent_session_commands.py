@@ -1,0 +1,30 @@
+"""`/reset` and the session line of `/status`: the conversation's agent session, read or ended."""
+
+from __future__ import annotations
+
+import asyncpg
+from temporalio import activity
+
+from activities.agent_sessions import AgentSessions, Session
+from isolator.contracts.agent_session import SessionQuery, SessionSummary
+
+
+class AgentSessionActivities:
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.sessions = AgentSessions(pool)
+
+    @activity.defn
+    async def reset_agent_session(self, query: SessionQuery) -> SessionSummary:
+        """End the conversation's session: its next message starts a new one. What it was."""
+        return _summary(await self.sessions.reset(query.platform, query.conversation_id))
+
+    @activity.defn
+    async def agent_session_summary(self, query: SessionQuery) -> SessionSummary:
+        return _summary(await self.sessions.current(query.platform, query.conversation_id))
+
+
+def _summary(session: Session | None) -> SessionSummary:
+    if session is None:
+        return SessionSummary()
+    return SessionSummary(True, session.driver, session.turns, session.started_at.isoformat(), session.cost_usd,
+                          session.tokens)

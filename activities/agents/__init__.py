@@ -1,0 +1,32 @@
+"""The agent drivers, by the name `AGENT` gives them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Callable
+
+from activities.agents import aider, claude, codex, command
+from activities.agents.base import Invocation, Reader, Turn
+
+
+@dataclass(frozen=True)
+class Driver:
+    name: str
+    invocation: Callable[[list[str], Turn], Invocation]
+    reader: Callable[[Path | None], Reader]
+    streams_events: bool  # its output is events, read into lines and a final answer (else plain text)
+    names_sessions: bool  # the agent gives the session id (else the service makes one)
+
+
+def _driver(name: str, module: ModuleType, streams_events: bool, names_sessions: bool) -> Driver:
+    return Driver(name, module.invocation, module.Reader, streams_events, names_sessions)
+
+
+DRIVERS = {
+    "claude": _driver("claude", claude, True, True),
+    "codex": _driver("codex", codex, True, True),
+    "aider": _driver("aider", aider, False, False),
+    "command": _driver("command", command, False, False),
+}

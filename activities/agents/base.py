@@ -1,0 +1,123 @@
+"""What every agent driver gives the run (activities/agent.py): how to start one turn of its agent,
+and how to read what the agent prints while it works.
+
+A driver is a module with an `invocation` (the command line, standard input and variables of a
+turn, new session or resumed) and a `Reader` (fed the agent's output as it arrives, it keeps the
+lines worth showing, the final answer, the session id, usage and cost, and a known error).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
+
+# What went wrong, in the terms of the person using the agent; "session" is handled by the run
+# (one more try in a new session) and never reaches them.
+ErrorKind = Literal["auth", "rate_limit", "overloaded", "api", "turn_limit", "budget", "session", "other"]
+
+
+@dataclass
+class Turn:
+    """One message for the agent: where, and within which session."""
+
+    message: str
+    worktree: Path
+    session_id: str | None  # the session to resume; None: a new one
+    session_dir: Path  # the conversation's folder outside the worktree, kept between its runs
+    run_number: int  # 1 for a new session's first turn
+    max_cost_usd: float | None = None
+
+
+@dataclass
+class Invocation:
+    argv: list[str]
+    stdin: bytes | None  # None: standard input is closed at once
+    env: dict[str, str] = field(default_factory=dict)
+    session_id: str | None = None  # known before the agent says it (the command driver's own ids)
+
+
+@dataclass
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float | None = None  # when the agent reports money
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+
+@dataclass
+class AgentError:
+    kind: ErrorKind
+    detail: str  # the agent's own words
+    resets: str | None = None  # when a usage limit renews, as the agent said it
+
+
+class Reader(Protocol):
+    """Fed the agent's standard output; all fields final once `end` has been called."""
+
+    session_id: str | None
+    result: str | None  # the final answer; None for plain-text agents, whose whole output is the answer
+    usage: Usage
+    error: AgentError | None
+    did: list[str]  # a compact list of what it did: files written, commands run
+
+    def feed(self, text: str) -> list[str]:
+        """Output as it arrives; the lines to show in the conversation now (plain text is passed on whole)."""
+        ...
+
+    def end(self, exit_code: int | None, stderr_tail: list[str]) -> None:
+        """The agent exited: what is left of its output, and what its standard error says."""
+        ...
+
+
+class LineReader:
+    """The common part of the readers of JSON event streams: whole lines, one event each."""
+
+    def __init__(self) -> None:
+        self.partial = ""
+        self.session_id: str | None = None
+        self.result: str | None = None
+        self.usage = Usage()
+        self.error: AgentError | None = None
+        self.did: list[str] = []
+
+    def feed(self, text: str) -> list[str]:
+        *lines, self.partial = (self.partial + text).split("\n")
+        shown: list[str] = []
+        for line in lines:
+            shown.extend(self.line(line.strip()))
+        return shown
+
+    def line(self, line: str) -> list[str]:
+        raise NotImplementedError
+
+    def end_lines(self) -> None:
+        if self.partial.strip():
+            self.line(self.partial.strip())
+        self.partial = ""
+
+    def note(self, action: str) -> None:
+        """One entry of the compact list, once."""
+        if action not in self.did:
+            self.did.append(action)
+
+
+def short(text: str, limit: int = 120) -> str:
+    """One line of at most `limit` characters."""
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def relative(path: str, worktree: Path | None) -> str:
+    """A path as the user knows it: relative to the worktree when inside it."""
+    if worktree is not None:
+        try:
+            return str(Path(path).relative_to(worktree))
+        except ValueError:
+            pass
+    return path

@@ -1,0 +1,141 @@
+"""Warm worktrees on disk: made at the fresh base with a detached HEAD, set up, kept at the base, and
+moved into place on a new branch when claimed (docs/warm.md). The database decides who claims which
+(activities/warm_pool.py); everything here is idempotent, so a retry after a crash finishes the job.
+
+They live in `WORKTREE_BASE/.warm/<codebase>/<id>`, apart from the environments' worktrees: never
+adopted (no branch, not at an expected path), never listed as orphans (survey.py leaves `.warm` out).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+from activities.git import run_git
+from activities.git_locks import run_git_recovering
+from activities.locks import host_lock
+from activities.ownership import mark_as_made_here
+from activities.paths import ensure_inside
+from activities.providers.worktree.include import copy_included
+from activities.user_commands import run_user_command, user_environment
+from isolator.contracts.repository import RepositoryConfig
+
+WARM_FOLDER = ".warm"
+SUBMODULES = "git submodule update --init --recursive"  # as activities/setup.py runs it first
+
+
+def warm_root(worktree_base: Path, codebase_name: str) -> Path:
+    return worktree_base / WARM_FOLDER / codebase_name
+
+
+def is_warm(worktree_base: Path, path: Path) -> bool:
+    """A pool's worktree, not an environment's: the survey does not count it as an orphan."""
+    return path.is_relative_to(worktree_base.resolve() / WARM_FOLDER)
+
+
+def setup_digest(config: RepositoryConfig) -> str:
+    """What a warm set-up depends on besides the files: another digest means set it up again."""
+    what = [config.setup_commands, config.setup_inputs, config.include, config.submodules, config.lfs,
+            config.setup_warm]
+    return hashlib.sha256(json.dumps(what).encode()).hexdigest()[:16]
+
+
+def sets_up_warm(config: RepositoryConfig, path: Path) -> bool:
+    """Its set-up runs before the claim: there is one, and `[setup] warm` is not false."""
+    has_submodules = config.submodules and (path / ".gitmodules").is_file()
+    return config.setup_warm and bool(config.setup_commands or has_submodules)
+
+
+def _checkout_env(config: RepositoryConfig) -> dict[str, str]:
+    return {"GIT_LFS_SKIP_SMUDGE": "1"} if config.lfs == "skip" else {}
+
+
+class WarmDisk:
+    def __init__(self, worktree_base: Path, repository: Path) -> None:
+        self.base = worktree_base
+        self.repository = repository
+
+    async def make(self, path: Path, commit: str, config: RepositoryConfig) -> None:
+        """A worktree at `commit` with a detached HEAD, and the checkout's included files."""
+        ensure_inside(self.base, path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        async with host_lock(self.base, self.repository):
+            await run_git_recovering(self.repository, "worktree", "add", "--detach", "--", str(path), commit,
+                                     cwd=self.repository, env=_checkout_env(config))
+        mark_as_made_here(path)  # a create that finds it on its branch later resumes it, never adopts it
+        await copy_included(self.repository, path, config.include)
+
+    async def move_to(self, path: Path, commit: str, config: RepositoryConfig) -> None:
+        """A warm worktree follows the base: its tracked files move to `commit`; what the set-up made stays."""
+        await run_git("checkout", "-q", "--detach", commit, cwd=path, env=_checkout_env(config))
+        await copy_included(self.repository, path, config.include)  # files added to the list meanwhile
+
+    async def inputs_changed(self, old: str, new: str, inputs: list[str]) -> bool:
+        """Did a file the set-up depends on change between the commits? With no inputs named: always."""
+        if not inputs:
+            return True
+        result = await run_git("diff", "--quiet", old, new, "--", *inputs, cwd=self.repository, check=False)
+        return result.returncode != 0
+
+    async def set_up(self, path: Path, config: RepositoryConfig) -> str | None:
+        """The repository's set-up, before any branch is known; None when it worked, else why not."""
+        commands = list(config.setup_commands)
+        if config.submodules and (path / ".gitmodules").is_file():
+            commands.insert(0, SUBMODULES)
+        limit = 60.0 * config.setup_timeout_minutes
+        started = time.monotonic()
+        variables = user_environment({"ISOLATOR_WORKTREE": str(path), "ISOLATOR_WARM": "1"})
+        for command in commands:
+            argv = ["git", "submodule", "update", "--init", "--recursive"] if command == SUBMODULES \
+                else ["sh", "-c", command]
+            remaining = max(limit - (time.monotonic() - started), 0.1)
+            finished = await run_user_command(argv, path, variables, remaining)
+            if finished.exit_code != 0:
+                how = f"exited with code {finished.exit_code}" if finished.exit_code is not None \
+                    else "was stopped at the time limit"
+                last = next((line for line in reversed(finished.tail) if line.strip()), "")
+                return f"`{command}` {how}" + (f": {last[:200]}" if last else "")
+        return None
+
+    async def claim_into(self, warm: Path, target: Path, branch: str, commit: str, config: RepositoryConfig) -> None:
+        """Move the warm worktree to `target` and put it on the new `branch` at `commit`. Each step looks
+        at what is done first: a retry after a crash at any point finishes the same claim."""
+        ensure_inside(self.base, target)
+        if warm.is_dir() and not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(warm, target)  # atomic: the folder is in one place or the other
+        async with host_lock(self.base, self.repository):
+            # git's record of where the worktree is (also after a crash between the rename and this)
+            await run_git("worktree", "repair", "--", str(target), cwd=self.repository)
+            head = (await run_git("rev-parse", "--abbrev-ref", "HEAD", cwd=target)).stdout.strip()
+            if head == branch:
+                return
+            exists = await run_git("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", cwd=self.repository,
+                                   check=False)
+            if exists.returncode != 0:
+                await run_git("branch", "--no-track", "--", branch, commit, cwd=self.repository)
+        await run_git("checkout", "-q", branch, cwd=target, env=_checkout_env(config))
+
+    async def give_back(self, target: Path, warm: Path, branch: str) -> None:
+        """Undo a claim that could not be finished: the worktree back in the pool, the new branch gone."""
+        if target.is_dir() and not warm.exists():
+            with contextlib.suppress(OSError):
+                await run_git("checkout", "-q", "--detach", cwd=target, check=False)
+                os.rename(target, warm)
+        async with host_lock(self.base, self.repository):
+            await run_git("worktree", "repair", "--", str(warm), cwd=self.repository, check=False)
+            await run_git("branch", "-D", "--", branch, cwd=self.repository, check=False)
+
+    async def remove(self, path: Path) -> None:
+        """Gone from git's list and from the disk, whatever state a crash left it in."""
+        async with host_lock(self.base, self.repository):
+            await run_git("worktree", "remove", "--force", "--force", "--", str(path), cwd=self.repository,
+                          check=False)
+            with contextlib.suppress(FileNotFoundError):
+                shutil.rmtree(ensure_inside(self.base, path))
+            await run_git("worktree", "prune", cwd=self.repository, check=False)

@@ -1,0 +1,277 @@
+"""The bubblewrap sandbox every user program (the agent, the set-up, the teardown) runs in.
+
+Inside, the program sees the whole system read-only, a fresh `/dev`, its own `/tmp`, its own PID
+namespace with its own `/proc` (the worker and its environment are not there to read or signal), its
+worktree writable at its own path, the `writable_paths` its caller names (the agent's home, a
+session folder), and a per-run view of its repository (activities/sandbox_git.py). Hidden behind
+empty folders: WORKTREE_BASE (every other worktree), ISOLATOR_DATA_DIR, WORKSPACE_PATH (the clones)
+and the main checkout of its repository. The network is shared unless SANDBOX_NETWORK=off.
+
+`--die-with-parent` and the PID namespace make the run's end the end of all it started: when the
+namespace's first process ends, the kernel kills every other one in it, wherever it moved to.
+
+SANDBOX=on (the default) needs bubblewrap to work here: `configure` tries it once when the worker
+starts and, where it fails, says so, and every user program is refused with that reason.
+SANDBOX=off runs them as before, and `/status` keeps saying so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import AsyncIterator
+
+from activities import sandbox_git
+from isolator.settings import Settings
+
+log = logging.getLogger(__name__)
+
+BWRAP = "bwrap"
+# Set in every sandboxed program's environment. Claude Code reads it: as root it allows its
+# autonomous mode (`bypassPermissions`) only when told it is sandboxed. Drivers may read `sandboxed()`.
+SANDBOX_VARIABLES = {"IS_SANDBOX": "1"}
+OFF_WARNING = ("Warning: SANDBOX=off: the agent, set-up and teardown run unconfined, as the service's own user: "
+               "they can read other worktrees, the service's data and its processes' secrets.")
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    enabled: bool  # SANDBOX=on
+    problem: str | None  # why bubblewrap cannot work here (with SANDBOX=on: every program is refused)
+    network: bool
+    hidden: tuple[Path, ...]  # folders the program sees empty
+    writable: tuple[Path, ...]  # SANDBOX_WRITABLE_PATHS: folders every program may write (shared caches)
+    scratch: Path  # where the per-run git views are made (hidden too)
+
+    @property
+    def warning(self) -> str | None:
+        """What `/status` says about the sandbox, when anything."""
+        if not self.enabled:
+            return OFF_WARNING
+        if self.problem:
+            return f"Warning: the sandbox cannot start here, so no agent, set-up or teardown runs: {self.problem}"
+        return None
+
+
+_current: Sandbox | None = None
+
+
+def configure(settings: Settings) -> Sandbox:
+    """The sandbox of this worker, tried once; says at start when it cannot work."""
+    global _current
+    scratch = _scratch_root(settings)
+    hidden = tuple(dict.fromkeys([settings.data_dir, settings.worktree_base, settings.workspace_path]))
+    enabled = settings.sandbox == "on"
+    problem = probe() if enabled else None
+    _current = Sandbox(enabled, problem, settings.sandbox_network == "on", hidden,
+                       tuple(settings.sandbox_writable), scratch)
+    if not enabled:
+        log.warning(OFF_WARNING)
+    elif problem:
+        log.error("the sandbox cannot start, so no agent, set-up or teardown will run: %s. "
+                  "Install bubblewrap (Debian: apt-get install bubblewrap) and allow unprivileged user "
+                  "namespaces, or set SANDBOX=off to run them unconfined", problem)
+    return _current
+
+
+def _scratch_root(settings: Settings) -> Path:
+    """The per-run git views: in memory where there is a tmpfs (made and removed in well under a
+    millisecond, where a loaded disk takes tens), else in the data folder."""
+    shared_memory = Path("/dev/shm")
+    if shared_memory.is_dir() and os.access(shared_memory, os.W_OK | os.X_OK):
+        return shared_memory / f"isolator-sandbox-{os.getuid()}"
+    return settings.data_dir / "sandbox-runs"
+
+
+def _own_folder(path: Path) -> None:
+    """`path` made if missing, and refused unless it is a folder of this user's that only it can
+    enter: in a shared /dev/shm, another user could have made it first."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    status = path.lstat()
+    if not path.is_dir() or path.is_symlink() or status.st_uid != os.getuid() or status.st_mode & 0o077:
+        raise SandboxRefused(f"{path} is not a private folder of this user's")
+
+
+def current() -> Sandbox:
+    if _current is None:
+        raise RuntimeError("the sandbox is not configured: the worker calls sandbox.configure(settings)")
+    return _current
+
+
+def sandboxed() -> bool:
+    """Whether user programs of this worker run in the sandbox (a driver's permission mode may follow it)."""
+    return _current is not None and _current.enabled and _current.problem is None
+
+
+def probe() -> str | None:
+    """None when bubblewrap can make a sandbox here, else what went wrong."""
+    if shutil.which(BWRAP) is None:
+        return "bubblewrap (`bwrap`) is not installed"
+    try:
+        result = subprocess.run([BWRAP, *_base_arguments(network=True), "--", "true"],
+                                capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"bwrap could not run: {error}"
+    if result.returncode != 0:
+        return "bwrap failed: " + (result.stderr.decode(errors="replace").strip() or f"exit code {result.returncode}")
+    return None
+
+
+def _base_arguments(network: bool) -> list[str]:
+    arguments = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+                 "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent"]
+    return arguments if network else [*arguments, "--unshare-net"]
+
+
+class SandboxRefused(Exception):
+    """The program cannot run: the sandbox cannot be made; the message says why and what to do."""
+
+
+@dataclass
+class Prepared:
+    argv: list[str]
+    env: dict[str, str]
+    git: sandbox_git.GitView | None
+    sandboxed: bool  # argv starts bubblewrap, the leader of the program's process group
+
+
+@asynccontextmanager
+async def sandboxed_run(argv: list[str], cwd: Path, env: dict[str, str],
+                        writable_paths: Sequence[Path]) -> AsyncIterator[Prepared]:
+    """`argv` wrapped in the sandbox (unchanged with SANDBOX=off); when the block ends, the
+    worktree's own branch takes what the program committed on it, and the run's view goes."""
+    sandbox = current()
+    if not sandbox.enabled:
+        yield Prepared(argv, env, None, sandboxed=False)
+        return
+    if sandbox.problem:
+        raise SandboxRefused(f"the sandbox cannot start here ({sandbox.problem}); install bubblewrap, "
+                             "or set SANDBOX=off to run user programs unconfined")
+    writable = [Path(path).absolute() for path in [*sandbox.writable, *writable_paths]]
+    for path in writable:
+        if path in sandbox.hidden or path == sandbox.scratch or sandbox.scratch in path.parents:
+            raise ValueError(f"{path} holds the service's data: it cannot be writable in the sandbox")
+        path.mkdir(parents=True, exist_ok=True)
+    _own_folder(sandbox.scratch)
+    scratch = Path(tempfile.mkdtemp(dir=sandbox.scratch))
+    try:
+        try:
+            # SANDBOX_WRITABLE_PATHS aside: the operator's, and the tests keep their repositories there.
+            git = sandbox_git.prepare(cwd, scratch, [cwd.absolute(), *map(Path.absolute, map(Path, writable_paths))])
+        except (sandbox_git.UntrustedGitLayout, OSError) as error:
+            raise SandboxRefused(f"the worktree's git layout cannot be trusted: {error}") from None
+        yield Prepared([BWRAP, *arguments(sandbox, cwd.absolute(), writable, git), "--", *argv],
+                       _inside_environment(env), git, sandboxed=True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def arguments(sandbox: Sandbox, worktree: Path, writable: list[Path], git: sandbox_git.GitView | None) -> list[str]:
+    """The mounts, outer folders first, so that a deeper one wins: a writable folder may hold a
+    hidden one (which stays hidden), a hidden one may hold the worktree (which is seen)."""
+    hidden = [*sandbox.hidden, sandbox.scratch]
+    if git is not None and git.common.name == ".git" and git.common.parent != worktree:
+        hidden.append(git.common.parent)  # the main checkout: its files are no worktree of this run's
+    mounts = [("--bind", path, path) for path in writable]
+    mounts += [("--tmpfs", None, path) for path in hidden if path.is_dir()]
+    mounts.append(("--bind", worktree, worktree))
+    mounts += git.binds if git is not None else []
+    arguments = _base_arguments(sandbox.network)
+    for option, source, target in sorted(mounts, key=lambda mount: len(mount[2].parts)):
+        arguments += [option, str(target)] if source is None else [option, str(source), str(target)]
+    return [*arguments, "--chdir", str(worktree)]
+
+
+def _inside_environment(env: dict[str, str]) -> dict[str, str]:
+    inside = {**env, **SANDBOX_VARIABLES}
+    if "TMPDIR" in inside:
+        inside["TMPDIR"] = "/tmp"  # its own /tmp; the worker's TMPDIR may be hidden
+    return inside
+
+
+class Watch:
+    """A sandbox's first process, as bubblewrap reports it (`--info-fd`): the namespace lives as
+    long as it does, and once it is gone (or a zombie), so is every process of the run."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self._read, self._write = os.pipe()
+        self.argv = [argv[0], "--info-fd", str(self._write), *argv[1:]]
+        self.pass_fds = (self._write,)
+        self.first: int | None = None
+
+    def started(self) -> None:
+        os.close(self._write)
+
+    async def read(self) -> None:
+        """The first process's id; bubblewrap writes it as soon as it has made the namespace."""
+        data = await asyncio.get_running_loop().run_in_executor(None, _read_all, self._read)
+        try:
+            self.first = int(json.loads(data)["child-pid"])
+        except (ValueError, KeyError, TypeError):
+            self.first = None
+
+    def close(self) -> None:
+        os.close(self._read)
+
+    async def ended(self, group: int) -> None:
+        """Waits until no process of the run is left (bubblewrap itself has ended)."""
+        pause = 0.001
+        while self.first is not None and _alive_in(self.first, group):
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 0.05)
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 4096):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _alive_in(pid: int, group: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return False
+    return fields[0] != b"Z" and int(fields[2]) == group
+
+
+def signal_inside(group: int, signal_number: int) -> bool:
+    """Signal every live process of the sandboxed program's group but bubblewrap itself (its
+    leader): a SIGTERM to bubblewrap would end the sandbox at once, leaving the program no grace to
+    save its work. Returns whether any was found."""
+    found = False
+    for pid in live_members(group):
+        if pid != group:
+            try:
+                os.kill(pid, signal_number)
+                found = True
+            except (ProcessLookupError, PermissionError):
+                pass
+    return found
+
+
+def live_members(group: int) -> list[int]:
+    """The processes of a process group that still run (zombies run nothing)."""
+    members = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == group and fields[0] != b"Z":
+            members.append(int(entry.name))
+    return members

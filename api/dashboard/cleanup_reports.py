@@ -1,0 +1,42 @@
+"""The last scheduled (or dashboard-started) cleanup's report, read back from its workflow in Temporal."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+
+from temporalio.client import Client
+from temporalio.service import RPCError
+
+from isolator.contracts.cleanup import CleanupRunReport
+
+log = logging.getLogger(__name__)
+
+_LAST = "WorkflowType = 'CleanupWorkflow' AND ExecutionStatus = 'Completed'"
+
+
+@dataclass
+class LastCleanup:
+    workflow_id: str
+    finished_at: datetime | None
+    report: CleanupRunReport
+
+
+async def last_cleanup(client: Client) -> LastCleanup | None:
+    """The newest finished cleanup; None when none has finished (or Temporal's visibility is away)."""
+    try:
+        async for execution in client.list_workflows(_LAST, limit=1):
+            handle = client.get_workflow_handle(execution.id, run_id=execution.run_id)
+            report = await handle.result(result_type=CleanupRunReport)
+            return LastCleanup(execution.id, execution.close_time, report)
+    except RPCError as error:
+        log.warning("the last cleanup's report was not read: %s", error)
+    return None
+
+
+def refused_by_codebase(last: LastCleanup | None) -> dict[str, int]:
+    """How many worktrees the last cleanup wanted to remove but kept, per codebase."""
+    if last is None:
+        return {}
+    return {report.codebase: len(report.skipped) for report in last.report.codebases}

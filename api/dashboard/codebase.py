@@ -1,0 +1,95 @@
+"""`/codebases/{name}`: its environments as a table (sorted, filtered and paginated in the database,
+so a thousand rows cost one page's worth), each with the cleanup's verdict, and its archives."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+import asyncpg
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import Response
+
+from api.dashboard.access import Refused, Session, viewer
+from api.dashboard.conversations import conversation_links
+from api.dashboard.rendering import render
+from api.dashboard.verdicts import verdict
+from api.deps import get_pool, get_settings
+from isolator.settings import Settings
+
+router = APIRouter()
+
+PAGE_SIZE = 50
+# Sortable columns: the query string names a key, never SQL.
+SORTS = {"branch": "branch_name", "state": "status", "setup": "setup_state", "activity": "last_activity",
+         "disk": "disk_bytes", "created": "created_at"}
+
+_ENVIRONMENTS = """
+WITH listed AS (
+  SELECT e.id, e.branch_name, e.status, e.setup_state, e.disk_bytes, e.merge_proof, e.created_at,
+         e.created_by_platform, e.workflow_type, e.workflow_id,
+         coalesce((SELECT max(v.last_activity_at) FROM conversations v WHERE v.environment_id = e.id),
+                  e.created_at) AS last_activity,
+         (SELECT coalesce(array_agg(v.platform || ':' || v.platform_conversation_id ORDER BY v.id), '{}')
+            FROM conversations v WHERE v.environment_id = e.id) AS conversations,
+         (SELECT count(*) FROM conversations v WHERE v.environment_id = e.id AND v.closed_at IS NULL
+             AND (v.platform = 'telegram' OR v.last_activity_at > now() - make_interval(days => $2))) AS live,
+         (SELECT count(*) FROM agent_runs r WHERE r.environment_id = e.id
+             AND r.status IN ('running', 'queued')) AS busy
+  FROM isolation_environments e
+  WHERE e.codebase_id = $1 AND e.status IN ('active', 'hibernated')
+    AND ($3::text IS NULL OR e.branch_name ILIKE '%' || $3 || '%' ESCAPE '\\')
+    AND ($4::text IS NULL OR e.status = $4)
+)
+SELECT *, count(*) OVER () AS total FROM listed
+ORDER BY ORDERING, id LIMIT $5 OFFSET $6
+"""
+
+_ARCHIVES = """
+SELECT id, branch_name, removal_reason, archived_at, destroyed_at, status, archive_ref,
+       greatest(0, $2 - floor(extract(epoch FROM now() - archived_at) / 86400))::int AS days_left
+FROM isolation_environments
+WHERE codebase_id = $1 AND archive_ref IS NOT NULL AND archive_pruned_at IS NULL AND status = 'destroyed'
+      AND restored_as IS NULL
+ORDER BY archived_at DESC, id LIMIT 200
+"""
+
+
+def _like(text: str) -> str:
+    """A filter as an ILIKE fragment that matches itself only: `%`, `_` and `\\` are escaped."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+@router.get("/codebases/{name}", include_in_schema=False)
+async def codebase_page(
+    name: str,
+    request: Request,
+    session: Annotated[Session, Depends(viewer)],
+    pool: Annotated[asyncpg.Pool, Depends(get_pool)],
+    settings: Annotated[Settings, Depends(get_settings)],
+    sort: Literal["branch", "state", "setup", "activity", "disk", "created"] = "activity",
+    direction: Annotated[Literal["asc", "desc"], Query(alias="dir")] = "desc",
+    branch: Annotated[str | None, Query(max_length=200)] = None,
+    state: Literal["active", "hibernated"] | None = None,
+    page: Annotated[int, Query(ge=1, le=100_000)] = 1,
+) -> Response:
+    codebase = await pool.fetchrow("SELECT * FROM codebases WHERE name = $1", name)
+    if codebase is None:
+        raise Refused(404, f"No codebase named {name!r}.")
+    threshold = settings.stale_threshold_days
+    rows = await pool.fetch(
+        _ENVIRONMENTS.replace("ORDERING", f"{SORTS[sort]} {direction.upper()} NULLS LAST"),
+        codebase["id"], threshold, _like(branch) if branch else None, state, PAGE_SIZE, (page - 1) * PAGE_SIZE,
+    )
+    total = rows[0]["total"] if rows else 0
+    environments = [
+        {**row, "links": conversation_links(row["conversations"], codebase["repository_url"]),
+         "verdict": verdict(row, threshold),
+         "pr": None, "warm": None}  # filled once environments record their pull request, and warm worktrees exist
+        for row in map(dict, rows)
+    ]
+    archives = await pool.fetch(_ARCHIVES, codebase["id"], settings.archive_retention_days)
+    filters = {"sort": sort, "dir": direction, "branch": branch or "", "state": state or ""}
+    return render(request, session, "codebase.html", codebase=codebase, environments=environments,
+                  archives=archives, total=total, page=page, pages=max(1, math.ceil(total / PAGE_SIZE)),
+                  filters=filters, threshold=threshold)

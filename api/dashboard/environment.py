@@ -1,0 +1,153 @@
+"""`/environments/{id}`: what `/worktree why` says, its runs, its ports and its workflows in the
+Temporal UI; and its actions, each the same workflow chat and REST use: remove (asked first; archived,
+forced when it has uncommitted changes), restore, and set-up again."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import Annotated
+from urllib.parse import quote
+
+import asyncpg
+from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi.responses import Response
+from temporalio.client import Client, WorkflowFailureError
+from temporalio.service import RPCError
+
+from activities.environment_signals import EnvironmentSignalActivities
+from api import environments as rest
+from api.dashboard.access import Refused, Session, actor, viewer
+from api.dashboard.rendering import render
+from api.deps import get_client, get_pool, get_settings
+from api.runs import list_runs
+from isolator.contracts.dashboard import ExplainEnvironmentInput
+from isolator.settings import Settings
+from workflows.chat.worktree_texts import setup_ran
+
+router = APIRouter()
+
+WHY_SECONDS = 60  # the survey of a large codebase takes a while; the page says so when it takes longer
+
+
+async def _environment(pool: asyncpg.Pool, environment_id: uuid.UUID) -> rest.EnvironmentView:
+    try:
+        return await rest.get_environment(environment_id, pool)
+    except HTTPException:
+        raise Refused(404, f"No environment {environment_id}.") from None
+
+
+async def _why(client: Client, settings: Settings, pool: asyncpg.Pool, environment: rest.EnvironmentView) -> str:
+    if environment.status != "active":
+        return f"It is {environment.status}: " + (environment.removal_reason or "no reason recorded") + "."
+    ref = await rest.environment_ref(pool, uuid.UUID(environment.id))
+    assert ref is not None
+    try:
+        why = await client.execute_workflow(
+            "ExplainEnvironmentWorkflow", ExplainEnvironmentInput(ref.codebase, environment.id),
+            id=f"dashboard:why:{uuid.uuid4()}", task_queue=settings.task_queue,
+            execution_timeout=timedelta(seconds=WHY_SECONDS),
+        )
+    except (WorkflowFailureError, RPCError) as error:
+        return f"Git could not be asked just now ({error}); reload the page to try again."
+    return why or "It is no longer active."
+
+
+def temporal_links(settings: Settings, environment: rest.EnvironmentView, run_ids: list[str]) -> list[tuple[str, str]]:
+    """(title, URL) of the environment's workflows in the Temporal UI, when TEMPORAL_UI_URL is known."""
+    if not settings.temporal_ui_url:
+        return []
+    base = f"{settings.temporal_ui_url.rstrip('/')}/namespaces/{quote(settings.temporal_namespace, safe='')}/workflows"
+    query = quote(f'IsolatorBranch = "{environment.branch}" AND IsolatorCodebase = "{environment.codebase}"', safe="")
+    links = [("its environment workflow", f"{base}/{quote(f'environment:{environment.id}', safe='')}"),
+             ("every workflow of its branch", f"{base}?query={query}")]
+    links += [(f"agent run {run_id[:8]}", f"{base}/{quote(f'agent-run:{run_id}', safe='')}") for run_id in run_ids[:10]]
+    return links
+
+
+@router.get("/environments/{environment_id}", include_in_schema=False)
+async def environment_page(
+    environment_id: uuid.UUID,
+    request: Request,
+    session: Annotated[Session, Depends(viewer)],
+    pool: Annotated[asyncpg.Pool, Depends(get_pool)],
+    client: Annotated[Client, Depends(get_client)],
+    settings: Annotated[Settings, Depends(get_settings)],
+) -> Response:
+    environment = await _environment(pool, environment_id)
+    runs = await list_runs(pool, environment=environment_id)
+    return render(request, session, "environment.html", environment=environment, runs=runs,
+                  why=await _why(client, settings, pool, environment),
+                  links=temporal_links(settings, environment, [run.id for run in runs]))
+
+
+@router.get("/environments/{environment_id}/remove", include_in_schema=False)
+async def confirm_removal(
+    environment_id: uuid.UUID,
+    request: Request,
+    session: Annotated[Session, Depends(viewer)],
+    pool: Annotated[asyncpg.Pool, Depends(get_pool)],
+) -> Response:
+    return render(request, session, "confirm_removal.html", environment=await _environment(pool, environment_id))
+
+
+@router.post("/environments/{environment_id}/remove", include_in_schema=False)
+async def remove(
+    environment_id: uuid.UUID,
+    request: Request,
+    form: Annotated[dict[str, str], Depends(actor)],
+    pool: Annotated[asyncpg.Pool, Depends(get_pool)],
+    client: Annotated[Client, Depends(get_client)],
+    settings: Annotated[Settings, Depends(get_settings)],
+) -> Response:
+    environment = await _environment(pool, environment_id)
+    force = form.get("force") == "on"
+    try:
+        removed = await rest.remove_environment(environment_id, pool, client, settings, force=force)
+    except HTTPException as refused:
+        return _outcome(request, f"Not removed: {refused.detail}", environment, ok=False, may_force=not force)
+    return _outcome(request, removed.message or f"`{environment.branch}` was removed.", environment)
+
+
+@router.post("/environments/{environment_id}/restore", include_in_schema=False)
+async def restore(
+    environment_id: uuid.UUID,
+    request: Request,
+    form: Annotated[dict[str, str], Depends(actor)],
+    pool: Annotated[asyncpg.Pool, Depends(get_pool)],
+    client: Annotated[Client, Depends(get_client)],
+    settings: Annotated[Settings, Depends(get_settings)],
+) -> Response:
+    environment = await _environment(pool, environment_id)
+    try:
+        restored = await rest.restore_environment(environment_id, client, settings)
+    except HTTPException as refused:
+        return _outcome(request, f"Not restored: {refused.detail}", environment, ok=False)
+    return _outcome(request, restored.message, await _environment(pool, uuid.UUID(restored.environment_id)))
+
+
+@router.post("/environments/{environment_id}/setup", include_in_schema=False)
+async def set_up_again(
+    environment_id: uuid.UUID,
+    request: Request,
+    form: Annotated[dict[str, str], Depends(actor)],
+    pool: Annotated[asyncpg.Pool, Depends(get_pool)],
+    client: Annotated[Client, Depends(get_client)],
+    settings: Annotated[Settings, Depends(get_settings)],
+) -> Response:
+    environment = await _environment(pool, environment_id)
+    ref = await rest.environment_ref(pool, environment_id)
+    if ref is None or environment.status != "active":
+        return _outcome(request, f"Not set up: `{environment.branch}` is {environment.status}.", environment, ok=False)
+    try:
+        state = await EnvironmentSignalActivities(client, settings.task_queue).set_up_again(ref)
+    except RPCError as error:
+        return _outcome(request, f"Not set up: its workflow did not answer ({error.message}).", environment, ok=False)
+    return _outcome(request, setup_ran(environment.branch, state), environment, ok=state in ("ready", "skipped"))
+
+
+def _outcome(request: Request, message: str, environment: rest.EnvironmentView, ok: bool = True,
+             may_force: bool = False) -> Response:
+    return render(request, request.state.session, "outcome.html", message=message, ok=ok,
+                  back=(f"/environments/{environment.id}", f"environment {environment.branch}"),
+                  force_form=f"/environments/{environment.id}/remove" if may_force else None)

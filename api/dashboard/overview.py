@@ -1,0 +1,53 @@
+"""`/`: every codebase at a glance: its environments by state, its disk against DISK_BUDGET_GB, its
+runs running and queued, and (once runs record it) its cost."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import asyncpg
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import Response
+from temporalio.client import Client
+
+from api.dashboard.access import Session, viewer
+from api.dashboard.cleanup_reports import last_cleanup, refused_by_codebase
+from api.dashboard.rendering import render
+from api.deps import get_client, get_pool, get_settings
+from isolator.settings import Settings
+
+router = APIRouter()
+
+_CODEBASES = """
+SELECT c.id, c.name, c.default_branch, c.host,
+       count(e.id) FILTER (WHERE e.status = 'active') AS active,
+       count(e.id) FILTER (WHERE e.status = 'hibernated') AS hibernated,
+       coalesce(sum(e.disk_bytes) FILTER (WHERE e.status = 'active'), 0) AS disk_bytes,
+       count(e.disk_bytes) FILTER (WHERE e.status = 'active') AS measured,
+       (SELECT count(*) FROM agent_runs r JOIN isolation_environments x ON x.id = r.environment_id
+         WHERE x.codebase_id = c.id AND r.status = 'running') AS running,
+       (SELECT count(*) FROM agent_runs r JOIN isolation_environments x ON x.id = r.environment_id
+         WHERE x.codebase_id = c.id AND r.status = 'queued') AS queued
+FROM codebases c
+LEFT JOIN isolation_environments e ON e.codebase_id = c.id AND e.status IN ('active', 'hibernated')
+GROUP BY c.id ORDER BY c.name
+"""
+
+
+@router.get("/", include_in_schema=False)
+async def overview(
+    request: Request,
+    session: Annotated[Session, Depends(viewer)],
+    pool: Annotated[asyncpg.Pool, Depends(get_pool)],
+    client: Annotated[Client, Depends(get_client)],
+    settings: Annotated[Settings, Depends(get_settings)],
+) -> Response:
+    refused = refused_by_codebase(await last_cleanup(client))
+    budget = int(settings.disk_budget_gb * 1024**3) if settings.disk_budget_gb else None
+    codebases = [
+        {**row, "refused": refused.get(row["name"]), "budget_bytes": budget,
+         # filled once runs record their cost and warm worktrees exist (None: not shown as a number)
+         "cost_today": None, "cost_month": None, "cost_budget": None, "warm": None}
+        for row in map(dict, await pool.fetch(_CODEBASES))
+    ]
+    return render(request, session, "overview.html", codebases=codebases, settings=settings)

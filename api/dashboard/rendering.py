@@ -1,0 +1,85 @@
+"""The dashboard's templates and how a page is answered: escaped always, never cached, never framed,
+and nothing but this server's own scripts and styles (the Content-Security-Policy says so)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import jinja2
+from fastapi import Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+
+from api.dashboard.access import COOKIE, LOGIN, LoginNeeded, Refused, Session
+from workflows.chat.worktree_texts import human_size
+
+HERE = Path(__file__).parent
+STATIC = HERE / "static"
+
+HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+                               "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",  # "no-referrer" would make the browser send `Origin: null` with our own forms
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+}
+
+
+def _ago(moment: datetime | None) -> str:
+    if moment is None:
+        return "never"
+    seconds = int((datetime.now(timezone.utc) - moment).total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds // size} {unit} ago"
+    return f"{max(seconds, 0)} s ago"
+
+
+def _size(size: int | None) -> str:
+    return "not measured yet" if size is None else human_size(size)
+
+
+def _when(moment: datetime | None) -> str:
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if moment else ""
+
+
+_environment = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
+                                  undefined=jinja2.StrictUndefined)
+_environment.filters.update(ago=_ago, size=_size, when=_when)
+templates = Jinja2Templates(env=_environment)
+
+
+def render(request: Request, session: Session, name: str, status_code: int = 200, **context: Any) -> Response:
+    response = templates.TemplateResponse(request, name, {"session": session, **context}, status_code=status_code,
+                                          headers=HEADERS)
+    new_cookie = getattr(request.state, "new_cookie", None)
+    if new_cookie:
+        set_session_cookie(request, response, new_cookie)
+    return response
+
+
+def set_session_cookie(request: Request, response: Response, value: str) -> None:
+    response.set_cookie(COOKIE, value, httponly=True, samesite="strict", secure=request.url.scheme == "https",
+                        path="/")
+
+
+def refused_page(request: Request, error: Exception) -> Response:
+    assert isinstance(error, Refused)
+    html = templates.get_template("refused.html").render(message=error.message)
+    return HTMLResponse(html, status_code=error.status_code, headers=HEADERS)
+
+
+def login_redirect(request: Request, error: Exception) -> Response:
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    if request.method != "GET":
+        return refused_page(request, Refused(401, "Log in first: this action needs the dashboard's session."))
+    return RedirectResponse(f"{LOGIN}?{urlencode({'next': target})}", status_code=303, headers=HEADERS)
+
+
+def install_handlers(app: Any) -> None:
+    app.add_exception_handler(Refused, refused_page)
+    app.add_exception_handler(LoginNeeded, login_redirect)

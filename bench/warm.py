@@ -1,0 +1,111 @@
+"""Warm worktrees (docs/warm.md): a new conversation with a set-up against a reuse, and a create that
+finds the pool empty against today's create."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import asyncpg
+
+from bench.figures import Figure, Latency, timed, verdict
+from bench.messages import say
+from bench.repos import git, make_repository
+from bench.stack import Stack
+
+SLOW_SETUP = '[setup]\ncommands = ["sleep 2", "echo ready > setup-done.txt"]\ninputs = ["deps.lock"]\n'
+# Fails before a claim (no branch yet), works after: the pool stays empty, the environments get set up.
+WARM_FAILS = '[setup]\ncommands = ["test -n \\"$ISOLATOR_BRANCH\\""]\n'
+
+
+def _with_config(path: Path, text: str) -> Path:
+    repository = make_repository(path, files=5000, folders=200)
+    (repository / ".isolator.toml").write_text(text)
+    git("add", ".isolator.toml", cwd=repository)
+    git("commit", "-q", "-m", "set-up", cwd=repository)
+    return repository
+
+
+async def _register(stack: Stack, repository: Path, warm: int) -> str:
+    response = await stack.api.post("/api/codebases", json={"path": str(repository)})
+    response.raise_for_status()
+    codebase = response.json()["id"]
+    (await stack.api.patch(f"/api/codebases/{codebase}", json={"warm_worktrees": warm})).raise_for_status()
+    return codebase
+
+
+async def _ready_rows(db: asyncpg.Connection, codebase: str) -> int:
+    return await db.fetchval("SELECT count(*) FROM warm_worktrees WHERE codebase_id = $1::uuid AND state = 'ready'",
+                             codebase)
+
+
+async def _until_ready(db: asyncpg.Connection, environment_id: str) -> None:
+    while (state := await db.fetchval("SELECT setup_state FROM isolation_environments WHERE id = $1::uuid",
+                                      environment_id)) in ("none", "running"):
+        await asyncio.sleep(0.002)
+    assert state == "ready", state
+
+
+async def warm_create(stack: Stack, repositories: Path, runs: int) -> list[Figure]:
+    """5,000 files and a 2 s set-up, pool of 1: a new conversation's first message until its environment
+    is ready (the pool refilled before each), against a reuse timed in the same run."""
+    repository = _with_config(repositories / "warm-large", SLOW_SETUP)
+    codebase = await _register(stack, repository, warm=1)
+    db = await asyncpg.connect(stack.database_url)
+    try:
+        await say(stack, "warm-reuse", f"/clone {repository}")
+        await say(stack, "warm-reuse")
+        creates, reuses = [], []
+        for run in range(runs):
+            while await _ready_rows(db, codebase) < 1:
+                await asyncio.sleep(0.05)
+            conversation = f"warm-new-{run}"
+            await say(stack, conversation, f"/clone {repository}")
+
+            async def first_message() -> None:
+                result = await say(stack, conversation)
+                assert result["outcome"] == "created", result
+                await _until_ready(db, result["environmentId"])
+
+            creates.append(await timed(first_message))
+            reuses.append(await timed(lambda: say(stack, "warm-reuse")))
+    finally:
+        await db.close()
+    create_figure, reuse_figure = Latency.of(creates), Latency.of(reuses)
+    apart = create_figure.p50 - reuse_figure.p50
+    return [
+        Figure("warm create, 5,000 files, 2 s set-up, until ready", str(create_figure), f"reuse: {reuse_figure}",
+               verdict(apart <= 30), {"latency": vars(create_figure), "baseline": vars(reuse_figure),
+                                      "p50s_apart": round(apart, 1)}),
+        Figure("  beyond a reuse (p50)", f"{apart:+.1f} ms (target <= +30)"),
+    ]
+
+
+async def empty_pool_create(stack: Stack, repositories: Path, runs: int) -> list[Figure]:
+    """A create that finds the pool empty (its warm set-up fails) against a codebase without a pool,
+    both 5,000 files, alternating."""
+    empty = await _register(stack, _with_config(repositories / "warm-empty", WARM_FAILS), warm=1)
+    cold_repository = _with_config(repositories / "warm-off", WARM_FAILS)
+    await _register(stack, cold_repository, warm=0)
+    db = await asyncpg.connect(stack.database_url)
+    try:
+        while not await db.fetchval("SELECT count(*) FROM warm_worktrees WHERE codebase_id = $1::uuid AND "
+                                    "state = 'failed'", empty):
+            await asyncio.sleep(0.05)
+    finally:
+        await db.close()
+    misses, colds = [], []
+    for run in range(runs):
+        for repository, samples, name in ((repositories / "warm-empty", misses, "miss"),
+                                          (cold_repository, colds, "cold")):
+            conversation = f"warm-{name}-{run}"
+            await say(stack, conversation, f"/clone {repository}")
+            samples.append(await timed(lambda: say(stack, conversation)))
+    miss_figure, cold_figure = Latency.of(misses), Latency.of(colds)
+    ratio = miss_figure.p50 / cold_figure.p50
+    return [
+        Figure("create, 5,000 files, the pool empty", str(miss_figure), f"no pool: {cold_figure}",
+               verdict(ratio <= 1.05), {"latency": vars(miss_figure), "baseline": vars(cold_figure),
+                                        "ratio_p50": round(ratio, 2)}),
+        Figure("  ratio to a create without a pool (p50)", f"x{ratio:.2f} (target <= 1.05)"),
+    ]

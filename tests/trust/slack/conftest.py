@@ -1,0 +1,3 @@
+"""Slack fixtures for the tests in this folder: its fake API, and settings pointing at it."""
+
+from tests.platforms.slack import fake, settings  # noqa: F401  (fixtures)

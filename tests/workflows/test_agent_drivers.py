@@ -1,0 +1,225 @@
+"""The real Claude Code and Codex CLIs as the conversation's agent, against fake model APIs: a
+session per conversation, resumed on every message; progress lines, the final answer, cost and
+tokens; errors in the agent's words. Real git, PostgreSQL and Temporal, through the test adapter."""
+
+from __future__ import annotations
+
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import AsyncIterator
+
+import pytest
+
+from activities.agent import MOVED_NOTICE, NEW_SESSION_NOTICE
+from tests.agent_clis import claude_binary, codex_binary, use_fake_anthropic, use_fake_openai
+from tests.agent_runs import finished_run, replies_when
+from tests.conftest import Stack
+from tests.fakes import anthropic_api, openai_api
+from tests.fakes.model_api import FakeModelApi, run, text, write
+
+
+@pytest.fixture
+async def anthropic() -> AsyncIterator[anthropic_api.FakeAnthropicApi]:
+    api = anthropic_api.FakeAnthropicApi()
+    await api.start()
+    yield api
+    await api.stop()
+
+
+@pytest.fixture
+async def openai() -> AsyncIterator[openai_api.FakeOpenAiApi]:
+    api = openai_api.FakeOpenAiApi()
+    await api.start()
+    yield api
+    await api.stop()
+
+
+@pytest.fixture(params=["claude", "codex"])
+async def agent(request: pytest.FixtureRequest, stack: Stack, monkeypatch: pytest.MonkeyPatch,
+                anthropic: anthropic_api.FakeAnthropicApi, openai: openai_api.FakeOpenAiApi) -> FakeModelApi:
+    """The stack running the real CLI named by the parameter; its fake model API."""
+    if request.param == "claude":
+        use_fake_anthropic(monkeypatch, anthropic)
+        stack.settings.agent_driver, stack.settings.agent_executable = "claude", str(claude_binary())
+        stack.settings.agent_args_line = "--allowedTools=Bash"
+        return anthropic
+    use_fake_openai(monkeypatch, openai, stack.tmp_path / "codex-home")
+    stack.settings.agent_driver, stack.settings.agent_executable = "codex", str(codex_binary())
+    return openai
+
+
+async def test_a_conversation_keeps_its_session_and_sees_progress_cost_and_answer(
+    stack: Stack, repo: Path, agent: FakeModelApi
+) -> None:
+    await stack.register(repo)
+    conversation = f"drive-{uuid.uuid4().hex[:6]}"
+    # The last reply waits a little, so the progress lines are seen before the answer.
+    agent.then(write("hello.txt", "hello"), run("echo checked"), text("I wrote hello.txt.", delay=2.0))
+    first = (await stack.say(conversation, "please write hello.txt"))["result"]
+    progress = await replies_when(stack, conversation, lambda texts: len(texts) == 2 and "`hello.txt`" in texts[1]
+                                  and "echo checked` → exit 0" in texts[1])
+    assert "— Done" not in progress[1], "progress is shown while the agent works"
+    run_record = await finished_run(stack, first["agentRunId"])
+    assert run_record["status"] == "done"
+    replies = await replies_when(stack, conversation, lambda texts: "— Done in" in texts[-1])
+    answer = replies[1]
+    assert answer.startswith("• wrote `hello.txt`\n• ran `echo checked` (exit 0)\n\nI wrote hello.txt.\n\n— Done in")
+    assert "{" not in answer, "never the raw events"
+    assert "1 file changed (`hello.txt`)." in answer and "tokens" in answer
+    assert (Path(first["workingPath"]) / "hello.txt").read_text().strip() == "hello"
+    assert run_record["session_id"] and run_record["tokens"]["input"] >= 3000
+    if agent.path == "/v1/messages":
+        assert run_record["cost_usd"] > 0 and "$0.0" in answer
+    log = (await stack.api.get(f"/api/runs/{first['agentRunId']}/log")).text
+    assert '"type"' in log, "the agent's whole event stream is the run's log"
+
+    agent.then(text("Added the test."))
+    calls_before = len(agent.calls)
+    second = (await stack.say(conversation, "now add a test for it"))["result"]
+    second_record = await finished_run(stack, second["agentRunId"])
+    assert second_record["status"] == "done"
+    resumed = agent.calls[calls_before].text()
+    assert "please write hello.txt" in resumed and "I wrote hello.txt." in resumed, "the agent saw the first exchange"
+    assert second_record["session_id"] == run_record["session_id"]
+    await stack.say(conversation, "/status")
+    replies = await replies_when(stack, conversation, lambda texts: "Agent session" in texts[-1])
+    assert "2 turns" in replies[-1]
+
+
+async def test_two_conversations_in_one_worktree_keep_their_own_sessions_and_reset_starts_over(
+    stack: Stack, repo: Path, agent: FakeModelApi
+) -> None:
+    await stack.register(repo)
+    first, second = f"share-a-{uuid.uuid4().hex[:6]}", f"share-b-{uuid.uuid4().hex[:6]}"
+    agent.then(text("A one."))
+    a1 = (await stack.say(first, "remember apples"))["result"]
+    a1_run = await finished_run(stack, a1["agentRunId"])
+    await stack.say(second, f"/worktree link {a1['branch']}")
+    agent.then(text("B one."))
+    calls_before = len(agent.calls)
+    b1 = (await stack.say(second, "remember bananas"))["result"]
+    b1_run = await finished_run(stack, b1["agentRunId"])
+    assert b1["workingPath"] == a1["workingPath"]
+    assert b1_run["session_id"] != a1_run["session_id"], "a session of its own"
+    assert "apples" not in agent.calls[calls_before].text()
+
+    reset = (await stack.say(first, "/reset"))["result"]
+    assert reset["outcome"] == "command"
+    said = await replies_when(stack, first, lambda texts: texts[-1].startswith("Reset:"))
+    assert "1 turn" in said[-1]
+    calls_before = len(agent.calls)
+    a2 = (await stack.say(first, "what did I say?"))["result"]
+    a2_run = await finished_run(stack, a2["agentRunId"])
+    assert a2_run["session_id"] != a1_run["session_id"]
+    assert "apples" not in agent.calls[calls_before].text(), "a reset session starts blind"
+
+    # A conversation that moves to another worktree starts a new session there, and is told.
+    third = f"share-c-{uuid.uuid4().hex[:6]}"
+    c1 = (await stack.say(third, "remember cherries"))["result"]
+    c1_run = await finished_run(stack, c1["agentRunId"])
+    assert c1["workingPath"] != a1["workingPath"]
+    await stack.say(third, f"/worktree link {a1['branch']}")
+    calls_before = len(agent.calls)
+    c2 = (await stack.say(third, "what did I say?"))["result"]
+    c2_run = await finished_run(stack, c2["agentRunId"])
+    assert c2_run["session_id"] != c1_run["session_id"] and "cherries" not in agent.calls[calls_before].text()
+    replies = await replies_when(stack, third, lambda texts: "— Done" in texts[-1] and "what did I say" not in texts[-1])
+    assert MOVED_NOTICE.strip("_") in replies[-1]
+
+    # The agent forgot the session (its home was cleared): the message runs once more in a new one.
+    await stack.db.execute("UPDATE agent_sessions SET agent_session_id = $1 WHERE conversation_id = $2",
+                           str(uuid.uuid4()), second)
+    b2 = (await stack.say(second, "still there?"))["result"]
+    b2_run = await finished_run(stack, b2["agentRunId"])
+    assert b2_run["status"] == "done"
+    replies = await replies_when(stack, second, lambda texts: "— Done" in texts[-1])
+    assert NEW_SESSION_NOTICE.strip("_") in replies[-1]
+
+
+@pytest.mark.parametrize("failure, words", [
+    ("refused_key", "refused the agent's credentials"),
+    ("rate_limited", "usage limit or rate limit"),
+    ("overloaded", "overloaded"),
+    ("server_error", "failed or could not be reached"),
+])
+async def test_model_api_errors_get_a_clear_reply_quickly(
+    stack: Stack, repo: Path, agent: FakeModelApi, failure: str, words: str
+) -> None:
+    await stack.register(repo)
+    api = anthropic_api if agent.path == "/v1/messages" else openai_api
+    step = getattr(api, failure)
+    agent.then(*[step(3600) if failure == "rate_limited" else step() for _ in range(6)])
+    conversation = f"fail-{uuid.uuid4().hex[:6]}"
+    started = time.monotonic()
+    created = (await stack.say(conversation, "hello"))["result"]
+    record = await finished_run(stack, created["agentRunId"], seconds=30)
+    replies = await replies_when(stack, conversation, lambda texts: "— Failed" in texts[-1])
+    assert time.monotonic() - started < 30
+    assert record["status"] == "failed" and words in replies[-1], replies[-1]
+    if failure == "rate_limited" and api is openai_api:
+        assert "it resets at" in replies[-1]
+
+
+async def test_a_silent_agent_shows_that_it_works(stack: Stack, repo: Path) -> None:
+    stack.settings.agent_command_line = f"{sys.executable} -c 'import time; time.sleep(14); print(\"done\")'"
+    await stack.register(repo)
+    conversation = f"silent-{uuid.uuid4().hex[:6]}"
+    created = (await stack.say(conversation, "think hard"))["result"]
+    started = time.monotonic()
+    replies = await replies_when(stack, conversation, lambda texts: len(texts) == 2 and "Working…" in texts[1],
+                                 seconds=12)
+    assert time.monotonic() - started < 12.5
+    assert (await finished_run(stack, created["agentRunId"]))["status"] == "done"
+    final = await replies_when(stack, conversation, lambda texts: "— Done" in texts[-1])
+    assert "Working…" not in final[-1] and final[-1].startswith("done")
+
+
+async def test_budgets_stop_a_run_and_keep_runs_from_starting(
+    stack: Stack, repo: Path, anthropic: anthropic_api.FakeAnthropicApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_fake_anthropic(monkeypatch, anthropic)
+    stack.settings.agent_driver, stack.settings.agent_executable = "claude", str(claude_binary())
+    await stack.register(repo)
+    conversation = f"budget-{uuid.uuid4().hex[:6]}"
+    first = (await stack.say(conversation, "hello"))["result"]
+    spent = await finished_run(stack, first["agentRunId"])
+    assert spent["cost_usd"] > 0
+    stack.settings.agent_daily_budget_usd = spent["cost_usd"] / 2
+    calls = len(anthropic.calls)
+    second = (await stack.say(conversation, "again"))["result"]
+    refused = await finished_run(stack, second["agentRunId"])
+    replies = await replies_when(stack, conversation, lambda texts: "daily budget" in texts[-1])
+    assert refused["status"] == "failed" and "renews at midnight UTC" in replies[-1]
+    assert len(anthropic.calls) == calls, "no run started"
+    totals = (await stack.api.get("/api/runs/totals", params={"conversation": f"test:{conversation}"})).json()
+    assert totals["runs"] == 2 and totals["cost_usd"] == pytest.approx(spent["cost_usd"])
+
+    stack.settings.agent_daily_budget_usd = None
+    stack.settings.agent_max_cost_usd = 0.001
+    anthropic.then(run("echo one"), run("echo two"), run("echo three"))
+    third = (await stack.say(conversation, "go on"))["result"]
+    capped = await finished_run(stack, third["agentRunId"])
+    replies = await replies_when(stack, conversation, lambda texts: "— " in texts[-1] and "budget" in texts[-1])
+    assert capped["status"] in ("failed", "stopped") and "budget" in replies[-1]
+
+
+async def test_the_example_agent_of_make_dev_speaks_claudes_events_and_keeps_a_session(stack: Stack, repo: Path) -> None:
+    example = str(Path(__file__).resolve().parents[2] / "examples" / "agent.py")
+    # A codebase's own driver, set through the API, as `make dev` sets AGENT and AGENT_EXECUTABLE.
+    codebase = await stack.register(repo, agent={"agent": "claude", "executable": example})
+    assert codebase["agent"] == {"agent": "claude", "executable": example, "args": []}
+    for bad in ({"agent": "command"}, {"agent": "gpt"}, {"agent": "claude", "args": "--model x"}):
+        refused = await stack.api.patch(f"/api/codebases/{codebase['id']}", json={"agent": bad})
+        assert refused.status_code == 422, bad
+    conversation = f"example-{uuid.uuid4().hex[:6]}"
+    first = (await stack.say(conversation, "remember the milk"))["result"]
+    assert (await finished_run(stack, first["agentRunId"]))["status"] == "done"
+    replies = await replies_when(stack, conversation, lambda texts: "— Done" in texts[-1])
+    assert replies[-1].startswith("• wrote `NOTES.md`\n• ran `git status --short` (exit 0)\n\nI took a note")
+    assert "first message of our session" in replies[-1] and "tokens" in replies[-1]
+    second = (await stack.say(conversation, "and the eggs"))["result"]
+    assert (await finished_run(stack, second["agentRunId"]))["status"] == "done"
+    replies = await replies_when(stack, conversation, lambda texts: "— Done" in texts[-1] and len(texts) == 3)
+    assert "Earlier in this conversation you said: “remember the milk”." in replies[-1]

@@ -1,0 +1,69 @@
+"""`isolator api`: the API server, and (EAGER_START, the default) a worker of the shared queue in the
+same process, so that message workflows start eagerly (docs/warm.md, "What runs where").
+
+With Eager Workflow Start the server hands a new workflow's first task back in the start response to a
+worker of the same client, instead of waiting for a poll: a message takes one round trip less. The
+hosted worker is one more poller of the shared queue; the worker processes go on serving it and their
+hosts' queues, on this machine or others, and several API processes each host their own.
+
+It is hosted only when this process runs on the machine its ISOLATOR_HOST names (the default host
+name): then its local steps (a stat, a `git worktree add`) run here, as in the host's worker. An API on
+a machine without the checkouts (docker-compose.yml's `api` container) hosts none: each of its messages
+would send every look at the disk to the host's queue, which costs more than the round trip saved.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+from typing import AsyncIterator
+
+import asyncpg
+import uvicorn
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from activities.database import create_pool
+from api.app import create_app
+from isolator.payloads import connect
+from isolator.settings import Settings
+from workers.serving import ApiServer, serve_until, stop_on_signals
+from workers.worker import shared_worker
+
+log = logging.getLogger(__name__)
+
+
+@contextlib.asynccontextmanager
+async def hosted_worker(client: Client, pool: asyncpg.Pool, settings: Settings) -> AsyncIterator[Worker | None]:
+    """The shared queue's worker (workflows and their local activities) in this process, with `client`:
+    the one the API starts message workflows with; None when EAGER_START is off or this is not the host."""
+    if not settings.eager_start or settings.host != socket.gethostname():
+        if settings.eager_start:
+            log.info("EAGER_START: this machine (%s) is not ISOLATOR_HOST (%s): messages start on the workers",
+                     socket.gethostname(), settings.host)
+        yield None
+        return
+    worker = shared_worker(client, pool, settings)
+    running = asyncio.create_task(worker.run())
+    try:
+        yield worker
+    finally:
+        await worker.shutdown()
+        await asyncio.gather(running, return_exceptions=True)
+
+
+async def run_api(settings: Settings, host: str, port: int) -> None:
+    assert settings.database_url
+    stop = asyncio.Event()
+    stop_on_signals(stop)
+    client = await connect(settings.temporal_address, settings.temporal_namespace)
+    pool = await create_pool(settings.database_url)
+    try:
+        async with hosted_worker(client, pool, settings) as worker:
+            app = create_app(settings, temporal=client, pool=pool)
+            log.info("API on %s:%d%s", host, port, ", starting message workflows eagerly" if worker else "")
+            await serve_until(stop, ApiServer(uvicorn.Config(app, host=host, port=port)))
+    finally:
+        await pool.close()
