@@ -7,6 +7,7 @@ do (it owns the worktree), between its runs; after that, its later runs push to 
 from __future__ import annotations
 
 from temporalio import workflow
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from isolator.contracts.codebase import Codebase
@@ -50,7 +51,11 @@ async def status_line(codebase: Codebase, environment: Environment) -> str | Non
     """`PR: draft #57 (open), checks: 2 passed, 1 pending, <link>`, for a worktree with a PR."""
     if not workflow.patched(STATUS_SHOWS_PR):
         return None
-    found = await results.pull_request_status(PullRequestStatusRequest(codebase, environment.branch_name))
+    try:
+        found = await results.pull_request_status(PullRequestStatusRequest(codebase, environment.branch_name))
+    except ActivityError as error:  # /status answers without it
+        workflow.logger.warning("the PR of %s not read: %s", environment.branch_name, error.cause)
+        return None
     pull = found.pull_request
     if pull is None:
         return None
