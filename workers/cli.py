@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+import traceback
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from isolator.settings import ConfigurationError, Settings, load_settings
+from workers.exiting import exit_code, leave
 
 app = typer.Typer(add_completion=False, help="Gives every AI-coding conversation its own git worktree.")
 
@@ -77,13 +79,11 @@ def api(
     port: int = typer.Option(8000, help="port to listen on"),
 ) -> None:
     """Run the API server."""
-    import uvicorn
-
-    from api.app import create_app
+    from workers.processes import run_api
 
     settings = _settings()
     _require_database(settings)
-    uvicorn.run(create_app(settings), host=host, port=port)
+    asyncio.run(run_api(settings, host, port))
 
 
 @app.command()
@@ -105,7 +105,14 @@ def discord() -> None:
 
 
 def main() -> None:
-    app(prog_name="isolator")
+    try:
+        app(prog_name="isolator")
+    except SystemExit as exit:  # every command ends here, typer's way
+        leave(exit_code(exit))
+    except BaseException:  # noqa: BLE001 - said as Python would, then the same way out
+        traceback.print_exc()
+        leave(1)
+    leave(0)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""`isolator worker`: a production worker process."""
+"""`isolator worker` and `isolator api`: the production processes. Each stops on SIGINT, SIGTERM or
+SIGHUP once it has finished what it was doing, and exits with code 0 (workers/exiting.py)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import asyncio
 import logging
 from typing import Sequence
 
+import uvicorn
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import (
     AddSearchAttributesRequest,
@@ -19,7 +21,7 @@ from isolator.contracts import search_attributes
 from isolator.payloads import connect
 from isolator.settings import Settings
 from workers.schedule import ensure_cleanup_schedule
-from workers.serving import serve_until, stop_on_signals
+from workers.serving import ApiServer, serve_until, stop_on_signals
 from workers.worker import running_workers
 
 log = logging.getLogger(__name__)
@@ -40,6 +42,16 @@ async def run_worker(settings: Settings, interceptors: Sequence[Interceptor] = (
             await serve_until(stop, None)
     finally:
         await pool.close()
+
+
+async def run_api(settings: Settings, host: str, port: int) -> None:
+    """uvicorn under the process's own signal handling: uvicorn's re-raised SIGTERM after its shutdown,
+    which ended the process by the signal (exit code -15) instead of with 0."""
+    from api.app import create_app
+
+    stop = asyncio.Event()
+    stop_on_signals(stop)
+    await serve_until(stop, ApiServer(uvicorn.Config(create_app(settings), host=host, port=port)))
 
 
 async def ensure_search_attributes(client: Client, namespace: str) -> None:
