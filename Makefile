@@ -1,11 +1,11 @@
 # The two commands of the README: `make dev` runs the service, `make test` runs the tests.
 # `make bench` prints the benchmark figures (BENCH_ARGS=--quick for a short check); `make soak` runs
-# every fault test 20 times over.
+# every fault test 20 times over; `make test-loaded` runs the tests beside CPU burners.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: dev test browser bench soak install clean bubblewrap
+.PHONY: dev test test-loaded browser bench soak install clean bubblewrap
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "isolator needs Python 3.11 or newer")'
@@ -55,6 +55,12 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || { echo "chromium is missing: apt-get install chromium"; \
 		{ apt-get update -q && apt-get install -y -q chromium; } || \
 		echo "chromium could not be installed: run 'apt-get install chromium' as root, or tests/dashboard fail"; }
+
+# The tests on a busy machine: LOAD_BURNERS (2) processes spin on the CPU beside them, and always
+# stop with them. PYTEST_ARGS picks tests, e.g. PYTEST_ARGS="tests/workers".
+LOAD_BURNERS ?= 2
+test-loaded: install
+	$(BIN)/python -m tests.under_load $(LOAD_BURNERS) $(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 # Every fault of tests/faults, SOAK_ROUNDS (20) rounds each, and a table of what was lost or
 # duplicated (zero of each is the target); not part of `make test`, which runs one round of each.

@@ -12,6 +12,8 @@ import asyncio
 import logging
 from typing import Awaitable, Callable
 
+from temporalio.exceptions import ApplicationError
+
 from isolator.contracts.message import ReplyInput
 
 log = logging.getLogger(__name__)
@@ -25,7 +27,7 @@ UPDATE_INTERVALS = {"github": 5.0}
 DEFAULT_UPDATE_INTERVAL = 1.0
 FIRST_OUTPUT_GATHER_SECONDS = 0.1  # the first post waits this long for the rest of the first lines
 MAX_MESSAGES = 20
-FINAL_ATTEMPTS = 8  # about two minutes of a platform being away
+FINAL_ATTEMPTS = 8  # about two minutes of a platform being away (an outage; a refusal is not retried)
 
 Say = Callable[[ReplyInput], Awaitable[None]]
 
@@ -119,8 +121,14 @@ class AnswerStream:
                 try:
                     await self._send(index, text)
                     return
+                except ApplicationError as error:
+                    if error.non_retryable:  # the platform refused it: asking again changes nothing
+                        log.warning("end of run %s refused: %s", self.run_id, error)
+                        return
+                    log.warning("end of run %s not delivered (attempt %d): %s", self.run_id, attempt + 1, error)
                 except Exception as error:  # noqa: BLE001 - the record keeps the answer whatever happens here
                     log.warning("end of run %s not delivered (attempt %d): %s", self.run_id, attempt + 1, error)
+                if attempt + 1 < FINAL_ATTEMPTS:
                     await asyncio.sleep(min(2.0 ** attempt, 30.0))
 
     async def _send(self, index: int, text: str) -> None:

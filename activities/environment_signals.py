@@ -128,6 +128,9 @@ class EnvironmentSignalActivities:
             task_queue=self.task_queue,
             id_reuse_policy=_REUSE,
             search_attributes=attributes,
+            # What the Temporal UI lists it as; its messages' pages link here (workflows/links.py).
+            static_summary=f"worktree `{environment.branch}` of {environment.codebase.name}",
+            static_details=f"Path: {environment.working_path}\n\nFor {environment.workflow_type} `{environment.workflow_id}`",
             **signal,  # type: ignore[arg-type]
         )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 from typing import Awaitable, Callable
 
 import asyncpg
@@ -12,8 +13,15 @@ from temporalio.exceptions import ApplicationError
 from isolator.contracts.message import ReplyInput
 
 # Delivers one reply to a platform, or with the platform's id of an earlier message, updates that
-# message in place; returns the platform's id of the message (None where it has none). Raises to be retried.
+# message in place; returns the platform's id of the message (None where it has none). Raises to be
+# retried, a non-retryable ApplicationError for a refusal, MessageGone when the message to update is gone.
 Deliver = Callable[..., Awaitable[str | None]]
+
+log = logging.getLogger(__name__)
+
+
+class MessageGone(Exception):
+    """The platform cannot edit the message any more: deleted (a 404), or past its time to edit."""
 
 
 async def _deliver_to_test_adapter(reply: ReplyInput, replacing: str | None = None) -> str | None:
@@ -73,7 +81,16 @@ class ReplyActivities:
             await self.deliver_once(dataclasses.replace(reply, idempotency_key=original, updates=None))
             return
         deliver = self.deliverers[reply.platform]
-        if row["platform_message_id"] is not None or reply.platform == "test":
-            await deliver(reply, row["platform_message_id"])
-        await self.pool.execute("UPDATE outbound_messages SET body = $2 WHERE idempotency_key = $1", original,
-                                reply.text)
+        message_id = row["platform_message_id"]
+        if message_id is not None or reply.platform == "test":
+            try:
+                await deliver(reply, message_id)
+            except MessageGone as gone:
+                # Retrying cannot bring it back: the text goes out as a new message at once, and the
+                # next updates edit that one.
+                log.info("message %s of %s is gone (%s): sent anew", message_id, reply.conversation_id, gone)
+                message_id = await deliver(dataclasses.replace(reply, updates=None))
+        await self.pool.execute(
+            "UPDATE outbound_messages SET body = $2, platform_message_id = $3 WHERE idempotency_key = $1",
+            original, reply.text, message_id,
+        )

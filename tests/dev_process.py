@@ -19,8 +19,8 @@ import pytest
 from isolator.settings import Settings
 
 ISOLATOR = str(Path(sys.executable).parent / "isolator")
-READY_TIMEOUT = 60.0  # a fresh data dir runs initdb and migrations first
-STOP_TIMEOUT = 30.0
+READY_TIMEOUT = 180.0  # a fresh data dir runs initdb and migrations first; upper bounds for a loaded machine
+STOP_TIMEOUT = 60.0
 FLAGS = ("--api-port", "--temporal-port", "--ui-port")
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+import traceback
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from isolator.settings import ConfigurationError, Settings, load_settings
+from workers.exiting import exit_code, leave
 
 # Plain help, as click writes it: typer's rich panels label every option with its Python type (`<int>`,
 # `<bool>` even for `--help`).
@@ -108,7 +110,14 @@ def discord() -> None:
 
 
 def main() -> None:
-    app(prog_name="isolator")
+    try:
+        app(prog_name="isolator")
+    except SystemExit as exit:  # every command ends here, typer's way
+        leave(exit_code(exit))
+    except BaseException:  # noqa: BLE001 - said as Python would, then the same way out
+        traceback.print_exc()
+        leave(1)
+    leave(0)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""`isolator worker`: a production worker process."""
+"""`isolator worker` and `isolator api`: the production processes. Each stops on SIGINT, SIGTERM or
+SIGHUP once it has finished what it was doing, and exits with code 0 (workers/exiting.py)."""
 
 from __future__ import annotations
 

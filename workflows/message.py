@@ -36,6 +36,7 @@ with workflow.unsafe.imports_passed_through():
     from isolator.contracts.trust import Admission, RefusalReplyInput
     from workflows.chat import agent_texts, texts
     from workflows.chat.commands import parse_command, run_command
+    from workflows import links
     from workflows.codebase import RegisterCodebaseWorkflow
     from workflows.errors import STEP_FAILURES, user_error
     from workflows.lookups import Work, look_up, work_of
@@ -264,8 +265,7 @@ class MessageWorkflow:
         if resolution.branch:
             attributes.append(search_attributes.BRANCH.value_set(resolution.branch))
         workflow.upsert_search_attributes(attributes)
-        where = f" `{resolution.branch}` at {resolution.working_path}" if resolution.branch else ""
-        workflow.set_current_details(f"Outcome: {resolution.outcome}{where}")
+        workflow.set_current_details(links.message_details(resolution))
         return resolution
 
 

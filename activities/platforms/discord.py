@@ -15,7 +15,7 @@ import asyncpg
 import discord
 from temporalio.exceptions import ApplicationError
 
-from activities.replies import Deliver
+from activities.replies import Deliver, MessageGone
 from isolator.contracts.discord import interaction_of
 from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings
@@ -56,7 +56,10 @@ def make_deliverer(settings: Settings, pool: asyncpg.Pool) -> Deliver:
             async with discord.Client(intents=discord.Intents(guilds=True)) as client:  # no Gateway: intents unused
                 await client.http.static_login(token)  # the session and the token check; no application lookup
                 if replacing is not None:
-                    await _edit(client, pool, channel_id, replacing, reply.text)
+                    try:
+                        await _edit(client, pool, channel_id, replacing, reply.text)
+                    except discord.NotFound as error:  # Unknown Message: deleted; Unknown Webhook: its token expired
+                        raise MessageGone(f"Discord: {error.text or error.status}") from None
                     return replacing
                 if follow_up is not None:
                     return await _follow_up(client, *follow_up, reply.text)
@@ -117,9 +120,8 @@ async def _edit(client: discord.Client, pool: asyncpg.Pool, channel_id: int, mes
         return
     interaction_id, _, follow_up_id = message_id.removeprefix(_FOLLOW_UP).partition(":")
     follow_up = await _interaction_token(pool, interaction_id)
-    if follow_up is None:  # the token has expired: the new text goes to the channel instead
-        await client.get_partial_messageable(channel_id).send(content)
-        return
+    if follow_up is None:  # its token has expired: the text goes to the channel, a message later updates edit
+        raise MessageGone("Discord: the interaction's token has expired")
     _, application_id, token = follow_up
     webhook = discord.Webhook.partial(int(application_id), token, client=client)
     await webhook.edit_message(int(follow_up_id), content=content)

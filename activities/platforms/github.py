@@ -13,10 +13,10 @@ from datetime import timedelta
 from functools import partial
 from typing import Any, Callable, TypeVar
 
-from github import Auth, Github, GithubException, RateLimitExceededException
+from github import Auth, Github, GithubException, RateLimitExceededException, UnknownObjectException
 from temporalio.exceptions import ApplicationError
 
-from activities.replies import Deliver
+from activities.replies import Deliver, MessageGone
 from isolator.contracts.message import IsolationHints, ReplyInput
 from isolator.settings import Settings
 
@@ -56,7 +56,10 @@ def make_deliverer(settings: Settings) -> Deliver:
             # The issues API comments on pull requests too; lazy objects make this one POST.
             issue = github.get_repo(full_name).get_issue(number)
             if replacing is not None:  # a message updated in place: the comment, edited
-                issue.get_comment(int(replacing)).edit(reply.text)
+                try:
+                    issue.get_comment(int(replacing)).edit(reply.text)
+                except UnknownObjectException:  # 404: the comment was deleted
+                    raise MessageGone(f"GitHub: comment {replacing} not found") from None
                 return replacing
             return str(issue.create_comment(reply.text).id)
 

@@ -8,13 +8,15 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from temporalio.exceptions import ApplicationError
 
-from activities.replies import Deliver
+from activities.replies import Deliver, MessageGone
 from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings
 
 # `ok: false` errors that say "try again later"; every other error needs a person to act
 # (channel_not_found, not_in_channel, invalid_auth, is_archived, ...).
 _TRANSIENT_ERRORS = {"ratelimited", "request_timeout", "service_unavailable", "fatal_error", "internal_error"}
+# chat.update's answers for a message that cannot be edited any more: deleted, or too old.
+_GONE_ERRORS = {"message_not_found", "cant_update_message", "edit_window_closed"}
 # What a person can do about the common final errors.
 _FIXES = {
     "channel_not_found": "invite the bot to the channel",
@@ -41,7 +43,7 @@ def make_deliverer(settings: Settings) -> Deliver:
         channel, thread_ts = _split_conversation_id(reply.conversation_id)
         try:
             if replacing is not None:  # a message updated in place: its `ts`
-                await client.chat_update(channel=channel, ts=replacing, text=reply.text)
+                await _update(client, channel, replacing, reply.text)
                 return replacing
             posted = await client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=reply.text)
             return posted.get("ts")
@@ -49,6 +51,17 @@ def make_deliverer(settings: Settings) -> Deliver:
             raise _classify(error, channel) from error
 
     return deliver
+
+
+async def _update(client: AsyncWebClient, channel: str, ts: str, text: str) -> None:
+    try:
+        await client.chat_update(channel=channel, ts=ts, text=text)
+    except SlackApiError as error:
+        data = getattr(error.response, "data", None)
+        reason = data.get("error") if isinstance(data, dict) else None
+        if reason in _GONE_ERRORS:
+            raise MessageGone(f"Slack: {reason}") from None
+        raise
 
 
 def _split_conversation_id(conversation_id: str) -> tuple[str, str]:

@@ -16,7 +16,7 @@ from telegram.error import (
 )
 from temporalio.exceptions import ApplicationError
 
-from activities.replies import Deliver
+from activities.replies import Deliver, MessageGone
 from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings
 
@@ -40,7 +40,7 @@ def make_deliverer(settings: Settings) -> Deliver:
             # opens and closes its HTTP client (and checks the token with getMe) around the send.
             async with Bot(token, base_url=settings.telegram_api_url) as bot:
                 if replacing is not None:  # a message updated in place: editMessageText
-                    await bot.edit_message_text(_fit(reply.text), chat_id=chat_id, message_id=int(replacing))
+                    await _edit(bot, chat_id, int(replacing), _fit(reply.text))
                     return replacing
                 sent = await bot.send_message(chat_id, _fit(reply.text), message_thread_id=topic_id or None)
                 return str(sent.message_id)
@@ -50,6 +50,18 @@ def make_deliverer(settings: Settings) -> Deliver:
             raise _classify(error, chat_id, token) from None
 
     return deliver
+
+
+async def _edit(bot: Bot, chat_id: int, message_id: int, text: str) -> None:
+    try:
+        await bot.edit_message_text(text, chat_id=chat_id, message_id=message_id)
+    except BadRequest as error:
+        reason = error.message.lower()
+        if "message is not modified" in reason:  # the same text again: it already reads so
+            return
+        if "message to edit not found" in reason or "message can't be edited" in reason:
+            raise MessageGone(f"Telegram: {error.message}") from None
+        raise
 
 
 def split_conversation_id(conversation_id: str) -> tuple[int, int]:

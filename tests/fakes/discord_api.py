@@ -178,6 +178,10 @@ class FakeDiscord:
         retries after RATE_LIMIT_RETRY_AFTER."""
         self._failures += [(status, code, message)] * times
 
+    def delete_message(self, message_id: str) -> None:
+        """Someone deleted the message: editing it answers 404 Unknown Message."""
+        self._messages.pop(message_id)
+
     def add_dm(self, channel_id: str, recipient: dict[str, Any] = PERSON) -> None:
         """A DM channel between the bot and `recipient`, which messages can be posted to."""
         self.channels[channel_id] = {"id": channel_id, "type": 1, "recipients": [recipient], "last_message_id": None}

@@ -1,8 +1,8 @@
 """A fake GitHub API on RecordingServer, for the real PyGithub.
 
 REST: `GET /repos/{o}/{r}`, `GET /repos/{o}/{r}/issues/{n}`, `GET /repos/{o}/{r}/pulls/{n}`,
-`POST /repos/{o}/{r}/issues/{n}/comments` (and `GET`, the list), `GET|POST /repos/{o}/{r}/pulls` (list with
-`state`/`head`/`base`, create: the head must be a branch of `origin` when one is set), the combined status
+`POST /repos/{o}/{r}/issues/{n}/comments` (and `GET`, the list), `GET`/`PATCH
+/repos/{o}/{r}/issues/comments/{id}`, `GET|POST /repos/{o}/{r}/pulls` (list with `state`/`head`/`base`, create: the head must be a branch of `origin` when one is set), the combined status
 and check runs of a commit; GraphQL: `POST /graphql` for a PR's
 `closingIssuesReferences`. Answers are shaped like GitHub's documented responses, errors too
 (`{"message": "Not Found", ...}`; GraphQL errors with HTTP 200). Tests add repositories, issues
@@ -166,6 +166,10 @@ class FakeGitHub:
         self._pulls[(full_name.lower(), number)] = pull
         self._closes[(full_name.lower(), number)] = [_reference(full_name, item) for item in closes]
         return pull
+
+    def delete_comment(self, comment_id: int) -> None:
+        """Someone deleted the comment: editing it answers 404, as GitHub does."""
+        self._comment_bodies.pop(comment_id)
 
     def fail(self, route: str, status: int, times: int = 1) -> None:
         """Answer the next `times` requests of `route` ("repository", "issue", "pull", "comment", "graphql")

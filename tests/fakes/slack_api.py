@@ -1,4 +1,4 @@
-"""A fake Slack Web API (`auth.test`, `chat.postMessage`) on RecordingServer, for the real slack-sdk.
+"""A fake Slack Web API (`auth.test`, `chat.postMessage`, `chat.update`) on RecordingServer, for the real slack-sdk.
 
 Slack answers HTTP 200 with `{"ok": false, "error": ...}` for most errors; `fail` reproduces that
 (or another status, e.g. 429 for rate limits) for the next calls of one method.
@@ -35,6 +35,7 @@ class FakeSlack:
         self.updates: list[tuple[str, str, str]] = []  # chat.update calls: (channel, ts, text), in order
         self.arrivals: list[tuple[float, str]] = []  # every text posted or updated, with when it arrived
         self._ts = itertools.count(1)
+        self.deleted: set[str] = set()  # ts of messages deleted: chat.update answers `message_not_found`
         self.server.route("POST", r"/api/auth\.test", self._auth_test)
         self.server.route("POST", r"/api/chat\.postMessage", self._post_message)
         self.server.route("POST", r"/api/chat\.update", self._update_message)
@@ -54,6 +55,10 @@ class FakeSlack:
     def fail(self, method: str, error: str, status: int = 200, times: int = 1) -> None:
         """Answer the next `times` calls of `method` (e.g. "chat.postMessage") with this error."""
         self._failures.setdefault(method, []).extend([(status, error)] * times)
+
+    def delete(self, ts: str) -> None:
+        """Someone deleted the message: `chat.update` answers as Slack does for it."""
+        self.deleted.add(ts)
 
     def calls(self, method: str) -> int:
         """How many requests `method` (e.g. "auth.test") received, failed ones included."""
@@ -88,6 +93,8 @@ class FakeSlack:
         if refusal is not None:
             return refusal
         payload = request.payload()
+        if payload["ts"] in self.deleted:
+            return 200, {"ok": False, "error": "message_not_found"}
         self.updates.append((payload["channel"], payload["ts"], payload["text"]))
         self.arrivals.append((time.time(), payload["text"]))
         return 200, {"ok": True, "channel": payload["channel"], "ts": payload["ts"], "text": payload["text"]}

@@ -1,9 +1,10 @@
-"""A fake Telegram Bot API (`getMe`, `sendMessage`) on RecordingServer, for the real python-telegram-bot.
+"""A fake Telegram Bot API (`getMe`, `sendMessage`, `editMessageText`) on RecordingServer, for the real python-telegram-bot.
 
 The Bot API lives under `/bot<token>/<method>`; an unknown token gets 401 "Unauthorized" as from
 Telegram. `fail` makes the next `sendMessage` calls answer like Telegram's errors
 (`{"ok": false, "error_code": ..., "description": ...}`), e.g. 400 "Bad Request: chat not found",
-403 "Forbidden: bot was blocked by the user", or 429 with `retry_after`.
+403 "Forbidden: bot was blocked by the user", or 429 with `retry_after`; `delete` makes a message's
+edits answer 400 "message to edit not found".
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class FakeTelegram:
         self.sent: list[Sent] = []  # the messages sent successfully, in order
         self.edits: list[tuple[int, int, str]] = []  # editMessageText calls: (chat_id, message_id, text)
         self._failures: list[tuple[int, str, int | None]] = []
+        self.deleted: set[int] = set()  # message ids deleted in the chat: editing them answers 400
         self._message_ids = itertools.count(1)
         self.server.route("POST", r"/bot(?P<token>[^/]+)/getMe", self._get_me)
         self.server.route("POST", r"/bot(?P<token>[^/]+)/sendMessage", self._send_message)
@@ -62,6 +64,10 @@ class FakeTelegram:
         """Answer the next `times` sendMessage calls with this error."""
         self._failures.extend([(status, description, retry_after)] * times)
 
+    def delete(self, message_id: int) -> None:
+        """Someone deleted the message: `editMessageText` answers as Telegram does for it."""
+        self.deleted.add(message_id)
+
     def calls(self, method: str) -> int:
         """How many requests `method` (e.g. "sendMessage") received, failed ones included."""
         return len(self.server.received("POST", rf"/bot[^/]+/{method}"))
@@ -80,6 +86,8 @@ class FakeTelegram:
             return refusal
         payload = request.payload()
         chat_id, message_id, text = int(payload["chat_id"]), int(payload["message_id"]), str(payload["text"])
+        if message_id in self.deleted:
+            return 400, {"ok": False, "error_code": 400, "description": "Bad Request: message to edit not found"}
         self.edits.append((chat_id, message_id, text))
         message = {"message_id": message_id, "from": BOT_USER, "date": int(time.time()), "edit_date": int(time.time()),
                    "chat": {"id": chat_id, "type": "private" if chat_id > 0 else "supergroup"}, "text": text}

@@ -29,8 +29,9 @@ from workers.postgres import EmbeddedPostgres
 from workers.schedule import SCHEDULE_ID
 from workers.temporal_server import TemporalDevServer
 
-WORKER_READY_TIMEOUT = 60.0
-WORKER_STOP_TIMEOUT = 30.0
+# Upper bounds, far above the usual (about 10 s to start and 3 s to stop on a loaded 2-core machine).
+WORKER_READY_TIMEOUT = 180.0
+WORKER_STOP_TIMEOUT = 60.0
 
 
 class WorkerProcess:
@@ -59,12 +60,14 @@ class WorkerProcess:
                 pytest.fail(f"isolator worker was not ready within {WORKER_READY_TIMEOUT} s:\n{self.text()}")
             await asyncio.sleep(0.1)
 
-    async def stop(self) -> int:
+    async def stop(self) -> None:
+        """SIGTERM, as a host's service manager stops it: it must end cleanly, exit code 0."""
         self.process.send_signal(signal.SIGTERM)
         try:
-            return await asyncio.to_thread(self.process.wait, WORKER_STOP_TIMEOUT)
+            code = await asyncio.to_thread(self.process.wait, WORKER_STOP_TIMEOUT)
         except subprocess.TimeoutExpired:
             pytest.fail(f"isolator worker did not stop within {WORKER_STOP_TIMEOUT} s:\n{self.text()}")
+        assert code == 0, f"isolator worker ended with {code} on its stop:\n{self.text()}"
 
     def kill(self) -> None:
         if self.process.poll() is None:
@@ -135,7 +138,8 @@ async def test_each_worker_start_leaves_one_schedule_as_configured_and_keeps_a_p
     assert isinstance(described.action, ScheduleActionStartWorkflow)
     assert described.action.task_queue == queue
 
-    assert [await second.stop(), await first.stop()] == [0, 0]
+    await second.stop()
+    await first.stop()
     # and a restart after both stopped: still one, still paused
     third = start_worker("host-a", 6, queue)
     await third.ready()
@@ -144,4 +148,4 @@ async def test_each_worker_start_leaves_one_schedule_as_configured_and_keeps_a_p
     described = (await schedule.describe()).schedule
     assert [interval.every for interval in described.spec.intervals] == [timedelta(hours=6)]
     assert described.state.paused
-    assert await third.stop() == 0
+    await third.stop()
