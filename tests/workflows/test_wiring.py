@@ -14,6 +14,7 @@ from pathlib import Path
 import asyncpg
 from temporalio.client import Client
 
+from isolator.contracts.isolation import HOST_OPERATIONS
 from isolator.settings import Settings
 from workers.worker import agent_activities, host_activities, shared_activities
 
@@ -58,9 +59,13 @@ def routed_calls() -> set[tuple[str, str]]:
                 if name not in CALLS:
                     continue
                 activity = call.args[0]
-                assert isinstance(activity, ast.Constant), f"{module.name}: activities are called by their name"
                 # A local activity runs on the workflow's own worker, which listens on the shared queue.
                 queue = _queue_of(call, options) if name == "execute_activity" else "shared"
+                if isinstance(activity, ast.Attribute) and ast.unparse(activity) == "operation.activity":
+                    # The isolation provider's operations, called from their one list (isolator/contracts/isolation.py).
+                    calls.update((operation.activity, queue) for operation in HOST_OPERATIONS)
+                    continue
+                assert isinstance(activity, ast.Constant), f"{module.name}: activities are called by their name"
                 calls.add((activity.value, queue))
     return calls
 
