@@ -221,5 +221,6 @@ async def test_the_example_agent_of_make_dev_speaks_claudes_events_and_keeps_a_s
     assert "first message of our session" in replies[-1] and "tokens" in replies[-1]
     second = (await stack.say(conversation, "and the eggs"))["result"]
     assert (await finished_run(stack, second["agentRunId"]))["status"] == "done"
-    replies = await replies_when(stack, conversation, lambda texts: "— Done" in texts[-1] and len(texts) == 3)
+    # Under load a "Queued" note may come between: the second answer is the last message.
+    replies = await replies_when(stack, conversation, lambda texts: "— Done" in texts[-1] and "milk" in texts[-1])
     assert "Earlier in this conversation you said: “remember the milk”." in replies[-1]
