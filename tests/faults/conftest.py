@@ -53,6 +53,7 @@ class WorkerProcess:
             "ISOLATOR_HOST": settings.host,
             "ISOLATOR_TASK_QUEUE": settings.task_queue,
             "ISOLATOR_TEST_ADAPTER": "1",
+            "SANDBOX_WRITABLE_PATHS": settings.sandbox_writable_paths or "",
             **self.extra_env,
             **extra,
         }
