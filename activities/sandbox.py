@@ -50,7 +50,7 @@ class Sandbox:
     network: bool
     hidden: tuple[Path, ...]  # folders the program sees empty
     writable: tuple[Path, ...]  # SANDBOX_WRITABLE_PATHS: folders every program may write (shared caches)
-    scratch: Path  # where the per-run git views are made (hidden too)
+    scratch: Path  # where the per-run git views are made (unseen inside)
 
     @property
     def warning(self) -> str | None:
@@ -178,7 +178,7 @@ async def sandboxed_run(argv: list[str], cwd: Path, env: dict[str, str],
 def arguments(sandbox: Sandbox, worktree: Path, writable: list[Path], git: sandbox_git.GitView | None) -> list[str]:
     """The mounts, outer folders first, so that a deeper one wins: a writable folder may hold a
     hidden one (which stays hidden), a hidden one may hold the worktree (which is seen)."""
-    hidden = [*sandbox.hidden, sandbox.scratch]
+    hidden = list(sandbox.hidden)  # the scratch needs nothing: it lies in /dev/shm (a new /dev inside) or the data dir
     if git is not None and git.common.name == ".git" and git.common.parent != worktree:
         hidden.append(git.common.parent)  # the main checkout: its files are no worktree of this run's
     mounts = [("--bind", path, path) for path in writable]
