@@ -132,8 +132,6 @@ async def _run(
         on_start(process.pid)
     stop = _Stop(process, watch)
     try:
-        if watch:
-            await watch.read()
         readers = [_pump(process.stdout, on_output)]
         if on_error is not None:
             readers.append(_pump(process.stderr, on_error))
