@@ -50,7 +50,7 @@ class Sandbox:
     network: bool
     hidden: tuple[Path, ...]  # folders the program sees empty
     writable: tuple[Path, ...]  # SANDBOX_WRITABLE_PATHS: folders every program may write (shared caches)
-    scratch: Path  # where the per-run git views are made (hidden too)
+    scratch: Path  # where the per-run git views are made (unseen inside)
 
     @property
     def warning(self) -> str | None:
@@ -178,7 +178,7 @@ async def sandboxed_run(argv: list[str], cwd: Path, env: dict[str, str],
 def arguments(sandbox: Sandbox, worktree: Path, writable: list[Path], git: sandbox_git.GitView | None) -> list[str]:
     """The mounts, outer folders first, so that a deeper one wins: a writable folder may hold a
     hidden one (which stays hidden), a hidden one may hold the worktree (which is seen)."""
-    hidden = [*sandbox.hidden, sandbox.scratch]
+    hidden = list(sandbox.hidden)  # the scratch needs nothing: it lies in /dev/shm (a new /dev inside) or the data dir
     if git is not None and git.common.name == ".git" and git.common.parent != worktree:
         hidden.append(git.common.parent)  # the main checkout: its files are no worktree of this run's
     mounts = [("--bind", path, path) for path in writable]
@@ -200,41 +200,48 @@ def _inside_environment(env: dict[str, str]) -> dict[str, str]:
 
 class Watch:
     """A sandbox's first process, as bubblewrap reports it (`--info-fd`): the namespace lives as
-    long as it does, and once it is gone (or a zombie), so is every process of the run."""
+    long as it does, and once it is gone (or a zombie), so is every process of the run. Read only
+    when needed (at the run's end, or a stop), never on the way of a run's start."""
 
     def __init__(self, argv: list[str]) -> None:
         self._read, self._write = os.pipe()
+        os.set_blocking(self._read, False)
         self.argv = [argv[0], "--info-fd", str(self._write), *argv[1:]]
         self.pass_fds = (self._write,)
-        self.first: int | None = None
+        self._data = b""
+        self._first: int | None = None
 
     def started(self) -> None:
         os.close(self._write)
 
-    async def read(self) -> None:
+    async def first(self) -> int | None:
         """The first process's id; bubblewrap writes it as soon as it has made the namespace."""
-        data = await asyncio.get_running_loop().run_in_executor(None, _read_all, self._read)
-        try:
-            self.first = int(json.loads(data)["child-pid"])
-        except (ValueError, KeyError, TypeError):
-            self.first = None
+        for _ in range(500):
+            if self._first is not None:
+                break
+            try:
+                chunk = os.read(self._read, 4096)
+            except BlockingIOError:
+                await asyncio.sleep(0.01)
+                continue
+            self._data += chunk
+            try:
+                self._first = int(json.loads(self._data)["child-pid"])
+            except (ValueError, KeyError, TypeError):
+                if not chunk:  # bubblewrap ended without saying: it made no namespace
+                    break
+        return self._first
 
     def close(self) -> None:
         os.close(self._read)
 
     async def ended(self, group: int) -> None:
         """Waits until no process of the run is left (bubblewrap itself has ended)."""
+        first = await self.first()
         pause = 0.001
-        while self.first is not None and _alive_in(self.first, group):
+        while first is not None and _alive_in(first, group):
             await asyncio.sleep(pause)
             pause = min(pause * 2, 0.05)
-
-
-def _read_all(fd: int) -> bytes:
-    chunks = []
-    while chunk := os.read(fd, 4096):
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _alive_in(pid: int, group: int) -> bool:

@@ -8,8 +8,8 @@ sees a per-run scratch copy, the "view":
 - `refs/` and `packed-refs`: copies, without `refs/isolator/*` (the archives are not even named);
 - `objects/`: empty and private, with the shared object store, read-only, as its alternate: what it
   reads comes from the store, what it writes stays in the view;
-- `config`, `HEAD`, `info/`, `shallow`: copies; `worktrees/<id>/`: a copy of the worktree's own
-  admin dir (HEAD, index), so its HEAD and index are its own too;
+- `config`, `HEAD`, `shallow`: copies; `hooks/`, `info/`: the real ones, read-only; `worktrees/<id>/`:
+  a copy of the worktree's own admin dir (HEAD, index), so its HEAD and index are its own too;
 - `worktrees/<id>/modules`: the real one, writable, where submodules of the set-up are cloned.
 
 When the program has ended, the service (outside) takes ONE thing back: the worktree's own branch.
@@ -90,17 +90,16 @@ def prepare(worktree: Path, scratch: Path, untrusted: list[Path]) -> GitView | N
     _copy_refs(common, view)
     for name in ("HEAD", "config", "shallow"):
         _copy_file(common / name, view / name)
-    if (common / "info").is_dir():
-        shutil.copytree(common / "info", view / "info", symlinks=True)
     objects = view / "objects"
     (objects / "info").mkdir(parents=True)
     (objects / "pack").mkdir()
     (view / SHARED_OBJECTS).mkdir()
     (objects / "info" / "alternates").write_text(f"{common / SHARED_OBJECTS}\n")
     git.binds = [("--bind", view, common), ("--ro-bind", common / "objects", common / SHARED_OBJECTS)]
-    if (common / "hooks").is_dir():
-        (view / "hooks").mkdir()
-        git.binds.append(("--ro-bind", common / "hooks", common / "hooks"))
+    for shared in ("hooks", "info"):  # read as they are: bound, not copied
+        if (common / shared).is_dir():
+            (view / shared).mkdir()
+            git.binds.append(("--ro-bind", common / shared, common / shared))
     if admin != common:
         own = git.admin_in_view
         own.mkdir(parents=True)

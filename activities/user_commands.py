@@ -112,19 +112,12 @@ async def _run(
     started = time.monotonic()
     watch = sandbox.Watch(argv) if spare_leader else None
     try:
-        process = await asyncio.create_subprocess_exec(
-            *(watch.argv if watch else argv), cwd=cwd, env=env, start_new_session=True,
-            pass_fds=watch.pass_fds if watch else (),
-            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE if on_error is not None else asyncio.subprocess.STDOUT,
-        )
-    except FileNotFoundError:
-        raise CannotStart(f"`{argv[0]}` was not found") from None
-    except PermissionError:
-        raise CannotStart(f"`{argv[0]}` is not executable") from None
-    except OSError as error:
-        raise CannotStart(f"`{argv[0]}` could not be started: {error.strerror or error}") from None
+        process = await _start(watch.argv if watch else argv, cwd, env, stdin, on_error,
+                               watch.pass_fds if watch else ())
+    except BaseException:
+        if watch:
+            watch.close()
+        raise
     finally:
         if watch:
             watch.started()
@@ -132,8 +125,6 @@ async def _run(
         on_start(process.pid)
     stop = _Stop(process, watch)
     try:
-        if watch:
-            await watch.read()
         readers = [_pump(process.stdout, on_output)]
         if on_error is not None:
             readers.append(_pump(process.stderr, on_error))
@@ -148,6 +139,23 @@ async def _run(
         if watch:
             watch.close()
     return Finished(exit_code, timed_out, time.monotonic() - started)
+
+
+async def _start(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes | None, on_error: OnChunk | None,
+                 pass_fds: tuple[int, ...]) -> asyncio.subprocess.Process:
+    try:
+        return await asyncio.create_subprocess_exec(
+            *argv, cwd=cwd, env=env, start_new_session=True, pass_fds=pass_fds,
+            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE if on_error is not None else asyncio.subprocess.STDOUT,
+        )
+    except FileNotFoundError:
+        raise CannotStart(f"`{argv[0]}` was not found") from None
+    except PermissionError:
+        raise CannotStart(f"`{argv[0]}` is not executable") from None
+    except OSError as error:
+        raise CannotStart(f"`{argv[0]}` could not be started: {error.strerror or error}") from None
 
 
 async def _exit_and_output(process: asyncio.subprocess.Process, readers: list[Awaitable[None]],

@@ -55,6 +55,7 @@ class WorkerProcess:
             "ISOLATOR_TEST_ADAPTER": "1",
             "WARM_WORKTREES": str(settings.warm_worktrees),
             "EAGER_START": str(settings.eager_start).lower(),
+            "SANDBOX_WRITABLE_PATHS": settings.sandbox_writable_paths or "",
             **self.extra_env,
             **extra,
         }

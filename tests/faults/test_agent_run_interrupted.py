@@ -1,5 +1,6 @@
 """A worker SIGKILLed during an agent run: the run is marked interrupted and the user told, the
-agent's processes are killed when the host's worker starts again, the run is never started a
+agent's processes end with the worker (the sandbox's `--die-with-parent`; unconfined, the host's worker
+kills them when it starts again), the run is never started a
 second time (an agent is not idempotent), and the queue goes on."""
 
 from __future__ import annotations
@@ -53,12 +54,16 @@ async def test_a_run_whose_worker_is_killed_is_interrupted_once_and_the_queue_go
         next_run = queued.json()["result"]["agentRunId"]
         agent, child = spawned(pids)
 
+        assert alive(agent) and alive(child)
         worker.kill()
-        assert alive(agent) and alive(child), "the agent's own session outlives its worker for now"
+        for _ in range(200):  # in the sandbox (`--die-with-parent`) the agent ends with its worker
+            if not alive(agent) and not alive(child):
+                break
+            await asyncio.sleep(0.05)
         worker.start()
 
         await until_status(db, run, "interrupted")
-        assert not alive(agent) and not alive(child), "the restarted worker killed what the run left"
+        assert not alive(agent) and not alive(child), "nothing of the run is left once the worker is back"
         await until_status(db, next_run, "done")
         assert len(pids.read_text().splitlines()) == 1, "the interrupted run was not started again"
         replies = [row["body"] for row in await db.fetch(

@@ -133,7 +133,10 @@ async def test_a_close_during_a_run_removes_the_worktree_after_the_run(stack: St
     assert not Path(created["workingPath"]).exists()
 
 
-async def test_the_cleanup_skips_a_worktree_whose_agent_runs_and_force_stops_it_first(stack: Stack, repo: Path) -> None:
+async def test_the_cleanup_skips_a_worktree_whose_agent_runs_and_force_stops_it_first(
+    stack: Stack, repo: Path, tmp_path: Path
+) -> None:
+    stack.settings.agent_command_line = command("spawner", str(tmp_path / "pids"))  # runs until stopped
     await stack.register(repo)
     created = (await stack.say("busy-1", "long job"))["result"]
     await running(stack, created["agentRunId"])
