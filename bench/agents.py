@@ -179,7 +179,7 @@ async def real_cli_hand_off(stack: Stack, codebase_id: str, repository: Path, ru
         env = {**os.environ, **model_environment(stack.model), "HOME": str(stack.work / "data" / "agent-home"),
                "CLAUDE_CODE_MAX_RETRIES": "2"}
         argv = [binary, "-p", "--output-format", "stream-json", "--verbose", "--permission-mode",
-                claude.PERMISSION_MODE, "--resume", session]
+                claude.UNCONFINED_MODE, "--resume", session]
         for _ in range(runs):
             calls = len(stack.model.calls)
             response = await stack.api.post("/test/message", json={"conversationId": conversation, "message": "go"})

@@ -98,14 +98,17 @@ def test_claude_retries_show_and_limits_and_lost_sessions_are_told_apart() -> No
 
 def test_claude_command_line_resumes_caps_cost_and_bounds_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CLAUDE_CODE_MAX_RETRIES", raising=False)
+    monkeypatch.setattr(claude, "sandboxed", lambda: False)  # SANDBOX=off
     fresh = claude.invocation(["claude", "--model", "opus"], turn())
     assert fresh.argv == ["claude", "-p", "--output-format", "stream-json", "--verbose",
-                          "--permission-mode", claude.PERMISSION_MODE, "--model", "opus"]
+                          "--permission-mode", claude.UNCONFINED_MODE, "--model", "opus"]
     assert fresh.stdin == b"add a test" and fresh.env == {"CLAUDE_CODE_MAX_RETRIES": "2"}
     resumed = claude.invocation(["claude"], turn(SESSION, max_cost_usd=0.5))
     assert resumed.argv[-4:] == ["--resume", SESSION, "--max-budget-usd", "0.5"]
     monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "7")
     assert claude.invocation(["claude"], turn()).env == {}, "the operator's own value wins"
+    monkeypatch.setattr(claude, "sandboxed", lambda: True)  # told it is sandboxed: it works autonomously
+    assert claude.invocation(["claude"], turn()).argv[5:7] == ["--permission-mode", claude.SANDBOXED_MODE]
 
 
 CODEX_RUN = lines(

@@ -9,12 +9,14 @@ import os
 import re
 from pathlib import Path
 
+from activities.sandbox import sandboxed
 from activities.agents.base import AgentError, Invocation, LineReader, Turn, Usage, relative, short
 
-# The one place the permission mode is chosen. `acceptEdits` lets it edit files in its worktree as
-# root; `bypassPermissions` is refused as root unless IS_SANDBOX=1, which is the sandbox's to say.
-# AGENT_ARGS come after it and win (`--permission-mode ...`, `--allowedTools=Bash`).
-PERMISSION_MODE = "acceptEdits"
+# The one place the permission mode is chosen. In the sandbox, which tells it so (IS_SANDBOX=1), it works
+# autonomously (`bypassPermissions`): it can run the project's tests without asking, and the sandbox is
+# what keeps it to its worktree. Unconfined (SANDBOX=off) it only edits (`acceptEdits`); shell commands
+# then need `AGENT_ARGS='--allowedTools=Bash'`. AGENT_ARGS come after it and win.
+SANDBOXED_MODE, UNCONFINED_MODE = "bypassPermissions", "acceptEdits"
 # Claude Code retries a failing API for minutes by default; the run is bounded unless the operator chose.
 DEFAULT_MAX_RETRIES = "2"
 UNKNOWN_SESSION = "No conversation found with session ID"
@@ -22,7 +24,8 @@ EDIT_TOOLS = {"Write": "Wrote", "Edit": "Edited", "MultiEdit": "Edited", "Notebo
 
 
 def invocation(program: list[str], turn: Turn) -> Invocation:
-    argv = [*program[:1], "-p", "--output-format", "stream-json", "--verbose", "--permission-mode", PERMISSION_MODE]
+    mode = SANDBOXED_MODE if sandboxed() else UNCONFINED_MODE
+    argv = [*program[:1], "-p", "--output-format", "stream-json", "--verbose", "--permission-mode", mode]
     if turn.session_id:
         argv += ["--resume", turn.session_id]
     if turn.max_cost_usd is not None:
