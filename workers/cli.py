@@ -79,11 +79,12 @@ def api(
     """Run the API server."""
     import uvicorn
 
-    from api.app import create_app
+    from api.app import SHUTDOWN_GRACE_SECONDS, create_app
 
     settings = _settings()
     _require_database(settings)
-    uvicorn.run(create_app(settings), host=host, port=port)
+    # A dashboard page's event stream stays open while its run goes on: the shutdown ends it after this.
+    uvicorn.run(create_app(settings), host=host, port=port, timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS)
 
 
 @app.command()
