@@ -20,6 +20,10 @@ from api.webhooks.limits import WebhookBodyLimit
 from isolator.payloads import connect
 from isolator.settings import Settings
 
+# Seconds the server's shutdown waits for open responses: a dashboard page's event stream stays open as
+# long as its run goes on (the browser reconnects to the next server by itself).
+SHUTDOWN_GRACE_SECONDS = 10
+
 
 def create_app(settings: Settings, *, temporal: Client | None = None, pool: asyncpg.Pool | None = None) -> FastAPI:
     """The app; unless given both clients, it connects to PostgreSQL and Temporal itself."""

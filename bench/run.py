@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench import agents, messages, ready, restore, sandbox, scale, sweep, webhooks
+from bench import agents, dashboard, messages, ready, restore, sandbox, scale, sweep, webhooks
 from bench import warm as warm_pool
 from bench.figures import Figure, as_json, print_table
 from bench.repos import make_repository
@@ -114,6 +114,8 @@ async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | N
             ("sandbox", lambda: sandbox.overhead(trees, sizes.sandbox_runs)),
             ("agent runs", lambda: agents.many_runs(stack, agent_codebase, with_agent, sizes.many_conversations,
                                                     sizes.many_seconds)),
+            ("dashboard", lambda: dashboard.codebase_page(stack, sizes.status_environments, sizes.status_runs)),
+            ("dashboard live", lambda: dashboard.line_to_page(stack, agent_codebase, with_agent, sizes.stream_lines)),
             # Last: they leave thousands of environments behind (the rows case deletes its own).
             ("reuse with 10,000 rows", lambda: scale.reuse_with_rows(stack, small, sizes.rows, sizes.rows_runs)),
             ("classification", lambda: scale.classification(stack, trees, sizes.scale_codebases,

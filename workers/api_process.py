@@ -26,7 +26,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from activities.database import create_pool
-from api.app import create_app
+from api.app import SHUTDOWN_GRACE_SECONDS, create_app
 from isolator.payloads import connect
 from isolator.settings import Settings
 from workers.serving import ApiServer, serve_until, stop_on_signals
@@ -64,6 +64,8 @@ async def run_api(settings: Settings, host: str, port: int) -> None:
         async with hosted_worker(client, pool, settings) as worker:
             app = create_app(settings, temporal=client, pool=pool)
             log.info("API on %s:%d%s", host, port, ", starting message workflows eagerly" if worker else "")
-            await serve_until(stop, ApiServer(uvicorn.Config(app, host=host, port=port)))
+            # A dashboard page's event stream stays open while its run goes on: the shutdown ends it after this.
+            config = uvicorn.Config(app, host=host, port=port, timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS)
+            await serve_until(stop, ApiServer(config))
     finally:
         await pool.close()

@@ -17,7 +17,7 @@ from temporalio.client import Client
 
 from activities.agent_runs import plan_for
 from activities.database import create_pool
-from api.app import create_app
+from api.app import SHUTDOWN_GRACE_SECONDS, create_app
 from isolator.payloads import connect
 from isolator.settings import Settings
 from migrations.runner import apply_migrations
@@ -109,7 +109,8 @@ async def run_dev(settings: Settings, ports: DevPorts) -> None:
         pool = await create_pool(database_url)
         try:
             app = create_app(settings, temporal=client, pool=pool)
-            server = ApiServer(uvicorn.Config(app, host="127.0.0.1", port=ports.api, log_level="warning"))
+            server = ApiServer(uvicorn.Config(app, host="127.0.0.1", port=ports.api, log_level="warning",
+                                              timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS))
             async with running_workers(client, pool, settings), _discord(settings, client, pool):
                 await ensure_cleanup_schedule(client, settings)
                 _announce(settings, ports, temporal, database_url)

@@ -47,7 +47,7 @@ async def cleanup_page(
     except WorkflowFailureError as error:
         problem = f"The dry run did not finish ({error.cause or error}); reload the page to try again."
     return render(request, session, "cleanup.html", previews=previews, problem=problem,
-                  last=await last_cleanup(client), settings=settings)
+                  last=await last_cleanup(client, settings.task_queue), settings=settings)
 
 
 @router.get("/cleanup/run", include_in_schema=False)

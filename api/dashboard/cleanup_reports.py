@@ -13,7 +13,7 @@ from isolator.contracts.cleanup import CleanupRunReport
 
 log = logging.getLogger(__name__)
 
-_LAST = "WorkflowType = 'CleanupWorkflow' AND ExecutionStatus = 'Completed'"
+_LAST = "WorkflowType = 'CleanupWorkflow' AND ExecutionStatus = 'Completed' AND TaskQueue = '{queue}'"
 
 
 @dataclass
@@ -23,12 +23,13 @@ class LastCleanup:
     report: CleanupRunReport
 
 
-async def last_cleanup(client: Client) -> LastCleanup | None:
-    """The newest finished cleanup; None when none has finished (or Temporal's visibility is away)."""
+async def last_cleanup(client: Client, task_queue: str) -> LastCleanup | None:
+    """The newest finished cleanup of this service (its task queue); None when none has finished (or
+    Temporal's visibility is away)."""
     try:
-        async for execution in client.list_workflows(_LAST, limit=1):
-            handle = client.get_workflow_handle(execution.id, run_id=execution.run_id)
-            report = await handle.result(result_type=CleanupRunReport)
+        async for execution in client.list_workflows(_LAST.format(queue=task_queue.replace("'", "")), limit=1):
+            handle = client.get_workflow_handle(execution.id, run_id=execution.run_id, result_type=CleanupRunReport)
+            report = await handle.result()
             return LastCleanup(execution.id, execution.close_time, report)
     except RPCError as error:
         log.warning("the last cleanup's report was not read: %s", error)

@@ -52,6 +52,7 @@ class RunListener:
         """The run's new output and log as SSE events, from the offsets given, until it is final."""
         changed = asyncio.Event()
         self.waiting[run_id].add(changed)
+        said = ""  # the state last sent
         try:
             await self._listen()  # before the first read: nothing written in between is missed
             while True:
@@ -72,11 +73,13 @@ class RunListener:
                 if row["status"] in FINAL:
                     yield f"event: final\n{event_id}data: {state}\n\n"
                     return
-                yield f"event: status\n{event_id}data: {state}\n\n"
+                if state != said:
+                    yield f"event: status\n{event_id}data: {state}\n\n"
+                    said = state
                 try:
                     await asyncio.wait_for(changed.wait(), SAFETY_SECONDS)
                 except TimeoutError:
-                    pass
+                    yield ": alive\n\n"  # a comment: keeps proxies from closing a quiet stream
         finally:
             self.waiting[run_id].discard(changed)
             if not self.waiting[run_id]:

@@ -42,7 +42,7 @@ async def overview(
     client: Annotated[Client, Depends(get_client)],
     settings: Annotated[Settings, Depends(get_settings)],
 ) -> Response:
-    refused = refused_by_codebase(await last_cleanup(client))
+    refused = refused_by_codebase(await last_cleanup(client, settings.task_queue))
     budget = int(settings.disk_budget_gb * 1024**3) if settings.disk_budget_gb else None
     codebases = [
         {**row, "refused": refused.get(row["name"]), "budget_bytes": budget,

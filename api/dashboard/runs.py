@@ -89,10 +89,11 @@ async def stop(
     report = StopReport()
     if run["status"] in ("running", "queued"):
         handle = client.get_workflow_handle(environment_workflow_id(str(run["environment_id"])))
-        request_ = StopRequest(str(run["environment_id"]), f"{run['platform']}:{run['conversation_id']}",
-                               key=f"dashboard:{uuid.uuid4()}")
+        stop_request = StopRequest(str(run["environment_id"]), f"{run['platform']}:{run['conversation_id']}",
+                                   key=f"dashboard:{uuid.uuid4()}")
         try:
-            report = await handle.execute_update("stop_runs", request_, id=request_.key, result_type=StopReport)
+            report = await handle.execute_update("stop_runs", stop_request, id=stop_request.key,
+                                                 result_type=StopReport)
         except RPCError as error:
             if error.status != RPCStatusCode.NOT_FOUND:
                 raise

@@ -22,7 +22,7 @@ def verdict(row: dict[str, Any], threshold_days: int) -> str:
     if row["created_by_platform"] not in NEVER_STALE_PLATFORMS and days >= threshold_days:
         return (f"kept although stale: still used by {row['live']} conversation(s)" if row["live"]
                 else f"would be removed: {days} days inactive (unless it has unpushed commits)")
-    return f"kept: active {days} day(s) ago, stale after {threshold_days}"
+    return f"kept: active {'today' if days == 0 else f'{days} day(s) ago'}, stale after {threshold_days} days"
 
 
 def _days_inactive(row: dict[str, Any]) -> int:

@@ -16,7 +16,7 @@ from tests.agents import command
 from tests.conftest import Stack
 from tests.dashboard.browser import chromium, served
 
-TICKS = 6
+TICKS = 10
 HOSTILE_MESSAGE = '<script>window.injected = "message"</script><img src=x onerror="window.injected=1"> fix it'
 HOSTILE_BRANCH = 'feature/<script>window.injected="branch"</script><i>x</i>'
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "dashboard.png"
@@ -63,7 +63,7 @@ async def test_the_pages_show_three_environments_and_a_run_live_escaped(stack: S
         bold = await page.locator("#output b").count()
 
         pushed = {tick: times["shown"] - times["printed"] for tick, times in seen.items() if tick not in at_load}
-        assert len(pushed) >= TICKS - 2, (seen, at_load)  # the page opened while the run was young
+        assert len(pushed) >= 3, (seen, at_load)  # pushed while the page was open (it opens while the run is young)
         assert max(pushed.values()) <= 1000, pushed
         assert f"final answer: {HOSTILE_MESSAGE}" in answer and message == HOSTILE_MESSAGE
         assert "<script>window.injected = true</script><b>not bold</b>" in answer
@@ -83,6 +83,7 @@ async def test_the_pages_show_three_environments_and_a_run_live_escaped(stack: S
         if os.environ.get("ISOLATOR_SCREENSHOT"):  # `ISOLATOR_SCREENSHOT=1 pytest ...` refreshes docs/dashboard.png
             await stack.db.execute("UPDATE isolation_environments SET branch_name = 'feature/login-form' WHERE id = $1",
                                    second["result"]["environmentId"])
+            await stack.db.execute("UPDATE codebases SET canonical_path = '/srv/git/project'")  # not the test's folder
             await page.reload()
             await page.set_viewport_size({"width": 1280, "height": 720})
             await page.screenshot(path=str(SCREENSHOT), full_page=True)

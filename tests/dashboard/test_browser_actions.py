@@ -85,3 +85,7 @@ async def test_stop_remove_restore_setup_and_cleanup_do_what_they_say(stack: Sta
         assert not Path(stale["workingPath"]).exists()
         assert (await _environment(stack, stale["environmentId"]))["status"] == "destroyed"
         assert Path(keep["workingPath"]).is_dir() and (await _environment(stack, keep["environmentId"]))["status"] == "active"
+
+        # the cleanup page now shows that cleanup as the last one
+        await page.goto(f"{base}/cleanup")
+        assert f"removed {stale['branch']} (30 days inactive)" in " ".join((await page.text_content("#report")).split())
