@@ -35,8 +35,10 @@ WITH listed AS (
          (SELECT count(*) FROM conversations v WHERE v.environment_id = e.id AND v.closed_at IS NULL
              AND (v.platform = 'telegram' OR v.last_activity_at > now() - make_interval(days => $2))) AS live,
          (SELECT count(*) FROM agent_runs r WHERE r.environment_id = e.id
-             AND r.status IN ('running', 'queued')) AS busy
+             AND r.status IN ('running', 'queued')) AS busy,
+         p.url AS pr_url, p.number AS pr_number, p.title AS pr_title, p.state AS pr_state
   FROM isolation_environments e
+  LEFT JOIN pull_requests p ON p.codebase_id = e.codebase_id AND p.branch_name = e.branch_name
   WHERE e.codebase_id = $1 AND e.status IN ('active', 'hibernated')
     AND ($3::text IS NULL OR e.branch_name ILIKE '%' || $3 || '%' ESCAPE '\\')
     AND ($4::text IS NULL OR e.status = $4)
@@ -85,7 +87,8 @@ async def codebase_page(
     environments = [
         {**row, "links": conversation_links(row["conversations"], codebase["repository_url"]),
          "verdict": verdict(row, threshold),
-         "pr": None, "warm": None}  # filled once environments record their pull request, and warm worktrees exist
+         "pr": {"url": row["pr_url"], "number": row["pr_number"], "title": row["pr_title"], "state": row["pr_state"]}
+         if row["pr_url"] else None}
         for row in map(dict, rows)
     ]
     archives = await pool.fetch(_ARCHIVES, codebase["id"], settings.archive_retention_days)

@@ -1,5 +1,6 @@
 """`/`: every codebase at a glance: its environments by state, its disk against DISK_BUDGET_GB, its
-runs running and queued, and (once runs record it) its cost."""
+runs running and queued, its warm worktrees ready to claim, and its runs' cost today and this month
+against AGENT_DAILY_BUDGET_USD."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from temporalio.client import Client
 from api.dashboard.access import Session, viewer
 from api.dashboard.cleanup_reports import last_cleanup, refused_by_codebase
 from api.dashboard.rendering import render
+from activities.agent_sessions import today_utc
 from api.deps import get_client, get_pool, get_settings
 from isolator.settings import Settings
 
@@ -27,7 +29,14 @@ SELECT c.id, c.name, c.default_branch, c.host,
        (SELECT count(*) FROM agent_runs r JOIN isolation_environments x ON x.id = r.environment_id
          WHERE x.codebase_id = c.id AND r.status = 'running') AS running,
        (SELECT count(*) FROM agent_runs r JOIN isolation_environments x ON x.id = r.environment_id
-         WHERE x.codebase_id = c.id AND r.status = 'queued') AS queued
+         WHERE x.codebase_id = c.id AND r.status = 'queued') AS queued,
+       (SELECT count(*) FROM warm_worktrees w WHERE w.codebase_id = c.id AND w.state = 'ready') AS warm,
+       (SELECT coalesce(sum(r.cost_usd), 0)::float8 FROM agent_runs r
+          JOIN isolation_environments x ON x.id = r.environment_id
+         WHERE x.codebase_id = c.id AND r.started_at >= $1) AS cost_today,
+       (SELECT coalesce(sum(r.cost_usd), 0)::float8 FROM agent_runs r
+          JOIN isolation_environments x ON x.id = r.environment_id
+         WHERE x.codebase_id = c.id AND r.started_at >= $2) AS cost_month
 FROM codebases c
 LEFT JOIN isolation_environments e ON e.codebase_id = c.id AND e.status IN ('active', 'hibernated')
 GROUP BY c.id ORDER BY c.name
@@ -44,10 +53,12 @@ async def overview(
 ) -> Response:
     refused = refused_by_codebase(await last_cleanup(client, settings.task_queue))
     budget = int(settings.disk_budget_gb * 1024**3) if settings.disk_budget_gb else None
+    today = today_utc()
+    rows = await pool.fetch(_CODEBASES, today, today.replace(day=1))
+    # runs' cost since midnight UTC (what AGENT_DAILY_BUDGET_USD limits) and since the month's first day
     codebases = [
         {**row, "refused": refused.get(row["name"]), "budget_bytes": budget,
-         # filled once runs record their cost and warm worktrees exist (None: not shown as a number)
-         "cost_today": None, "cost_month": None, "cost_budget": None, "warm": None}
-        for row in map(dict, await pool.fetch(_CODEBASES))
+         "cost_budget": settings.agent_daily_budget_usd}
+        for row in map(dict, rows)
     ]
     return render(request, session, "overview.html", codebases=codebases, settings=settings)

@@ -43,13 +43,17 @@ def _size(size: int | None) -> str:
     return "not measured yet" if size is None else human_size(size)
 
 
+def _usd(amount: float) -> str:
+    return f"${amount:,.2f}" if amount >= 0.01 or amount == 0 else f"${amount:.4f}"  # a cheap run is not $0.00
+
+
 def _when(moment: datetime | None) -> str:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if moment else ""
 
 
 _environment = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
                                   undefined=jinja2.StrictUndefined)
-_environment.filters.update(ago=_ago, size=_size, when=_when)
+_environment.filters.update(ago=_ago, size=_size, usd=_usd, when=_when)
 templates = Jinja2Templates(env=_environment)
 
 

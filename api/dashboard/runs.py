@@ -23,8 +23,10 @@ from workflows.chat.agent_texts import stopped
 router = APIRouter()
 
 _RUN = """
-SELECT r.*, e.branch_name, e.status AS environment_status, c.name AS codebase
+SELECT r.*, e.branch_name, e.status AS environment_status, c.name AS codebase,
+       p.url AS pr_url, p.number AS pr_number, p.title AS pr_title
 FROM agent_runs r JOIN isolation_environments e ON e.id = r.environment_id JOIN codebases c ON c.id = e.codebase_id
+LEFT JOIN pull_requests p ON p.codebase_id = e.codebase_id AND p.branch_name = e.branch_name
 WHERE r.id = $1
 """
 
@@ -44,9 +46,13 @@ async def run_page(
     pool: Annotated[asyncpg.Pool, Depends(get_pool)],
 ) -> Response:
     run = await _run(pool, run_id)
-    # filled once runs record what they cost and environments their pull request
-    extras = {"cost": None, "tokens": None, "pr": None}
-    return render(request, session, "run.html", run=run, live=run["status"] not in FINAL, **extras)
+    # None: the agent reported no money (Codex) or no usage at all (a plain program)
+    cost = float(run["cost_usd"]) if run["cost_usd"] is not None else None
+    counts = {name: run[f"{name}_tokens"] for name in ("input", "output", "cache_read", "cache_write")}
+    tokens = {name: count or 0 for name, count in counts.items()} if any(counts.values()) else None
+    pr = {"url": run["pr_url"], "number": run["pr_number"], "title": run["pr_title"]} if run["pr_url"] else None
+    return render(request, session, "run.html", run=run, live=run["status"] not in FINAL, cost=cost, tokens=tokens,
+                  pr=pr)
 
 
 @router.get("/runs/{run_id}/events", include_in_schema=False)

@@ -3,6 +3,7 @@ page shows what the database and git know, and what strangers wrote is escaped."
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import httpx
@@ -29,6 +30,8 @@ async def test_every_page_renders_and_escapes_what_strangers_wrote(stack: Stack,
     environment_id = started["result"]["environmentId"]
     run_id = started["result"]["agentRunId"]
     run = await finished_run(stack, run_id)
+    await _record_cost_pull_request_and_warm_worktree(stack, run_id, started["result"]["branch"])
+    stack.settings.agent_daily_budget_usd = 5.0
 
     overview = await stack.api.get("/")
     codebase = await stack.api.get("/codebases/project")
@@ -44,6 +47,26 @@ async def test_every_page_renders_and_escapes_what_strangers_wrote(stack: Stack,
     assert started["result"]["branch"] in codebase.text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in run_page.text and "final answer: please" in run_page.text
     assert "Last activity" in environment.text
+    assert "$1.25 today of $5.00 (AGENT_DAILY_BUDGET_USD)" in overview.text and "$1.25 this month" in overview.text
+    assert "1 warm" in overview.text
+    for page in (codebase, environment, run_page):
+        assert 'href="https://github.com/owner/project/pull/7?q=&#34;&gt;&lt;b&gt;x"' in page.text, page.text
+    assert "#7 fix &lt;script&gt;alert(1)&lt;/script&gt;" in environment.text and "checks 2 passed" in environment.text
+    assert "$1.25" in run_page.text and "1,200 in, 340 out" in run_page.text
+
+
+async def _record_cost_pull_request_and_warm_worktree(stack: Stack, run_id: str, branch: str) -> None:
+    """What the agents, results and warm pool record, written as they write it (their own tests make it)."""
+    await stack.db.execute("UPDATE agent_runs SET cost_usd = 1.25, input_tokens = 1200, output_tokens = 340"
+                           " WHERE id = $1", uuid.UUID(run_id))
+    codebase_id = await stack.db.fetchval("SELECT id FROM codebases WHERE name = 'project'")
+    await stack.db.execute(
+        """INSERT INTO pull_requests (codebase_id, branch_name, remote_branch, repository, number, url, base_branch,
+                                      title, origin, checks)
+           VALUES ($1, $2, $2, 'owner/project', 7, $3, 'main', $4, 'opened', '2 passed')""",
+        codebase_id, branch, 'https://github.com/owner/project/pull/7?q="><b>x', f"fix {HOSTILE}")
+    await stack.db.execute("INSERT INTO warm_worktrees (codebase_id, path, state) VALUES ($1, $2, 'ready'),"
+                           " ($1, $3, 'making')", codebase_id, f"warm/{run_id}-a", f"warm/{run_id}-b")
 
 
 async def test_without_a_token_only_loopback_clients_are_served(stack: Stack) -> None:
