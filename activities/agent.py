@@ -24,6 +24,7 @@ import asyncpg
 from temporalio import activity
 
 from activities.agent_answer import AnswerStream
+from activities.answer_verbosity import shows_steps_only
 from activities.agent_outcome import Ending
 from activities.agent_sessions import AgentSessions, Session, renews_in
 from activities.agents import DRIVERS, Driver
@@ -66,7 +67,8 @@ class AgentActivities:
         platform, conversation_id = run.conversation.split(":", 1)
         driver = DRIVERS[run.plan.driver]
         worktree = Path(environment.working_path)
-        answer = AnswerStream(self.replies.deliver_once, platform, conversation_id, run.run_id)
+        answer = AnswerStream(self.replies.deliver_once, platform, conversation_id, run.run_id,
+                              steps_only=shows_steps_only(platform, driver.streams_events))
         output = Capture(self.records, run.run_id, "output")
         errors = _Log(Capture(self.records, run.run_id, "log"))
         started = time.monotonic()
@@ -163,8 +165,11 @@ class AgentActivities:
                 silence.spoke()
             for part in shown:
                 part = part if not driver.streams_events else part.rstrip("\n") + "\n"
-                answer.add(part)
+                if not answer.steps_only:
+                    answer.add(part)
                 await output.add(part)
+            if answer.steps_only:
+                answer.steps(reader.did)
             if limit is not None and (reader.usage.cost_usd or 0.0) > limit:
                 raise OverBudget(f"this run cost ${reader.usage.cost_usd:.2f}, past AGENT_MAX_COST_USD (${limit:g})")
 
@@ -179,7 +184,8 @@ class AgentActivities:
             await _stop(watching)
             answer.working("")
         for part in reader.feed(decoder.decode(b"", final=True)):
-            answer.add(part)
+            if not answer.steps_only:
+                answer.add(part)
             await output.add(part)
         reader.end(finished.exit_code, errors.telling_lines())
         reader.session_id = reader.session_id or invocation.session_id or (None if driver.names_sessions else session.id)

@@ -14,6 +14,7 @@ from typing import Awaitable, Callable
 
 from temporalio.exceptions import ApplicationError
 
+from activities.answer_verbosity import steps_view
 from isolator.contracts.message import ReplyInput
 
 log = logging.getLogger(__name__)
@@ -33,8 +34,10 @@ Say = Callable[[ReplyInput], Awaitable[None]]
 
 
 class AnswerStream:
-    def __init__(self, say: Say, platform: str, conversation_id: str, run_id: str) -> None:
+    def __init__(self, say: Say, platform: str, conversation_id: str, run_id: str, steps_only: bool = False) -> None:
         self.say, self.platform, self.conversation_id, self.run_id = say, platform, conversation_id, run_id
+        self.steps_only = steps_only  # the platform shows the agent's steps, not its running lines
+        self.steps_text = ""  # that list of steps, shown below the current message
         self.platform_limit = PLATFORM_LIMITS.get(platform, DEFAULT_PLATFORM_LIMIT)
         self.limit = self.platform_limit - SUMMARY_ROOM
         self.interval = UPDATE_INTERVALS.get(platform, DEFAULT_UPDATE_INTERVAL)
@@ -55,9 +58,16 @@ class AnswerStream:
             self.status = line
             self.arrived.set()
 
+    def steps(self, steps: list[str]) -> None:
+        """Show the agent's steps so far below the answer, updated in place (see activities/answer_verbosity.py)."""
+        text = steps_view(steps)
+        if text != self.steps_text:
+            self.steps_text = text
+            self.arrived.set()
+
     def replace(self, text: str) -> None:
         """The message being written becomes `text` (the final answer in place of the progress lines)."""
-        self.current, self.status = "", ""
+        self.current, self.status, self.steps_text = "", "", ""
         self.add(text)
 
     def add(self, text: str) -> None:
@@ -94,7 +104,9 @@ class AnswerStream:
                     index, text = self.full[0]
                     await self._send(index, text)
                     self.last_full = self.full.pop(0)
-                text = f"{self.current.rstrip()}\n\n{self.status}".strip() if self.status else self.current
+                text = self.current
+                if self.steps_text or self.status:
+                    text = "\n\n".join(part for part in (self.current.rstrip(), self.steps_text, self.status) if part)
                 if text.strip() and text != self.shown:
                     await self._send(self.index, text)
                     self.shown = text
