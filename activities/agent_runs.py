@@ -77,9 +77,15 @@ class AgentRunActivities:
         row = await self.pool.fetchrow("SELECT agent_command, agent FROM codebases WHERE id = $1", request.codebase_id)
         plan = plan_for(self.settings, row["agent_command"] if row else None, row["agent"] if row else None)
         if plan.kind == "none":
-            told = await self.pool.fetchval("SELECT 1 FROM outbound_messages WHERE idempotency_key = $1",
-                                            no_agent_key(request.platform, request.conversation_id))
-            return Queued("no_agent", tell_no_agent=told is None)
+            if request.answered:
+                return Queued("no_agent")
+            # Claimed here, atomically: messages of one conversation arriving together tell it once.
+            # The reply keyed so delivers into this row (deliver_once), and writes its text there.
+            claimed = await self.pool.fetchval(
+                """INSERT INTO outbound_messages (idempotency_key, platform, platform_conversation_id, body)
+                   VALUES ($1, $2, $3, '') ON CONFLICT (idempotency_key) DO NOTHING RETURNING 1""",
+                no_agent_key(request.platform, request.conversation_id), request.platform, request.conversation_id)
+            return Queued("no_agent", tell_no_agent=claimed is not None)
         run_id = run_id_of(request.key)
         await self.records.queued(run_id, request.environment_id, request.platform, request.conversation_id,
                                   request.text)

@@ -68,9 +68,9 @@ class ReplyActivities:
                 )
             raise
         await self.pool.execute(
-            """UPDATE outbound_messages SET status = 'sent', sent_at = now(), platform_message_id = $2
+            """UPDATE outbound_messages SET status = 'sent', sent_at = now(), platform_message_id = $2, body = $3
                WHERE idempotency_key = $1""",
-            reply.idempotency_key, message_id,
+            reply.idempotency_key, message_id, reply.text,
         )
 
     async def _update(self, reply: ReplyInput, original: str) -> None:

@@ -36,6 +36,7 @@ class QueueRunInput:
     conversation_id: str
     text: str
     key: str  # the message workflow's id: a redelivery queues nothing twice
+    answered: bool = False  # the message got a reply already: with no agent, it is not the one to say so
 
 
 @dataclass

@@ -28,7 +28,7 @@ async def until(condition, what: str, seconds: float = 60) -> None:  # type: ign
 async def record_waits_for_lock(db: asyncpg.Pool) -> bool:
     """The run's wrap-up is at its last step: its record's update waits for the test's row lock."""
     return bool(await db.fetchval(
-        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE agent_runs%'"
+        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE agent_runs%'"
     ))
 
 

@@ -56,6 +56,7 @@ async def test_two_hundred_deliveries_across_twenty_threads_make_twenty_worktree
     assert len({result.working_path for result in outcomes}) == 20
     assert len(worktree_paths(repo)) == 20
     assert await stack.db.fetchval("SELECT count(*) FROM isolation_environments WHERE status = 'active'") == 20
-    await wait_for_posts(fake, 20)
-    assert sorted(post.thread_ts for post in fake.posts) == sorted(threads)
+    # Each thread: "Working in …", then, as no agent is configured, the one notice that none answers.
+    await wait_for_posts(fake, 40)
+    assert sorted(post.thread_ts for post in fake.posts) == sorted(threads * 2)
     assert [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR] == []
