@@ -16,9 +16,7 @@ import asyncio
 import codecs
 import re
 import time
-from collections import deque
 from pathlib import Path
-from typing import Any, Coroutine
 
 import asyncpg
 from temporalio import activity
@@ -26,12 +24,13 @@ from temporalio import activity
 from activities.agent_answer import AnswerStream
 from activities.answer_verbosity import shows_steps_only
 from activities.agent_outcome import Ending
+from activities.agent_output import RunLog, Silence, keep_flushing, stop_tasks, to_its_end
 from activities.agent_sessions import AgentSessions, Session, renews_in
 from activities.agents import DRIVERS, Driver
 from activities.agents.base import AgentError, Reader, Turn, Usage
 from activities.replies import ReplyActivities
 from activities.run_processes import RunProcesses
-from activities.run_records import FLUSH_SECONDS, Capture, RunRecords
+from activities.run_records import Capture, RunRecords
 from activities.setup import command_variables
 from activities.user_commands import CannotStart, run_user_program, user_environment
 from activities.working_trees import Changes, WorkingTree, changes_since, working_tree
@@ -41,9 +40,6 @@ from isolator.settings import Settings
 
 __all__ = ["AgentActivities", "Ending", "changes_or_none", "strip_mention"]
 
-LOG_TAIL_LINES = 10
-LOG_TAIL_CHARS = 300  # of each line shown on failure
-WORKING_AFTER = 10.0  # seconds of silence before the working line shows
 NEW_SESSION_NOTICE = "_The agent no longer knew this conversation's session: this message started a new one._"
 MOVED_NOTICE = "_New agent session: this conversation works in another worktree now._"
 
@@ -70,7 +66,7 @@ class AgentActivities:
         answer = AnswerStream(self.replies.deliver_once, platform, conversation_id, run.run_id,
                               steps_only=shows_steps_only(platform, driver.streams_events))
         output = Capture(self.records, run.run_id, "output")
-        errors = _Log(Capture(self.records, run.run_id, "log"))
+        errors = RunLog(Capture(self.records, run.run_id, "log"))
         started = time.monotonic()
         ending = Ending(started)
         before: WorkingTree | None = None
@@ -78,7 +74,7 @@ class AgentActivities:
         session: Session | None = None
         notices: list[str] = []  # about the session, above the answer
         posting = asyncio.create_task(answer.keep_posting())
-        ticking = asyncio.create_task(_keep_flushing(output, errors.capture))
+        ticking = asyncio.create_task(keep_flushing(output, errors.capture))
         try:
             _, before = await asyncio.gather(self.records.started(run.run_id), working_tree(worktree))
             if refusal := await self._over_daily_budget(environment.codebase.id):
@@ -109,7 +105,7 @@ class AgentActivities:
             self.processes.forget(run.run_id)
 
             async def wrap_up() -> None:
-                await _stop(posting, ticking)
+                await stop_tasks(posting, ticking)
                 changes = await changes_or_none(worktree, before)
                 if reader.error is not None and ending.error is None:
                     ending.failed(reader.error)
@@ -130,7 +126,7 @@ class AgentActivities:
         return AgentRunReport(run.run_id, ending.status, ending.exit_code, time.monotonic() - started)
 
     async def _turn(self, request: AgentRunInput, driver: Driver, session: Session, reader: Reader,
-                    answer: AnswerStream, output: Capture, errors: _Log, ending: Ending) -> None:
+                    answer: AnswerStream, output: Capture, errors: RunLog, ending: Ending) -> None:
         """One call of the agent, its output read by `reader` as it arrives."""
         run, environment = request.run, request.environment
         platform, conversation_id = run.conversation.split(":", 1)
@@ -153,7 +149,7 @@ class AgentActivities:
             writable.insert(0, self.settings.agent_home)
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         errors.new_turn()
-        silence = _Silence(answer)
+        silence = Silence(answer)
         limit = self.settings.agent_max_cost_usd
 
         async def on_output(chunk: bytes) -> None:
@@ -181,7 +177,7 @@ class AgentActivities:
                 on_start=lambda group: self.processes.record(run.run_id, group), writable_paths=writable,
             )
         finally:
-            await _stop(watching)
+            await stop_tasks(watching)
             answer.working("")
         for part in reader.feed(decoder.decode(b"", final=True)):
             if not answer.steps_only:
@@ -238,58 +234,6 @@ def strip_mention(text: str, bot_mention: str) -> str:
     return re.sub(rf"(?<![\w@.-]){re.escape(bot_mention)}(?![\w-])[,:]?\s*", "", text).strip()
 
 
-class _Silence:
-    """The working line: shown once the agent has shown nothing for WORKING_AFTER seconds, with the
-    time it has worked, and gone with its next line."""
-
-    def __init__(self, answer: AnswerStream) -> None:
-        self.answer = answer
-        self.started = self.last = time.monotonic()
-
-    def spoke(self) -> None:
-        self.last = time.monotonic()
-        self.answer.working("")
-
-    async def watch(self) -> None:
-        while True:
-            await asyncio.sleep(1.0)
-            now = time.monotonic()
-            if now - self.last >= WORKING_AFTER:
-                self.answer.working(f"⏳ _Working… {int(now - self.started)} s so far._")
-
-
-class _Log:
-    """Standard error: kept with the run, its last lines shown when the run fails."""
-
-    def __init__(self, capture: Capture) -> None:
-        self.capture = capture
-        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self.tail: deque[str] = deque(maxlen=LOG_TAIL_LINES)
-        self.head: list[str] = []  # the first lines: an agent's error may come before a long backtrace
-        self.partial = ""
-
-    async def add(self, chunk: bytes) -> None:
-        text = self.decoder.decode(chunk)
-        *lines, self.partial = (self.partial + text).split("\n")
-        self.partial = self.partial[-LOG_TAIL_CHARS:]
-        self.tail.extend(line[:LOG_TAIL_CHARS] for line in lines)
-        self.head.extend(line[:LOG_TAIL_CHARS] for line in lines[:LOG_TAIL_LINES - len(self.head)])
-        await self.capture.add(text)
-
-    def last_lines(self) -> list[str]:
-        return [*self.tail, self.partial] if self.partial else list(self.tail)
-
-    def new_turn(self) -> None:
-        """What a turn's agent says of itself is read from its own lines only (the log keeps all)."""
-        self.tail.clear()
-        self.head.clear()
-        self.partial = ""
-
-    def telling_lines(self) -> list[str]:
-        """The first and the last lines, where agents say what went wrong."""
-        return [*self.head, *self.last_lines()]
-
-
 async def changes_or_none(worktree: Path, before: WorkingTree | None) -> Changes | None:
     """What the run changed; None when there is nothing to compare (it never started, the worktree went)."""
     if before is None or not worktree.is_dir():
@@ -299,33 +243,3 @@ async def changes_or_none(worktree: Path, before: WorkingTree | None) -> Changes
     except Exception as error:  # noqa: BLE001 - the summary goes without it
         activity.logger.warning("changes of %s not read: %s", worktree, error)
         return None
-
-
-async def _keep_flushing(*captures: Capture) -> None:
-    while True:
-        await asyncio.sleep(FLUSH_SECONDS)
-        for capture in captures:
-            await capture.flush()
-
-
-async def to_its_end(work: Coroutine[Any, Any, None]) -> None:
-    """Await `work` to its end even when this task is cancelled meanwhile; that cancel is dropped."""
-    task = asyncio.ensure_future(work)
-    while not task.done():
-        try:
-            await asyncio.shield(task)
-        except asyncio.CancelledError:
-            if task.cancelled():
-                raise
-            current = asyncio.current_task()
-            if current is not None:
-                current.uncancel()
-    task.result()
-
-
-async def _stop(*tasks: asyncio.Task) -> None:
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
-
-
