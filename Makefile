@@ -25,6 +25,14 @@ $(CODEX):
 	@command -v npm >/dev/null || { echo "make test needs npm (Node.js) for the Codex CLI: apt-get install nodejs npm"; exit 1; }
 	npm install --prefix .tools --no-audit --no-fund --loglevel=error @openai/codex@$(CODEX_VERSION)
 
+# The real Aider for the agent tests, in a venv of its own: its many pins clash with ours.
+AIDER_VERSION ?= 0.86.2
+AIDER := .tools/aider/bin/aider
+
+$(AIDER):
+	$(PYTHON) -m venv .tools/aider
+	.tools/aider/bin/pip install --quiet aider-chat==$(AIDER_VERSION)
+
 # The sandbox every user program runs in is bubblewrap (Debian's `bubblewrap`): installed when missing
 # and apt-get is at hand as root; otherwise the line says what to install.
 BWRAP := $(shell command -v bwrap 2>/dev/null)
@@ -47,7 +55,7 @@ ARGS ?=
 dev: install
 	$(BIN)/isolator dev $(ARGS)
 
-test: install $(CODEX) browser
+test: install $(CODEX) $(AIDER) browser
 	$(BIN)/python -m pytest -q
 
 # The dashboard's browser tests drive Debian's chromium (never a browser Playwright downloads).
@@ -69,7 +77,7 @@ soak: install
 	ISOLATOR_SOAK_ROUNDS=$(SOAK_ROUNDS) $(BIN)/python -m pytest -q -p tests.faults.soak_report tests/faults \
 		tests/activities/test_stale_git_locks.py
 
-bench: install $(CODEX)
+bench: install $(CODEX) $(AIDER)
 	$(BIN)/python -m bench.run $(BENCH_ARGS)
 
 clean:

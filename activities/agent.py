@@ -27,7 +27,7 @@ from activities.agent_outcome import Ending
 from activities.agent_output import RunLog, Silence, keep_flushing, stop_tasks, to_its_end
 from activities.agent_sessions import AgentSessions, Session, renews_in
 from activities.agents import DRIVERS, Driver
-from activities.agents.base import AgentError, Reader, Turn, Usage
+from activities.agents.base import AgentError, GaveUp, Reader, Turn, Usage
 from activities.replies import ReplyActivities
 from activities.run_processes import RunProcesses
 from activities.run_records import Capture, RunRecords
@@ -98,6 +98,8 @@ class AgentActivities:
         except OverBudget as error:
             ending.failed(AgentError("budget", str(error)))
             ending.status = "stopped"
+        except GaveUp:  # the reader stopped the agent; its error says why
+            ending.status = "failed"
         except asyncio.CancelledError:
             ending.stopped()
             raise

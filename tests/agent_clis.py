@@ -8,10 +8,12 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.anthropic_api import FakeAnthropicApi
+from tests.fakes.chat_completions_api import FakeChatCompletionsApi
 from tests.fakes.openai_api import MODEL, FakeOpenAiApi
 
 ROOT = Path(__file__).resolve().parent.parent
 CODEX = ROOT / ".tools" / "node_modules" / ".bin" / "codex"
+AIDER = ROOT / ".tools" / "aider" / "bin" / "aider"
 
 
 def claude_binary() -> Path:
@@ -26,6 +28,12 @@ def claude_binary() -> Path:
 def codex_binary() -> Path:
     assert CODEX.is_file(), f"{CODEX} is missing: run `make test`, which installs @openai/codex into .tools/"
     return CODEX
+
+
+def aider_binary() -> Path:
+    """Aider, in a venv of its own (its pins clash with ours)."""
+    assert AIDER.is_file(), f"{AIDER} is missing: run `make test`, which installs aider-chat into .tools/aider"
+    return AIDER
 
 
 def use_fake_anthropic(monkeypatch: pytest.MonkeyPatch, api: FakeAnthropicApi) -> None:
@@ -51,3 +59,9 @@ stream_max_retries = 0
 ''')
     monkeypatch.setenv("CODEX_HOME", str(codex_home))
     monkeypatch.setenv("FAKE_OPENAI_API_KEY", "sk-test")
+
+
+def use_fake_chat_completions(monkeypatch: pytest.MonkeyPatch, api: FakeChatCompletionsApi) -> None:
+    """Aider through litellm; `--model openai/gpt-4o` in its AGENT_ARGS."""
+    monkeypatch.setenv("OPENAI_API_BASE", f"{api.url}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")

@@ -16,7 +16,7 @@ class Driver:
     name: str
     invocation: Callable[[list[str], Turn], Invocation]
     reader: Callable[[Path | None], Reader]
-    streams_events: bool  # its output is events, read into lines and a final answer (else plain text)
+    streams_events: bool  # its output is read into progress lines and a final answer (else passed on as it is)
     names_sessions: bool  # the agent gives the session id (else the service makes one)
 
 
@@ -27,6 +27,6 @@ def _driver(name: str, module: ModuleType, streams_events: bool, names_sessions:
 DRIVERS = {
     "claude": _driver("claude", claude, True, True),
     "codex": _driver("codex", codex, True, True),
-    "aider": _driver("aider", aider, False, False),
+    "aider": _driver("aider", aider, True, False),
     "command": _driver("command", command, False, False),
 }

@@ -107,6 +107,11 @@ class LineReader:
             self.did.append(action)
 
 
+class GaveUp(Exception):
+    """Raised by a reader that has read enough (an agent retrying a failing API for minutes): the agent
+    is stopped, and the reader's error ends the run."""
+
+
 def short(text: str, limit: int = 120) -> str:
     """One line of at most `limit` characters."""
     line = " ".join(str(text).split())

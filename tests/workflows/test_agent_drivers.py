@@ -1,5 +1,5 @@
-"""The real Claude Code and Codex CLIs as the conversation's agent, against fake model APIs: a
-session per conversation, resumed on every message; progress lines, the final answer, cost and
+"""The real Claude Code, Codex and Aider CLIs as the conversation's agent, against fake model APIs:
+a session per conversation, resumed on every message; progress lines, the final answer, cost and
 tokens; errors in the agent's words. Real git, PostgreSQL and Temporal, through the test adapter."""
 
 from __future__ import annotations
@@ -13,10 +13,12 @@ from typing import AsyncIterator
 import pytest
 
 from activities.agent import MOVED_NOTICE, NEW_SESSION_NOTICE
-from tests.agent_clis import claude_binary, codex_binary, use_fake_anthropic, use_fake_openai
+from tests.agent_clis import (aider_binary, claude_binary, codex_binary, use_fake_anthropic,
+                              use_fake_chat_completions, use_fake_openai)
 from tests.agent_runs import finished_run, replies_when
 from tests.conftest import Stack
-from tests.fakes import anthropic_api, openai_api
+from tests.gitrepos import git
+from tests.fakes import anthropic_api, chat_completions_api, openai_api
 from tests.fakes.model_api import FakeModelApi, run, text, write
 
 
@@ -36,10 +38,24 @@ async def openai() -> AsyncIterator[openai_api.FakeOpenAiApi]:
     await api.stop()
 
 
-@pytest.fixture(params=["claude", "codex"])
+@pytest.fixture
+async def chat_completions() -> AsyncIterator[chat_completions_api.FakeChatCompletionsApi]:
+    api = chat_completions_api.FakeChatCompletionsApi()
+    await api.start()
+    yield api
+    await api.stop()
+
+
+@pytest.fixture(params=["claude", "codex", "aider"])
 async def agent(request: pytest.FixtureRequest, stack: Stack, monkeypatch: pytest.MonkeyPatch,
-                anthropic: anthropic_api.FakeAnthropicApi, openai: openai_api.FakeOpenAiApi) -> FakeModelApi:
+                anthropic: anthropic_api.FakeAnthropicApi, openai: openai_api.FakeOpenAiApi,
+                chat_completions: chat_completions_api.FakeChatCompletionsApi) -> FakeModelApi:
     """The stack running the real CLI named by the parameter; its fake model API."""
+    if request.param == "aider":
+        use_fake_chat_completions(monkeypatch, chat_completions)
+        stack.settings.agent_driver, stack.settings.agent_executable = "aider", str(aider_binary())
+        stack.settings.agent_args_line = f"--model openai/{chat_completions_api.MODEL}"
+        return chat_completions
     if request.param == "claude":
         use_fake_anthropic(monkeypatch, anthropic)
         stack.settings.agent_driver, stack.settings.agent_executable = "claude", str(claude_binary())
@@ -55,25 +71,36 @@ async def test_a_conversation_keeps_its_session_and_sees_progress_cost_and_answe
 ) -> None:
     await stack.register(repo)
     conversation = f"drive-{uuid.uuid4().hex[:6]}"
-    # The last reply waits a little, so the progress lines are seen before the answer.
-    agent.then(write("hello.txt", "hello"), run("echo checked"), text("I wrote hello.txt.", delay=2.0))
+    aider = agent.path == chat_completions_api.FakeChatCompletionsApi.path
+    # The last reply waits a little, so the progress lines are seen before the answer. Aider's one reply
+    # holds the file, the command and the text, and it runs the command last: the command waits instead.
+    # Aider does not tell a command's exit code.
+    command, ran = ("echo checked; sleep 2", "") if aider else ("echo checked", " (exit 0)")
+    shown = f"$ `{command}`" if aider else f"{command}` → exit 0"
+    agent.then(write("hello.txt", "hello"), run(command), text("I wrote hello.txt.", delay=0.0 if aider else 2.0))
     first = (await stack.say(conversation, "please write hello.txt"))["result"]
     progress = await replies_when(stack, conversation, lambda texts: len(texts) == 2 and "`hello.txt`" in texts[1]
-                                  and "echo checked` → exit 0" in texts[1])
+                                  and shown in texts[1])
     assert "— Done" not in progress[1], "progress is shown while the agent works"
     run_record = await finished_run(stack, first["agentRunId"])
     assert run_record["status"] == "done"
     replies = await replies_when(stack, conversation, lambda texts: "— Done in" in texts[-1])
     answer = replies[1]
-    assert answer.startswith("• wrote `hello.txt`\n• ran `echo checked` (exit 0)\n\nI wrote hello.txt.\n\n— Done in")
-    assert "{" not in answer, "never the raw events"
+    assert answer.startswith(f"• wrote `hello.txt`\n• ran `{command}`{ran}\n\nI wrote hello.txt.\n\n— Done in"), answer
+    assert "{" not in answer and "SEARCH" not in answer, "never the raw events, nor Aider's edit blocks"
+    # Only the agent's work is the run's change: never Aider's history files (kept in the session's
+    # folder) nor its repository map's cache (ignored through the repository's info/exclude).
     assert "1 file changed (`hello.txt`)." in answer and "tokens" in answer
-    assert (Path(first["workingPath"]) / "hello.txt").read_text().strip() == "hello"
-    assert run_record["session_id"] and run_record["tokens"]["input"] >= 3000
-    if agent.path == "/v1/messages":
+    worktree = Path(first["workingPath"])
+    assert (worktree / "hello.txt").read_text().strip() == "hello"
+    if aider:
+        assert list(worktree.glob(".aider.tags.cache.v*")) and not list(worktree.glob(".aider.*history*"))
+        assert [line[3:] for line in git("status", "--porcelain", cwd=worktree).splitlines()] == ["hello.txt"]
+    assert run_record["session_id"] and run_record["tokens"]["input"] >= (2000 if aider else 3000)
+    if agent.path != "/v1/responses":  # Codex reports no money
         assert run_record["cost_usd"] > 0 and "$0.0" in answer
     log = (await stack.api.get(f"/api/runs/{first['agentRunId']}/log")).text
-    assert '"type"' in log, "the agent's whole event stream is the run's log"
+    assert ("Tokens: " if aider else '"type"') in log, "the agent's whole output is the run's log"
 
     agent.then(text("Added the test."))
     calls_before = len(agent.calls)
@@ -82,6 +109,7 @@ async def test_a_conversation_keeps_its_session_and_sees_progress_cost_and_answe
     assert second_record["status"] == "done"
     resumed = agent.calls[calls_before].text()
     assert "please write hello.txt" in resumed and "I wrote hello.txt." in resumed, "the agent saw the first exchange"
+    # Aider has no session id of its own: the service's id names the folder of its history files.
     assert second_record["session_id"] == run_record["session_id"]
     await stack.say(conversation, "/status")
     replies = await replies_when(stack, conversation, lambda texts: "Agent session" in texts[-1])
@@ -128,6 +156,8 @@ async def test_two_conversations_in_one_worktree_keep_their_own_sessions_and_res
     replies = await replies_when(stack, third, lambda texts: "— Done" in texts[-1] and "what did I say" not in texts[-1])
     assert MOVED_NOTICE.strip("_") in replies[-1]
 
+    if agent.path == chat_completions_api.FakeChatCompletionsApi.path:
+        return  # Aider's session is its history files, not an id it could forget: nothing to recover from
     # The agent forgot the session (its home was cleared): the message runs once more in a new one.
     await stack.db.execute("UPDATE agent_sessions SET agent_session_id = $1 WHERE conversation_id = $2",
                            str(uuid.uuid4()), second)
@@ -148,9 +178,10 @@ async def test_model_api_errors_get_a_clear_reply_quickly(
     stack: Stack, repo: Path, agent: FakeModelApi, failure: str, words: str
 ) -> None:
     await stack.register(repo)
-    api = anthropic_api if agent.path == "/v1/messages" else openai_api
+    api = {"/v1/messages": anthropic_api, "/v1/responses": openai_api}.get(agent.path, chat_completions_api)
     step = getattr(api, failure)
-    agent.then(*[step(3600) if failure == "rate_limited" else step() for _ in range(6)])
+    # Aider's litellm retries each request twice more itself: enough failures for all its tries.
+    agent.then(*[step(3600) if failure == "rate_limited" else step() for _ in range(30)])
     conversation = f"fail-{uuid.uuid4().hex[:6]}"
     started = time.monotonic()
     created = (await stack.say(conversation, "hello"))["result"]
@@ -160,6 +191,8 @@ async def test_model_api_errors_get_a_clear_reply_quickly(
     assert record["status"] == "failed" and words in replies[-1], replies[-1]
     if failure == "rate_limited" and api is openai_api:
         assert "it resets at" in replies[-1]
+    if failure == "rate_limited" and api is chat_completions_api:
+        assert "it resets in 3600s" in replies[-1]
 
 
 async def test_a_silent_agent_shows_that_it_works(stack: Stack, repo: Path) -> None:
