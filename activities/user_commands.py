@@ -163,16 +163,22 @@ async def _exit_and_output(process: asyncio.subprocess.Process, readers: list[Aw
     """The exit code, once its output is read; a child it left behind holding the pipes open gets
     OUTPUT_AFTER_EXIT_SECONDS to finish writing, then the group is stopped."""
     output = asyncio.ensure_future(asyncio.gather(*readers))
+    exited = asyncio.ensure_future(process.wait())
     try:
-        exit_code = await process.wait()
+        await asyncio.wait([exited, output], return_when=asyncio.FIRST_COMPLETED)
+        if output.done() and not output.cancelled() and output.exception() is not None:
+            await stop()  # a handler of its output gave up on it (a budget passed, an agent retrying for minutes)
+            output.result()
+        exit_code = await exited
         await asyncio.wait_for(asyncio.shield(output), OUTPUT_AFTER_EXIT_SECONDS)
     except TimeoutError:
         await stop()
         await output
     finally:
-        if not output.done():
-            output.cancel()
-            await asyncio.gather(output, return_exceptions=True)
+        for pending in (output, exited):
+            if not pending.done():
+                pending.cancel()
+                await asyncio.gather(pending, return_exceptions=True)
     return exit_code
 
 

@@ -12,8 +12,9 @@ from activities.agent import final_answer
 from activities.agent_outcome import usage_text
 from activities.agent_runs import plan_for
 from activities.agents import aider, claude, codex, command
-from activities.agents.base import Turn, Usage
+from activities.agents.base import GaveUp, Turn, Usage
 from isolator.settings import ConfigurationError, load_settings
+from tests.gitrepos import git, make_repo
 
 WORKTREE = Path("/srv/worktrees/project/thread-a7f3b2c1")
 SESSION = "dbe0445b-ab45-4b20-b70c-fd3d3fa7dfdd"
@@ -165,19 +166,98 @@ def test_codex_command_line_closes_stdin_and_resumes_its_thread() -> None:
     assert lost.error is not None and lost.error.kind == "session"
 
 
-def test_aider_keeps_its_history_outside_the_worktree_and_its_output_is_the_answer(tmp_path: Path) -> None:
+def test_aider_keeps_its_history_outside_the_worktree(tmp_path: Path) -> None:
     first = aider.invocation(["aider", "--model", "openai/gpt-4o"], turn(tmp=tmp_path))
     assert (tmp_path / "message.txt").read_text() == "add a test" and first.stdin is None
     assert "--restore-chat-history" not in first.argv
     assert first.argv[first.argv.index("--chat-history-file") + 1] == str(tmp_path / "chat-history.md")
-    assert first.argv[-2:] == ["--message-file", str(tmp_path / "message.txt")]
+    assert first.argv[-4:] == ["--model", "openai/gpt-4o", "--message-file", str(tmp_path / "message.txt")]
     assert "--restore-chat-history" in aider.invocation(["aider"], turn(run_number=2, tmp=tmp_path)).argv
-    reader = aider.Reader()
-    output = "Applied edit to a.py\nTokens: 2.4k sent, 120 received. Cost: $0.01 message, $0.02 session.\nDone.\n"
-    assert reader.feed(output) == [output]
+
+
+def test_aiders_tags_cache_is_ignored_through_the_repositorys_own_exclude(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    git("worktree", "add", "-q", "-b", "thread", str(tmp_path / "thread"), cwd=repo)
+    for _ in range(2):
+        aider.exclude_tags_cache(tmp_path / "thread")
+    assert (repo / ".git" / "info" / "exclude").read_text().splitlines().count(aider.TAGS_CACHE) == 1
+    (tmp_path / "thread" / ".aider.tags.cache.v4").mkdir()
+    (tmp_path / "thread" / ".aider.tags.cache.v4" / "cache.db").write_text("x")
+    assert git("status", "--porcelain", cwd=tmp_path / "thread") == ""
+
+
+# As Aider 0.86.2 printed it in the sandbox (standard input closed: each question takes its default, yes).
+AIDER_RUN = """Update git name with: git config user.name "Your Name"
+Aider v0.86.2
+Main model: openai/gpt-4o with diff edit format
+Weak model: gpt-4o-mini
+Git repo: .git with 1 files
+Repo-map: using 4096 tokens, auto refresh
+Restored previous conversation history.
+
+I wrote hello.txt.
+
+hello.txt
+```
+<<<<<<< SEARCH
+=======
+hello
+>>>>>>> REPLACE
+```
+
+```bash
+echo checked; exit 3
+```
+
+Tokens: 2.6k sent, 42 received. Cost: $0.0068 message, $0.0068 session.
+
+hello.txt
+Create new file? (Y)es/(N)o [Yes]: Applied edit to hello.txt
+
+echo checked; exit 3
+Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]: 
+Running echo checked; exit 3
+checked
+Add command output to the chat? (Y)es/(N)o/(D)on't ask again [Yes]: Added 2 lines of output to the chat.
+"""
+
+
+def test_aider_output_is_read_into_progress_lines_the_answer_and_its_cost() -> None:
+    reader = aider.Reader(WORKTREE)
+    shown = [part for cut in range(0, len(AIDER_RUN), 37) for part in reader.feed(AIDER_RUN[cut:cut + 37])]
     reader.end(0, [])
-    assert reader.did == ["edited `a.py`"] and reader.result is None
-    assert reader.usage == Usage(input_tokens=2400, output_tokens=120, cost_usd=0.01)
+    assert shown == ["I wrote hello.txt.", "✎ Wrote `hello.txt`", "$ `echo checked; exit 3`"]
+    assert reader.did == ["wrote `hello.txt`", "ran `echo checked; exit 3`"] and reader.error is None
+    assert final_answer(reader) == "• wrote `hello.txt`\n• ran `echo checked; exit 3`\n\nI wrote hello.txt.\n"
+    assert reader.usage == Usage(input_tokens=2600, output_tokens=42, cost_usd=0.0068)
+
+
+AIDER_BANNER = "Aider v0.86.2\nRepo-map: using 4096 tokens, auto refresh\n\n"
+
+
+@pytest.mark.parametrize("error, kind, resets", [
+    ("litellm.AuthenticationError: AuthenticationError: OpenAIException - Incorrect API key provided: sk-t.",
+     "auth", None),
+    ("litellm.RateLimitError: RateLimitError: OpenAIException - Rate limit reached. Please try again in 3600s.",
+     "rate_limit", "in 3600s"),
+    ("litellm.APIError: APIError: OpenAIException - The engine is currently overloaded.", "overloaded", None),
+    ("litellm.InternalServerError: InternalServerError: OpenAIException - Internal server error", "api", None),
+])
+def test_aider_errors_are_named_and_its_retries_bounded(error: str, kind: str, resets: str | None) -> None:
+    reader = aider.Reader()
+    # What Aider adds below litellm's words ("... down or overloaded") does not count.
+    said = f"{error}\nThe API provider's servers are down or overloaded.\n"
+    reader.feed(AIDER_BANNER + said)
+    assert reader.error is not None and (reader.error.kind, reader.error.resets) == (kind, resets)
+    assert "Retrying" not in reader.error.detail
+    retry = said + "Retrying in 0.2 seconds...\n"
+    reader.feed(retry * aider.MAX_RETRIES)
+    with pytest.raises(GaveUp):
+        reader.feed(retry)
+    recovered = aider.Reader()
+    recovered.feed(AIDER_BANNER + retry + "Done.\nTokens: 900 sent, 3 received.\n")
+    recovered.end(0, [])
+    assert recovered.error is None and recovered.result == "Done." and recovered.usage.cost_usd is None
 
 
 def test_the_command_driver_passes_its_session_folder_and_run_number(tmp_path: Path) -> None:

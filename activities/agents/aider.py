@@ -28,9 +28,9 @@ ENV = {
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # litellm's own price list, not a download at every start
     "COLUMNS": "1000",  # its console wraps at 80 columns otherwise, cutting error messages in two
 }
-# Aider retries a failing model API for about a minute (0.25 s, doubling); the reader gives up after
-# this many retries (~2 s of its waiting), so a failing API ends the run in seconds.
-MAX_RETRIES = 3
+# Aider retries a failing model API for about a minute (0.25 s, doubling, each try retried twice more by
+# litellm); the reader stops it after this many retries, so a failing API ends the run in seconds.
+MAX_RETRIES = 2
 # Its repository map's cache, the one file it keeps in the worktree: ignored through the repository's
 # `info/exclude` (never a tracked .gitignore), so it is no change of the run.
 TAGS_CACHE = "/.aider.tags.cache.v*/"
