@@ -63,10 +63,13 @@ def exclude_tags_cache(worktree: Path) -> None:
     if common is None:
         return
     exclude = common / "info" / "exclude"
-    known = exclude.read_text() if exclude.is_file() else ""
-    if TAGS_CACHE not in known.splitlines():
-        exclude.parent.mkdir(parents=True, exist_ok=True)
-        exclude.write_text(known + ("" if not known or known.endswith("\n") else "\n") + TAGS_CACHE + "\n")
+    try:
+        known = exclude.read_text() if exclude.is_file() else ""
+        if TAGS_CACHE not in known.splitlines():
+            exclude.parent.mkdir(parents=True, exist_ok=True)
+            exclude.write_text(known + ("" if not known or known.endswith("\n") else "\n") + TAGS_CACHE + "\n")
+    except OSError:
+        pass  # the cache then shows as a change: no reason to refuse the run
 
 
 def _common_git_dir(worktree: Path) -> Path | None:
