@@ -24,13 +24,14 @@ QUIET = ["--no-pretty", "--no-fancy-input", "--no-auto-commits", "--no-gitignore
 # its model suggests, add their output) meets the closed standard input and takes its default, yes.
 # `--yes-always` would not do: it answers no to shell commands. Unconfined (SANDBOX=off) it only edits.
 UNCONFINED = ["--yes-always"]
-ENV = {
+ENV = {  # unless the operator set them
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # litellm's own price list, not a download at every start
     "COLUMNS": "1000",  # its console wraps at 80 columns otherwise, cutting error messages in two
 }
-# Aider retries a failing model API for about a minute (0.25 s, doubling, each try retried twice more by
-# litellm); the reader stops it after this many retries, so a failing API ends the run in seconds.
-MAX_RETRIES = 2
+# Aider retries a failing model API for about a minute (0.25 s, doubling; and litellm retries each of its
+# requests twice more, which no setting of Aider's changes): the reader stops it after this many retries,
+# so a failing API ends the run in seconds.
+MAX_RETRIES = 1
 # Its repository map's cache, the one file it keeps in the worktree: ignored through the repository's
 # `info/exclude` (never a tracked .gitignore), so it is no change of the run.
 TAGS_CACHE = "/.aider.tags.cache.v*/"
