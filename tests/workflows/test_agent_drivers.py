@@ -183,11 +183,14 @@ async def test_model_api_errors_get_a_clear_reply_quickly(
     # Aider's litellm retries each request twice more itself: enough failures for all its tries.
     agent.then(*[step(3600) if failure == "rate_limited" else step() for _ in range(30)])
     conversation = f"fail-{uuid.uuid4().hex[:6]}"
-    started = time.monotonic()
+    started = time.time()
     created = (await stack.say(conversation, "hello"))["result"]
-    record = await finished_run(stack, created["agentRunId"], seconds=30)
+    # Aider's own start-up (its Python imports: ~4 s, three times that on a loaded machine) is not what
+    # this bounds: for it, the 30 s count from its first request to the model.
+    aider = api is chat_completions_api
+    record = await finished_run(stack, created["agentRunId"], seconds=60 if aider else 30)
     replies = await replies_when(stack, conversation, lambda texts: "— Failed" in texts[-1])
-    assert time.monotonic() - started < 30
+    assert time.time() - (agent.calls[0].at if aider else started) < 30
     assert record["status"] == "failed" and words in replies[-1], replies[-1]
     if failure == "rate_limited" and api is openai_api:
         assert "it resets at" in replies[-1]
