@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from activities import sandbox
 from activities.agent import final_answer
 from activities.agent_outcome import usage_text
 from activities.agent_runs import plan_for
@@ -166,13 +167,17 @@ def test_codex_command_line_closes_stdin_and_resumes_its_thread() -> None:
     assert lost.error is not None and lost.error.kind == "session"
 
 
-def test_aider_keeps_its_history_outside_the_worktree(tmp_path: Path) -> None:
+def test_aider_keeps_its_history_outside_the_worktree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox, "_current", sandbox.Sandbox(True, None, True, (), (), tmp_path))
     first = aider.invocation(["aider", "--model", "openai/gpt-4o"], turn(tmp=tmp_path))
+    assert "--yes-always" not in first.argv, "in the sandbox, its questions take their defaults: yes to commands too"
     assert (tmp_path / "message.txt").read_text() == "add a test" and first.stdin is None
     assert "--restore-chat-history" not in first.argv
     assert first.argv[first.argv.index("--chat-history-file") + 1] == str(tmp_path / "chat-history.md")
     assert first.argv[-4:] == ["--model", "openai/gpt-4o", "--message-file", str(tmp_path / "message.txt")]
     assert "--restore-chat-history" in aider.invocation(["aider"], turn(run_number=2, tmp=tmp_path)).argv
+    monkeypatch.setattr(sandbox, "_current", sandbox.Sandbox(False, None, True, (), (), tmp_path))
+    assert "--yes-always" in aider.invocation(["aider"], turn(tmp=tmp_path)).argv, "unconfined, it only edits"
 
 
 def test_aiders_tags_cache_is_ignored_through_the_repositorys_own_exclude(tmp_path: Path) -> None:

@@ -241,6 +241,24 @@ async def test_budgets_stop_a_run_and_keep_runs_from_starting(
     assert capped["status"] in ("failed", "stopped") and "budget" in replies[-1]
 
 
+async def test_aider_past_its_budget_is_stopped(
+    stack: Stack, repo: Path, chat_completions: chat_completions_api.FakeChatCompletionsApi,
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_fake_chat_completions(monkeypatch, chat_completions)
+    stack.settings.agent_driver, stack.settings.agent_executable = "aider", str(aider_binary())
+    stack.settings.agent_args_line = f"--model openai/{chat_completions_api.MODEL}"
+    stack.settings.agent_max_cost_usd = 0.001  # one reply of gpt-4o's price costs more
+    await stack.register(repo)
+    conversation = f"aider-budget-{uuid.uuid4().hex[:6]}"
+    chat_completions.then(write("costly.txt", "x"), run("sleep 30"), text("Wrote it."))
+    created = (await stack.say(conversation, "write costly.txt"))["result"]
+    record = await finished_run(stack, created["agentRunId"], seconds=60)
+    replies = await replies_when(stack, conversation, lambda texts: "— " in texts[-1] and "budget" in texts[-1])
+    assert record["status"] == "stopped" and "past AGENT_MAX_COST_USD" in replies[-1], replies[-1]
+    assert record["cost_usd"] > 0.001
+
+
 async def test_the_example_agent_of_make_dev_speaks_claudes_events_and_keeps_a_session(stack: Stack, repo: Path) -> None:
     example = str(Path(__file__).resolve().parents[2] / "examples" / "agent.py")
     # A codebase's own driver, set through the API, as `make dev` sets AGENT and AGENT_EXECUTABLE.
