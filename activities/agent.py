@@ -69,15 +69,18 @@ class AgentActivities:
         errors = RunLog(Capture(self.records, run.run_id, "log"))
         started = time.monotonic()
         ending = Ending(started)
-        before: WorkingTree | None = None
+        # What the run changes is measured against the worktree as it was: the agent starts once that is
+        # taken, its sandbox made meanwhile.
+        before = asyncio.ensure_future(working_tree(worktree))
         reader: Reader = driver.reader(worktree)
         session: Session | None = None
         notices: list[str] = []  # about the session, above the answer
         posting = asyncio.create_task(answer.keep_posting())
         ticking = asyncio.create_task(keep_flushing(output, errors.capture))
         try:
-            _, before = await asyncio.gather(self.records.started(run.run_id), working_tree(worktree))
-            if refusal := await self._over_daily_budget(environment.codebase.id):
+            _, refusal = await asyncio.gather(self.records.started(run.run_id),
+                                              self._over_daily_budget(environment.codebase.id))
+            if refusal:
                 ending.cannot_start(refusal)
                 return AgentRunReport(run.run_id, ending.status, None, time.monotonic() - started)
             session = await self.sessions.for_run(platform, conversation_id, driver.name, environment.environment_id)
@@ -86,7 +89,7 @@ class AgentActivities:
                 answer.add(notices[-1])
             for attempt in range(2):
                 reader = driver.reader(worktree)
-                await self._turn(request, driver, session, reader, answer, output, errors, ending)
+                await self._turn(request, driver, session, reader, answer, output, errors, ending, before)
                 if reader.error is None or reader.error.kind != "session" or attempt:
                     break
                 # The agent lost the session (its home was cleared): once more, in a new one.
@@ -108,7 +111,7 @@ class AgentActivities:
 
             async def wrap_up() -> None:
                 await stop_tasks(posting, ticking)
-                changes = await changes_or_none(worktree, before)
+                changes = await changes_or_none(worktree, await _taken(before))
                 if reader.error is not None and ending.error is None:
                     ending.failed(reader.error)
                 if driver.streams_events and ending.problem is None:
@@ -128,8 +131,9 @@ class AgentActivities:
         return AgentRunReport(run.run_id, ending.status, ending.exit_code, time.monotonic() - started)
 
     async def _turn(self, request: AgentRunInput, driver: Driver, session: Session, reader: Reader,
-                    answer: AnswerStream, output: Capture, errors: RunLog, ending: Ending) -> None:
-        """One call of the agent, its output read by `reader` as it arrives."""
+                    answer: AnswerStream, output: Capture, errors: RunLog, ending: Ending,
+                    before: asyncio.Future[WorkingTree]) -> None:
+        """One call of the agent, its output read by `reader` as it arrives; it starts once `before` is taken."""
         run, environment = request.run, request.environment
         platform, conversation_id = run.conversation.split(":", 1)
         session_dir = self.settings.agent_sessions_dir / session.id
@@ -177,6 +181,7 @@ class AgentActivities:
                 invocation.argv, turn.worktree, user_environment(variables), run.plan.timeout_minutes * 60.0,
                 on_output=on_output, on_error=errors.add, stdin=invocation.stdin,
                 on_start=lambda group: self.processes.record(run.run_id, group), writable_paths=writable,
+                after=before,
             )
         finally:
             await stop_tasks(watching)
@@ -234,6 +239,16 @@ def final_answer(reader: Reader) -> str:
 def strip_mention(text: str, bot_mention: str) -> str:
     """The message as the agent reads it: without the bot's name (GitHub comments keep it)."""
     return re.sub(rf"(?<![\w@.-]){re.escape(bot_mention)}(?![\w-])[,:]?\s*", "", text).strip()
+
+
+async def _taken(before: asyncio.Future[WorkingTree]) -> WorkingTree | None:
+    """The worktree as the run found it; None when it could not be read (or the run was stopped first)."""
+    if not before.done():
+        before.cancel()
+    try:
+        return await before
+    except (Exception, asyncio.CancelledError):  # noqa: BLE001 - the summary goes without it
+        return None
 
 
 async def changes_or_none(worktree: Path, before: WorkingTree | None) -> Changes | None:

@@ -201,18 +201,33 @@ def _inside_environment(env: dict[str, str]) -> dict[str, str]:
 class Watch:
     """A sandbox's first process, as bubblewrap reports it (`--info-fd`): the namespace lives as
     long as it does, and once it is gone (or a zombie), so is every process of the run. Read only
-    when needed (at the run's end, or a stop), never on the way of a run's start."""
+    when needed (at the run's end, or a stop), never on the way of a run's start.
 
-    def __init__(self, argv: list[str]) -> None:
+    `gated`: bubblewrap makes the sandbox, then holds the program (`--block-fd`) until `open_gate`,
+    so that what must be done before the program runs overlaps the sandbox's making."""
+
+    def __init__(self, argv: list[str], gated: bool = False) -> None:
         self._read, self._write = os.pipe()
         os.set_blocking(self._read, False)
-        self.argv = [argv[0], "--info-fd", str(self._write), *argv[1:]]
-        self.pass_fds = (self._write,)
+        self._gate_read, self._gate = os.pipe() if gated else (None, None)
+        gate = ["--block-fd", str(self._gate_read)] if gated else []
+        self.argv = [argv[0], "--info-fd", str(self._write), *gate, *argv[1:]]
+        self.pass_fds = (self._write,) + ((self._gate_read,) if self._gate_read is not None else ())
         self._data = b""
         self._first: int | None = None
 
     def started(self) -> None:
         os.close(self._write)
+        if self._gate_read is not None:
+            os.close(self._gate_read)
+            self._gate_read = None
+
+    def open_gate(self) -> None:
+        """The held program starts."""
+        if self._gate is not None:
+            os.write(self._gate, b"x")
+            os.close(self._gate)
+            self._gate = None
 
     async def first(self) -> int | None:
         """The first process's id; bubblewrap writes it as soon as it has made the namespace."""
@@ -234,6 +249,9 @@ class Watch:
 
     def close(self) -> None:
         os.close(self._read)
+        if self._gate is not None:
+            os.close(self._gate)
+            self._gate = None
 
     async def ended(self, group: int) -> None:
         """Waits until no process of the run is left (bubblewrap itself has ended)."""

@@ -69,18 +69,24 @@ async def run_user_program(
     argv: list[str], cwd: Path, env: dict[str, str], timeout_seconds: float, *,
     on_output: OnChunk, on_error: OnChunk | None = None, stdin: bytes | None = None,
     on_start: Callable[[int], None] | None = None, writable_paths: Sequence[Path] = (),
+    after: Awaitable[object] | None = None,
 ) -> Finished:
     """Run `argv` in the sandbox with `stdin` written and closed; standard output (and standard
     error, unless `on_error` takes it) is handed to `on_output` chunk by chunk as it arrives; a slow
     handler slows the program down rather than filling memory. `on_start` gets the process group id.
-    `writable_paths`: folders outside the worktree it may write (the agent's home, a session folder)."""
+    `writable_paths`: folders outside the worktree it may write (the agent's home, a session folder).
+    `after`: the program starts only once it is done; the sandbox is made meanwhile (when it
+    raises, the program never starts and the error is raised here)."""
     started = time.monotonic()
     _check_program(argv[0], cwd, env)  # inside the sandbox, only bubblewrap could say so, less clearly
     try:
         async with sandbox.sandboxed_run(argv, cwd, env, writable_paths) as run:
+            if after is not None and not run.sandboxed:
+                await after
+                after = None
             try:
                 finished = await _run(run.argv, cwd, run.env, timeout_seconds, on_output, on_error, stdin,
-                                      on_start, spare_leader=run.sandboxed)
+                                      on_start, spare_leader=run.sandboxed, after=after)
             finally:  # a stopped run's commits count too
                 if run.git is not None:
                     await asyncio.shield(_take_back(run.git))
@@ -108,9 +114,10 @@ async def _take_back(git: GitView) -> None:
 async def _run(
     argv: list[str], cwd: Path, env: dict[str, str], timeout_seconds: float, on_output: OnChunk,
     on_error: OnChunk | None, stdin: bytes | None, on_start: Callable[[int], None] | None, spare_leader: bool,
+    after: Awaitable[object] | None = None,
 ) -> Finished:
     started = time.monotonic()
-    watch = sandbox.Watch(argv) if spare_leader else None
+    watch = sandbox.Watch(argv, gated=after is not None) if spare_leader else None
     try:
         process = await _start(watch.argv if watch else argv, cwd, env, stdin, on_error,
                                watch.pass_fds if watch else ())
@@ -123,6 +130,8 @@ async def _run(
             watch.started()
     if on_start is not None:
         on_start(process.pid)
+    if watch is not None and after is not None:
+        await _when_done(after, process, watch)
     stop = _Stop(process, watch)
     try:
         readers = [_pump(process.stdout, on_output)]
@@ -156,6 +165,20 @@ async def _start(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes |
         raise CannotStart(f"`{argv[0]}` is not executable") from None
     except OSError as error:
         raise CannotStart(f"`{argv[0]}` could not be started: {error.strerror or error}") from None
+
+
+async def _when_done(after: Awaitable[object], process: asyncio.subprocess.Process, watch: sandbox.Watch) -> None:
+    """Lets the held program start once `after` is done; when it raises (or the run is stopped),
+    the sandbox, in which nothing of the program ran yet, is ended at once."""
+    try:
+        await after
+    except BaseException:
+        signal_group(process.pid, signal.SIGKILL)
+        await process.wait()
+        await watch.ended(process.pid)
+        watch.close()
+        raise
+    watch.open_gate()
 
 
 async def _exit_and_output(process: asyncio.subprocess.Process, readers: list[Awaitable[None]],

@@ -164,20 +164,26 @@ async def real_cli_hand_off(stack: Stack, codebase_id: str, repository: Path, ru
     from tests.agent_clis import claude_binary
     from activities.agents import claude
 
-    binary = str(claude_binary())
+    # Started through a wrapper that notes when it runs, by the service and by hand: what lies before the
+    # CLI's start is ours, what lies after is its own start-up (in the sandbox, against unconfined).
+    home = stack.work / "data" / "agent-home"
+    home.mkdir(parents=True, exist_ok=True)
+    binary = str(home / "bench-claude")
+    Path(binary).write_text(f'#!/bin/sh\ndate +%s.%N >> "$HOME/bench-claude.log"\nexec {claude_binary()} "$@"\n')
+    os.chmod(binary, 0o755)
     (await stack.api.patch(f"/api/codebases/{codebase_id}",
                            json={"agent": {"agent": "claude", "executable": binary}})).raise_for_status()
     conversation = f"real-cli-{uuid.uuid4().hex[:6]}"
     first = await start_conversation(stack, conversation, repository)
     pool = await asyncpg.connect(stack.database_url)
     ours, by_hand = [], []
+    to_start, own_start, own_start_by_hand = [], [], []
     try:
         await _run_ended(pool, first["agentRunId"])
         session, worktree = await pool.fetchrow(
             """SELECT r.session_id, e.working_path FROM agent_runs r JOIN isolation_environments e
                ON e.id = r.environment_id WHERE r.id = $1::uuid""", first["agentRunId"])
-        env = {**os.environ, **model_environment(stack.model), "HOME": str(stack.work / "data" / "agent-home"),
-               "CLAUDE_CODE_MAX_RETRIES": "2"}
+        env = {**os.environ, **model_environment(stack.model), "HOME": str(home), "CLAUDE_CODE_MAX_RETRIES": "2"}
         argv = [binary, "-p", "--output-format", "stream-json", "--verbose", "--permission-mode",
                 claude.UNCONFINED_MODE, "--resume", session]
         for _ in range(runs):
@@ -188,6 +194,8 @@ async def real_cli_hand_off(stack: Stack, codebase_id: str, repository: Path, ru
             handle = stack.temporal.get_workflow_handle_for(MessageWorkflow.run, response.json()["workflowId"])
             assert await _run_ended(pool, (await handle.result()).run_id) == "done"
             ours.append((stack.model.calls[calls].at - answered) * 1000)
+            to_start.append((_last_start(home) - answered) * 1000)
+            own_start.append((stack.model.calls[calls].at - _last_start(home)) * 1000)
 
             calls = len(stack.model.calls)
             began = time.time()
@@ -197,6 +205,7 @@ async def real_cli_hand_off(stack: Stack, codebase_id: str, repository: Path, ru
             await process.communicate(b"go")
             assert process.returncode == 0
             by_hand.append((stack.model.calls[calls].at - began) * 1000)
+            own_start_by_hand.append((stack.model.calls[calls].at - _last_start(home)) * 1000)
     finally:
         await pool.close()
     figure, baseline = Latency.of(ours), Latency.of(by_hand)
@@ -204,4 +213,11 @@ async def real_cli_hand_off(stack: Stack, codebase_id: str, repository: Path, ru
     return [Figure("real Claude Code hand-off, 2xx to its first model request", str(figure),
                    f"by hand: {baseline}", verdict(above <= 40),
                    {"latency": vars(figure), "baseline": vars(baseline), "above_p50": round(above, 1)}),
-            Figure("  above the CLI started by hand (p50)", f"{above:+.1f} ms (target <= +40)")]
+            Figure("  above the CLI started by hand (p50)", f"{above:+.1f} ms (target <= +40)"),
+            Figure("  2xx to the CLI's start (ours)", str(Latency.of(to_start))),
+            Figure("  its start to its request: ours, in the sandbox", str(Latency.of(own_start)),
+                   f"by hand: {Latency.of(own_start_by_hand)}")]
+
+
+def _last_start(home: Path) -> float:
+    return float((home / "bench-claude.log").read_text().split()[-1])

@@ -73,3 +73,25 @@ async def test_a_worktree_add_killed_part_way_is_made_whole_by_the_next_creation
             assert branch in branches(repo)
             locks = [lock for lock in (repo / ".git").rglob("*.lock")]
             assert locks == [], f"no lock of the dead git is left: {locks}"
+
+
+async def test_a_worktree_add_killed_before_its_entry_was_written_is_made_whole(settings: Settings, repo: Path) -> None:
+    """The moment git leaves most rarely: its worktree's `.git` written, its own entry not yet
+    (`commondir` missing), so git itself cannot read the folder; its entry still locked "initializing"."""
+    codebase = Codebase(id="1", name="project", canonical_path=str(repo), default_branch="main", host=HOST)
+    branch = "thread-killed-early"
+    path = worktree_path(settings.worktree_base, "project", branch)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    git("worktree", "add", "-q", "-b", branch, "--", str(path), "main", cwd=repo)
+    entry = repo / ".git" / "worktrees" / path.name
+    (entry / "commondir").unlink()
+    (entry / "locked").write_text("initializing")
+    assert subprocess.run(["git", "rev-parse", "HEAD"], cwd=path, capture_output=True).returncode != 0
+
+    ready = await ActivityEnvironment().run(IsolationActivities(settings).create_worktree,
+                                            WorktreeRequest(codebase, branch))
+
+    assert ready.path == str(path)
+    assert git("rev-parse", "--abbrev-ref", "HEAD", cwd=path).strip() == branch
+    assert git("status", "--porcelain", cwd=path) == ""
+    assert not (repo / ".git" / "worktrees" / path.name / "locked").exists()

@@ -79,8 +79,7 @@ class WorktreeCreator:
                 )
             if state == "half_made":
                 async with host_lock(self.settings.worktree_base, repository):
-                    await run_git("worktree", "remove", "--force", "--force", "--", str(path), cwd=repository,
-                                  check=False)
+                    await self._clear_half_made(repository, path)
                 _remove_empty_dir(self.settings.worktree_base, path)
             base = await fresh_base(self.settings.worktree_base, repository, request.codebase.default_branch,
                                     self.settings.fetch_interval_seconds)
@@ -108,6 +107,20 @@ class WorktreeCreator:
                                  base=WorktreeBase(request.codebase.default_branch, added.start_commit,
                                                    base.fallback_reason) if fresh and added.start_commit else None,
                                  setup=config)
+
+    async def _clear_half_made(self, repository: Path, path: Path) -> None:
+        """What a `git worktree add` killed part way left: git removes it, unless it died before its
+        entry was written (git cannot read it then); its files then go by hand. Nobody ever worked there."""
+        removed = await run_git("worktree", "remove", "--force", "--force", "--", str(path), cwd=repository,
+                                check=False)
+        if removed.returncode == 0:
+            return
+        common = Path((await run_git("rev-parse", "--path-format=absolute", "--git-common-dir",
+                                     cwd=repository)).stdout.strip()).resolve()
+        entry = _unfinished_entry(path, common)
+        if entry is not None:
+            shutil.rmtree(entry, ignore_errors=True)
+            shutil.rmtree(ensure_inside(self.settings.worktree_base, path), ignore_errors=True)
 
     async def _already_made(self, repository: Path, path: Path, request: WorktreeRequest) -> WorktreeReady:
         """Made by a concurrent message (or by this one before a crash): a branch still at the base
@@ -211,6 +224,10 @@ async def _path_state(repository: Path, path: Path, branch: str) -> PathState:
         return "missing"
     if not (path / ".git").exists():
         return "half_made" if path.is_dir() and not any(path.iterdir()) else "foreign"
+    expected = await run_git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=repository)
+    common = Path(expected.stdout.strip()).resolve()
+    if _unfinished_entry(path, common) is not None:  # git may not even read it yet (killed very early)
+        return "half_made"
     result = await run_git(
         "rev-parse", "--path-format=absolute", "--git-common-dir", "--show-toplevel", "--abbrev-ref", "HEAD",
         cwd=path, check=False,
@@ -219,14 +236,25 @@ async def _path_state(repository: Path, path: Path, branch: str) -> PathState:
     if result.returncode != 0 or len(lines) != 3:
         return "foreign"
     common_dir, toplevel, head = lines
-    expected = await run_git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=repository)
-    if Path(common_dir).resolve() != Path(expected.stdout.strip()).resolve() or Path(toplevel).resolve() != path:
+    if Path(common_dir).resolve() != common or Path(toplevel).resolve() != path:
         return "foreign"
-    # git locks a worktree with reason "initializing" until its checkout is complete
-    marker = Path(common_dir) / "worktrees" / path.name / "locked"
-    if marker.is_file() and "initializing" in marker.read_text(errors="replace"):
-        return "half_made"
     return "ours" if head == branch else "foreign"
+
+
+def _unfinished_entry(path: Path, common: Path) -> Path | None:
+    """The entry (under `common`/worktrees) of `path` when it is a worktree of that repository that git
+    has not finished adding: git keeps the entry locked "initializing" until the checkout is complete."""
+    try:
+        pointer = (path / ".git").read_text(errors="replace").strip()
+    except OSError:  # a folder: a repository of its own
+        return None
+    if not pointer.startswith("gitdir: "):
+        return None
+    entry = Path(pointer.removeprefix("gitdir: ")).resolve()
+    marker = entry / "locked"
+    if entry.parent != common / "worktrees" or not marker.is_file():
+        return None
+    return entry if "initializing" in marker.read_text(errors="replace") else None
 
 
 def _remove_empty_dir(base: Path, path: Path) -> None:
