@@ -71,7 +71,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
     environments = EnvironmentActivities(pool, settings)
     archives = ArchiveActivities(pool, settings)
     signals = EnvironmentSignalActivities(client, settings.task_queue)
-    codebases = CodebaseActivities(settings, pool)
+    codebases = CodebaseActivities(settings, pool, client)
     isolation = IsolationActivities(settings)
     replies = ReplyActivities(pool, deliverers(settings, pool))
     agent_runs = AgentRunActivities(settings, pool, client, replies)
