@@ -27,6 +27,7 @@ from isolator.settings import Settings
 
 log = logging.getLogger(__name__)
 
+
 def _invalid(message: str) -> ApplicationError:
     return _mistake(message, INVALID_REPOSITORY)
 
