@@ -130,7 +130,9 @@ async def throughput_refilling(stack: Stack, repositories: Path, repository: Pat
     await _register(stack, today, warm=0)
     db = await asyncpg.connect(stack.database_url)
     try:
-        while await _ready_rows(db, codebase) < 2:
+        # Its pool full, and no other pool (of the cases before) still making or moving a worktree.
+        while await _ready_rows(db, codebase) < 2 or await db.fetchval(
+                "SELECT count(*) FROM warm_worktrees WHERE state IN ('making', 'refreshing', 'removing')"):
             await asyncio.sleep(0.05)
     finally:
         await db.close()
@@ -138,8 +140,11 @@ async def throughput_refilling(stack: Stack, repositories: Path, repository: Pat
     for conversation in conversations:
         await start_conversation(stack, conversation, repository)
     counted_per_window = WINDOW_SECONDS - RAMP_SECONDS
-    rounds = max(1, round(seconds / (2 * counted_per_window)))
-    window = seconds / (2 * rounds) + RAMP_SECONDS
+    # Two rounds of full windows at least (--quick too): with one, a side's two windows are next to each
+    # other, and the machine's drift over that half minute falls on one side.
+    rounds = max(2, round(seconds / (2 * counted_per_window)))
+    window = max(seconds / (2 * rounds), counted_per_window) + RAMP_SECONDS
+    seconds = 2 * rounds * (window - RAMP_SECONDS)  # counted per side
     loads = {side: _Load() for side in LOAD_ORDER}
     arrivals = {"today": 0, "warm": 0}
     misses_before = _warm_misses(stack, pooled.name)
