@@ -113,8 +113,11 @@ async def empty_pool_create(stack: Stack, repositories: Path, runs: int) -> list
     ]
 
 
-# New conversations arrive one after another, with this pause between them, while the load runs.
-NEW_CONVERSATION_PAUSE = 0.5
+# New conversations arrive one after another, with this pause between them, while the load runs: about one
+# new conversation for every 50 reuse messages here. The pool's own work shows more the more often they
+# come: for a 50-file repository a claim costs what the create it replaces does, and the refill repeats
+# that create's git work and set-up (docs/warm.md, "Measuring it").
+NEW_CONVERSATION_PAUSE = 2.0
 LOAD_ORDER = ("today", "warm", "warm", "today")
 
 
