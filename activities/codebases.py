@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 import shutil
 from pathlib import Path
 
 import asyncpg
 from temporalio import activity
+from temporalio.client import Client
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities.database import codebase_from_row
 from activities.git import GitError, run_git
 from activities.paths import UnsafePathError, ensure_inside, is_valid_codebase_name
 from activities.repositories import name_from_source, normalize_repository_url, repository_url_of
+from activities.warm_pool import ask_refill, pool_size
 from isolator.contracts.codebase import (
     Codebase,
     RegisteredCodebase,
@@ -21,6 +24,8 @@ from isolator.contracts.codebase import (
 )
 from isolator.contracts.errors import INVALID_REPOSITORY, NAME_TAKEN
 from isolator.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 def _invalid(message: str) -> ApplicationError:
@@ -33,9 +38,10 @@ def _mistake(message: str, error_type: str) -> ApplicationError:
 
 
 class CodebaseActivities:
-    def __init__(self, settings: Settings, pool: asyncpg.Pool | None = None) -> None:
+    def __init__(self, settings: Settings, pool: asyncpg.Pool | None = None, client: Client | None = None) -> None:
         self.settings = settings
         self.pool = pool
+        self.client = client  # starts a new codebase's warm pool
 
     @activity.defn
     async def find_codebase(self, source: RepositorySource) -> Codebase | None:
@@ -61,6 +67,23 @@ class CodebaseActivities:
 
     @activity.defn
     async def record_codebase(self, info: RepositoryInfo) -> RegisteredCodebase:
+        registered = await self._record(info)
+        if registered.created and registered.codebase is not None:
+            await self._start_warm_pool(registered.codebase)
+        return registered
+
+    async def _start_warm_pool(self, codebase: Codebase) -> None:
+        """A new codebase's warm worktrees are made from its registration on, whoever registered it (the
+        API, `/clone` in a chat, an event from its repository), not from its first create."""
+        assert self.pool is not None
+        if self.client is None or not await pool_size(self.pool, self.settings, codebase.id):
+            return
+        try:
+            await ask_refill(self.client, self.settings, codebase)
+        except Exception as error:  # noqa: BLE001 - the first claim (or the worker's start) asks again
+            log.warning("could not start the warm pool of %s: %s", codebase.name, error)
+
+    async def _record(self, info: RepositoryInfo) -> RegisteredCodebase:
         assert self.pool is not None
         async with self.pool.acquire() as connection, connection.transaction():
             row = await connection.fetchrow(

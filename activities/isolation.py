@@ -57,11 +57,14 @@ class IsolationActivities:
 
     @activity.defn
     async def validate_environment(self, check: EnvironmentCheckInput) -> EnvironmentCheck:
+        return EnvironmentCheck(status=self.check_here(check))
+
+    def check_here(self, check: EnvironmentCheckInput) -> str:
+        """"healthy" or "missing" on the codebase's host; "elsewhere" on any other."""
         if check.host != self.settings.host:
-            return EnvironmentCheck(status="elsewhere")
+            return "elsewhere"
         # One stat of a local path, microseconds: a hop to a thread pool cost more than the check.
-        healthy = self._provider(check.provider).validate(check.working_path)
-        return EnvironmentCheck(status="healthy" if healthy else "missing")
+        return "healthy" if self._provider(check.provider).validate(check.working_path) else "missing"
 
     @activity.defn
     async def create_worktree_here(self, request: WorktreeRequest) -> WorktreeCreation:

@@ -16,7 +16,7 @@ from temporalio.exceptions import ApplicationError
 from activities.database import codebase_from_row
 from activities.paths import is_valid_codebase_name
 from activities.repositories import is_clone_url
-from activities.warm_pool import ask_refill, pool_size, warm_pool_view
+from activities.warm_pool import ask_refill, warm_pool_view
 from api.deps import get_client, get_pool, get_settings, require_api_token
 from isolator.contracts.codebase import RepositorySource
 from isolator.contracts.errors import NAME_TAKEN, USER_ERRORS
@@ -154,8 +154,6 @@ async def register_codebase(
         response.status_code = status.HTTP_200_OK
     await _set_agent(pool, registered.codebase.id, body)
     row = await pool.fetchrow("SELECT * FROM codebases WHERE id = $1", registered.codebase.id)
-    if registered.created and await pool_size(pool, settings, registered.codebase.id):
-        await ask_refill(client, settings, registered.codebase)  # its warm worktrees are made from now on
     return RegisteredView(**_view(row).model_dump(), created=registered.created)
 
 

@@ -105,6 +105,8 @@ async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | N
             ("set-up", lambda: ready.setup_overhead(stack, repositories, sizes.setup_runs)),
             ("warm pool", lambda: warm_pool.warm_create(stack, repositories, sizes.setup_runs)),
             ("warm pool", lambda: warm_pool.empty_pool_create(stack, repositories, sizes.create_runs)),
+            ("throughput with the pool refilling", lambda: warm_pool.throughput_refilling(
+                stack, repositories, small, sizes.concurrency, sizes.seconds)),
             ("include copy", lambda: ready.include_copy(trees, sizes.include_runs, sizes.include_megabytes)),
             ("agent hand-off", lambda: agents.hand_off(stack, agent_codebase, with_agent, small, sizes.hand_off_runs)),
             ("agent streaming", lambda: agents.streaming(stack, agent_codebase, with_agent, sizes.stream_lines)),

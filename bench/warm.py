@@ -1,25 +1,27 @@
-"""Warm worktrees (docs/warm.md): a new conversation with a set-up against a reuse, and a create that
-finds the pool empty against today's create."""
+"""Warm worktrees (docs/warm.md): a new conversation with a set-up against a reuse, a create that finds
+the pool empty against today's create, and today's throughput case while the pool refills."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 import asyncpg
 
 from bench.figures import Figure, Latency, timed, verdict
-from bench.messages import say
+from bench.messages import RAMP_SECONDS, WINDOW_SECONDS, _Load, _saturate, say, start_conversation
 from bench.repos import git, make_repository
 from bench.stack import Stack
 
 SLOW_SETUP = '[setup]\ncommands = ["sleep 2", "echo ready > setup-done.txt"]\ninputs = ["deps.lock"]\n'
 # Fails before a claim (no branch yet), works after: the pool stays empty, the environments get set up.
 WARM_FAILS = '[setup]\ncommands = ["test -n \\"$ISOLATOR_BRANCH\\""]\n'
+FAST_SETUP = '[setup]\ncommands = ["echo ready > setup-done.txt"]\n'
 
 
-def _with_config(path: Path, text: str) -> Path:
-    repository = make_repository(path, files=5000, folders=200)
+def _with_config(path: Path, text: str, files: int = 5000, folders: int = 200) -> Path:
+    repository = make_repository(path, files=files, folders=folders)
     (repository / ".isolator.toml").write_text(text)
     git("add", ".isolator.toml", cwd=repository)
     git("commit", "-q", "-m", "set-up", cwd=repository)
@@ -109,3 +111,86 @@ async def empty_pool_create(stack: Stack, repositories: Path, runs: int) -> list
                                         "ratio_p50": round(ratio, 2)}),
         Figure("  ratio to a create without a pool (p50)", f"x{ratio:.2f} (target <= 1.05)"),
     ]
+
+
+# New conversations arrive one after another, with this pause between them, while the load runs: about one
+# new conversation for every 50 reuse messages here. The pool's own work shows more the more often they
+# come: for a 50-file repository a claim costs what the create it replaces does, and the refill repeats
+# that create's git work and set-up (docs/warm.md, "Measuring it").
+NEW_CONVERSATION_PAUSE = 2.0
+LOAD_ORDER = ("today", "warm", "warm", "today")
+
+
+async def throughput_refilling(stack: Stack, repositories: Path, repository: Path, concurrency: int,
+                               seconds: float) -> list[Figure]:
+    """Today's throughput case (reuse messages in `concurrency` conversations, counted in windows) while
+    new conversations keep arriving: on a codebase with a pool of 2 (each claims a warm worktree and the
+    pool refills in the background, during the count) against the same arrivals on a codebase without a
+    pool (today's create). Only the reuse messages are counted, on both sides."""
+    pooled = _with_config(repositories / "warm-load", FAST_SETUP, files=50, folders=1)
+    codebase = await _register(stack, pooled, warm=2)
+    today = _with_config(repositories / "cold-load", FAST_SETUP, files=50, folders=1)
+    await _register(stack, today, warm=0)
+    db = await asyncpg.connect(stack.database_url)
+    try:
+        # Its pool full, and no other pool (of the cases before) still making or moving a worktree.
+        while await _ready_rows(db, codebase) < 2 or await db.fetchval(
+                "SELECT count(*) FROM warm_worktrees WHERE state IN ('making', 'refreshing', 'removing')"):
+            await asyncio.sleep(0.05)
+    finally:
+        await db.close()
+    conversations = [f"refill-load-{index}" for index in range(concurrency)]
+    for conversation in conversations:
+        await start_conversation(stack, conversation, repository)
+    counted_per_window = WINDOW_SECONDS - RAMP_SECONDS
+    # Two rounds of full windows at least (--quick too): with one, a side's two windows are next to each
+    # other, and the machine's drift over that half minute falls on one side.
+    rounds = max(2, round(seconds / (2 * counted_per_window)))
+    window = max(seconds / (2 * rounds), counted_per_window) + RAMP_SECONDS
+    seconds = 2 * rounds * (window - RAMP_SECONDS)  # counted per side
+    loads = {side: _Load() for side in LOAD_ORDER}
+    arrivals = {"today": 0, "warm": 0}
+    misses_before = _warm_misses(stack, pooled.name)
+
+    async def arriving(side: str, until: float) -> None:
+        """New conversations, one after another, until the window ends."""
+        target = pooled if side == "warm" else today
+        while time.monotonic() < until:
+            conversation = f"refill-new-{side}-{arrivals[side]}"
+            arrivals[side] += 1
+            await say(stack, conversation, f"/clone {target}")
+            result = await say(stack, conversation)
+            assert result["outcome"] == "created", result
+            await asyncio.sleep(NEW_CONVERSATION_PAUSE)
+
+    async def measured(side: str) -> tuple[list[float], int]:
+        arrivals_task = asyncio.create_task(arriving(side, time.monotonic() + window))
+        counted = await _saturate(lambda index: say(stack, conversations[index]), concurrency, window, RAMP_SECONDS)
+        await arrivals_task
+        return counted
+
+    await _saturate(lambda index: say(stack, conversations[index]), concurrency, window, RAMP_SECONDS)  # warm-up
+    for _ in range(rounds):
+        for side in LOAD_ORDER:
+            loads[side].add(*await measured(side), window - RAMP_SECONDS)
+    claimed = arrivals["warm"] - (_warm_misses(stack, pooled.name) - misses_before)
+    rate, baseline_rate = loads["warm"].rate, loads["today"].rate
+    ratio = rate / baseline_rate
+    return [
+        Figure(f"throughput with the pool refilling, reuse, {concurrency} conversations", f"{rate:.1f} msg/s",
+               f"today's throughput case: {baseline_rate:.1f}/s", verdict(ratio >= 0.95),
+               {"rate": round(rate, 1), "baseline_rate": round(baseline_rate, 1), "ratio": round(ratio, 3),
+                "new_conversations": arrivals, "claimed": claimed, "seconds": seconds,
+                "windows": {"seconds": round(window, 1), "ramp_not_counted": RAMP_SECONDS, "per_side": 2 * rounds}}),
+        Figure("  ratio to today's throughput case", f"x{ratio:.2f} (target >= 0.95)",
+               f"new conversations meanwhile: {arrivals['warm']} ({claimed} claimed a warm worktree) / "
+               f"{arrivals['today']}"),
+    ]
+
+
+def _warm_misses(stack: Stack, codebase_name: str) -> int:
+    """Creates of the codebase that found no warm worktree, as the worker and the API process log them."""
+    needle = f" of {codebase_name} ("
+    logs = [stack.work / f"{name}.log" for name in ("worker", "api")]
+    return sum(1 for log in logs if log.exists() for line in log.read_text(errors="replace").splitlines()
+               if "no warm worktree for" in line and needle in line)

@@ -67,12 +67,12 @@ def build_workers(
 
 def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) -> list[Callable[..., Any]]:
     """What the shared queue serves: the workflows' local activities, and the activities any host can run."""
-    conversations = ConversationActivities(pool)
+    isolation = IsolationActivities(settings)
+    conversations = ConversationActivities(pool, isolation.check_here)
     environments = EnvironmentActivities(pool, settings)
     archives = ArchiveActivities(pool, settings)
     signals = EnvironmentSignalActivities(client, settings.task_queue)
-    codebases = CodebaseActivities(settings, pool)
-    isolation = IsolationActivities(settings)
+    codebases = CodebaseActivities(settings, pool, client)
     replies = ReplyActivities(pool, deliverers(settings, pool))
     agent_runs = AgentRunActivities(settings, pool, client, replies)
     agent_sessions = AgentSessionActivities(pool)

@@ -211,7 +211,9 @@ class MessageWorkflow:
             return None
         if environment.status == "hibernated":
             return await self._wake(environment)
-        if environment.status == "active" and await self._is_healthy(environment):
+        # The conversation's own worktree was checked as it was recorded, when that ran on its host.
+        checked = conversation.environment_check if environment is conversation.environment else None
+        if environment.status == "active" and await self._is_healthy(environment, checked):
             if environment.setup_state == "running":  # its set-up goes first
                 await environment_signals.wait_for_setup(environment.id)
             return environment
@@ -235,8 +237,10 @@ class MessageWorkflow:
                 return Shared(issue, linked)
         return None
 
-    async def _is_healthy(self, environment: Environment) -> bool:
+    async def _is_healthy(self, environment: Environment, checked: str | None = None) -> bool:
         assert self._codebase is not None
+        if checked is not None and versions.takes_check_from_record():
+            return checked == "healthy"
         return (await isolation.validate_environment(environment, self._codebase.host)).status == "healthy"
 
     async def _retire(self, environment: Environment, conversation: Conversation) -> None:

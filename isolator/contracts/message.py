@@ -108,6 +108,9 @@ class Conversation:
     codebase_choices: list[str] = field(default_factory=list)
     # the message that attached `environment` (see AttachInput.key)
     attached_by: str | None = None
+    # `environment`'s worktree checked as the conversation was recorded: "healthy" or "missing"; None when
+    # it was not (no active environment, or its codebase on another host): the workflow then checks it
+    environment_check: str | None = None
 
 
 @dataclass

@@ -40,6 +40,7 @@ from tests.conftest import Stack
 from tests.gitrepos import git, worktree_paths
 from tests.replay_workflows.clock_reading import ClockReadingMessageWorkflow
 from tests.schedules import commit_in, trigger_sweep
+from tests.workflows.test_warm_pool import pool_settles
 from workers.schedule import ensure_cleanup_schedule
 from workers.worker import WORKFLOWS
 from workflows.environment import EnvironmentWorkflow
@@ -64,6 +65,9 @@ CAPTURED = {
     "message_returned": "MessageWorkflow: a message after the close returns to the archived worktree",
     "codebase_cleanup_budget": "CodebaseCleanupWorkflow: over the disk budget, an idle environment hibernates",
     "environment_hibernated": "EnvironmentWorkflow: restored, hibernated, woken by a message, then closed",
+    "message_claimed_warm": "MessageWorkflow: a first message claims a warm worktree and replies",
+    "warm_pool": "WarmPoolWorkflow: fills the pool, refills it after a claim, empties it when set to 0 and ends",
+    "message_reused": "MessageWorkflow: a follow-up reuses its worktree, checked as its conversation was recorded",
 }
 # Kept from runs of older workflow code, never captured again: they replay through its `patched()` branches.
 KEPT = {
@@ -258,6 +262,30 @@ async def test_capture_histories(stack: Stack, repo: Path, schedule: ScheduleHan
     store("environment_destroyed_by_cleanup", await destroyed.fetch_history(), root)
     store("cleanup", await sweep.fetch_history(), root)
     store("codebase_cleanup", await fetch(client, children[0].workflow_id, children[0].run_id), root)
+
+
+@pytest.mark.skipif(not CAPTURE, reason="set ISOLATOR_CAPTURE_HISTORIES=1 to capture the histories anew")
+async def test_capture_warm_pool_and_reuse_histories(stack: Stack, repo: Path) -> None:
+    """The warm pool's paths (docs/warm.md), and a follow-up; `-k warm` captures these alone."""
+    client, root = stack.temporal, stack.tmp_path
+    stack.settings.warm_worktrees = 1  # off in the other tests
+    codebase = (await stack.register(repo))["id"]
+    [warm] = await pool_settles(stack, codebase, ready=1)
+
+    claimed = await stack.say("replay-warm", "start from a warm worktree")
+    assert claimed["result"]["outcome"] == "created"
+    made_as = (Path(claimed["result"]["workingPath"]) / ".git").read_text().strip().rsplit("/", 1)[1]
+    assert made_as == Path(warm["path"]).name, "it claimed the warm worktree"
+    reused = await stack.say("replay-warm", "and a follow-up")
+    assert reused["result"]["outcome"] == "reused"
+    await pool_settles(stack, codebase, ready=1)  # refilled
+    pool = client.get_workflow_handle(f"warm-pool:{codebase}")
+    (await stack.api.patch(f"/api/codebases/{codebase}", json={"warm_worktrees": 0})).raise_for_status()
+    await pool.result()  # emptied, then ended
+
+    store("message_claimed_warm", await fetch(client, claimed["workflowId"], claimed["runId"]), root)
+    store("warm_pool", await pool.fetch_history(), root)
+    store("message_reused", await fetch(client, reused["workflowId"], reused["runId"]), root)
 
 
 # --- replay ----------------------------------------------------------------------------------------

@@ -101,6 +101,22 @@ async def test_a_new_conversation_claims_a_set_up_warm_worktree_on_its_own_branc
     assert view["size"] == 1 and view["ready"] == 1 and view["worktrees"][0]["base_commit"] == base
 
 
+async def test_a_codebase_registered_by_clone_in_a_chat_gets_its_pool_at_once(stack: Stack, repo: Path) -> None:
+    commit_config(repo, '[setup]\ncommands = ["echo run >> setup-runs.txt"]\n')
+
+    linked = (await stack.say("clone-1", f"/clone {repo}"))["result"]
+
+    assert linked["outcome"] != "created", "no worktree asked for yet"
+    [codebase] = (await stack.api.get("/api/codebases")).json()
+    [warm] = await pool_settles(stack, codebase["id"], ready=1)
+    assert (Path(warm["path"]) / "setup-runs.txt").read_text() == "run\n", "made and set up before any create"
+    assert await stack.db.fetchval("SELECT count(*) FROM isolation_environments") == 0
+    created = (await stack.say("clone-1", "go"))["result"]
+    worktree = Path(created["workingPath"])
+    assert created["outcome"] == "created" and (worktree / "setup-runs.txt").read_text() == "run\n"
+    assert (worktree / ".git").read_text().strip().rsplit("/", 1)[1] == Path(warm["path"]).name, "it was claimed"
+
+
 async def test_twenty_conversations_at_once_get_twenty_worktrees_and_the_pool_refills(
     stack: Stack, repo: Path
 ) -> None:

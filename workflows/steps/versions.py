@@ -55,3 +55,9 @@ STALE_HIBERNATED = "stale-hibernated"
 
 def removes_stale_hibernated() -> bool:
     return workflow.patched(STALE_HIBERNATED)
+# A reuse takes the worktree check that came with the conversation's record: one local activity fewer.
+CHECK_WITH_RECORD = "worktree-checked-with-record"
+
+
+def takes_check_from_record() -> bool:
+    return workflow.patched(CHECK_WITH_RECORD)
