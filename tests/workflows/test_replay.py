@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import socket
 import uuid
 from pathlib import Path
@@ -48,7 +47,6 @@ from workflows.message import MessageWorkflow
 from workflows.steps import environments, isolation
 
 HISTORIES = Path(__file__).resolve().parents[1] / "histories"
-CAPTURE = os.environ.get("ISOLATOR_CAPTURE_HISTORIES") == "1"
 # file name -> what it holds
 CAPTURED = {
     "message_created": "MessageWorkflow: a first message creates a worktree and replies",
@@ -154,7 +152,7 @@ def store(name: str, history: WorkflowHistory, root: Path) -> None:
     (HISTORIES / f"{name}.json").write_text(json.dumps(document, indent=1) + "\n")
 
 
-@pytest.mark.skipif(not CAPTURE, reason="set ISOLATOR_CAPTURE_HISTORIES=1 to capture the histories anew")
+@pytest.mark.capture
 async def test_capture_histories(stack: Stack, repo: Path, schedule: ScheduleHandle) -> None:  # noqa: F811
     """Runs every captured path for real and stores its history; defined first, so it runs before the replays."""
     client, root = stack.temporal, stack.tmp_path
@@ -264,7 +262,7 @@ async def test_capture_histories(stack: Stack, repo: Path, schedule: ScheduleHan
     store("codebase_cleanup", await fetch(client, children[0].workflow_id, children[0].run_id), root)
 
 
-@pytest.mark.skipif(not CAPTURE, reason="set ISOLATOR_CAPTURE_HISTORIES=1 to capture the histories anew")
+@pytest.mark.capture
 async def test_capture_warm_pool_and_reuse_histories(stack: Stack, repo: Path) -> None:
     """The warm pool's paths (docs/warm.md), and a follow-up; `-k warm` captures these alone."""
     client, root = stack.temporal, stack.tmp_path
