@@ -285,3 +285,17 @@ def test_agent_selects_the_driver_and_agent_command_alone_keeps_meaning_command(
         load_settings(agent_driver="command")
     with pytest.raises(ConfigurationError, match="AGENT_ARGS"):
         load_settings(agent_args_line="--model 'unclosed")
+
+
+def test_an_aider_error_wrapped_by_its_console_is_read_whole() -> None:
+    """A console 80 columns wide cuts litellm's message in two; Aider's own explanation below it still does not count."""
+    reader = aider.Reader()
+    reader.feed("litellm.RateLimitError: RateLimitError: OpenAIException - Rate limit reached.\n"
+                "Please try again in 3600s.\nThe API provider has rate limited you. Try again later or check "
+                "your quotas.\n")
+    assert reader.error is not None and (reader.error.kind, reader.error.resets) == ("rate_limit", "in 3600s")
+    assert "quotas" not in reader.error.detail
+    reader = aider.Reader()
+    reader.feed("litellm.InternalServerError: InternalServerError: OpenAIException - Internal server\nerror\n"
+                "The API provider's servers are down or overloaded.\n")
+    assert reader.error is not None and reader.error.kind == "api" and reader.error.detail.endswith("server error")

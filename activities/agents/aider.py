@@ -42,6 +42,7 @@ _TOKENS = re.compile(r"^Tokens: (?P<sent>[\d.]+[kM]?) sent(?:, (?P<write>[\d.]+[
                      r"(?:, (?P<hit>[\d.]+[kM]?) cache hit)?, (?P<received>[\d.]+[kM]?) received\.")
 _COST = re.compile(r"Cost: \$[\d.]+ message, \$(?P<session>[\d.]+) session\.")
 _ERROR = re.compile(r"^litellm\.(?P<name>\w+):")
+AIDERS_OWN = "The API provider"  # how each of Aider's own explanations of an API error begins
 _RETRY = re.compile(r"^Retrying in [\d.]+ seconds")
 
 
@@ -101,6 +102,7 @@ class Reader(LineReader):
         self.pending: str | None = None  # a reply line that may name the file of the block that follows
         self.fenced = False
         self.after_error = False  # the lines that explain an error, until its retry
+        self.error_lines: list[str] = []  # the error's name, then its message's lines (while it may go on)
         self.retries = 0
         self.subject = ""  # what Aider's last question was about
         self.new_files: set[str] = set()
@@ -112,6 +114,7 @@ class Reader(LineReader):
             line = prompt.group("rest").strip()
         if error := _ERROR.match(line):
             self.error = classify(error.group("name"), line)
+            self.error_lines = [error.group("name"), line]
             self.after_error, self.prose, self.pending, self.fenced = True, [], None, False
             return [f"⚠ {short(line, 200)}"]
         if _RETRY.match(line):
@@ -121,6 +124,13 @@ class Reader(LineReader):
                 raise GaveUp(f"gave up after {MAX_RETRIES} retries")
             return []
         if self.after_error:
+            # litellm's message, when the console wrapped it, goes on until Aider's own explanation
+            # ("The API provider ..."), which does not count: it names every cause it could be.
+            if line.startswith(AIDERS_OWN):
+                self.error_lines = []
+            elif line and self.error_lines and len(self.error_lines) < 6:
+                self.error_lines.append(line)
+                self.error = classify(self.error_lines[0], " ".join(self.error_lines[1:]))
             return []
         if tokens := _TOKENS.match(line):
             return self._tokens(tokens, line)
