@@ -25,12 +25,12 @@ from pathlib import Path
 from pydantic import SecretStr
 
 from activities import sandbox
+from activities.program_stops import Stop, signal_group
 from activities.sandbox_git import BranchNotTaken, GitView, take_back
 from isolator.settings import Settings
 
 log = logging.getLogger(__name__)
 
-GRACE_SECONDS = 10.0
 OUTPUT_AFTER_EXIT_SECONDS = 2.0
 TAIL_LINES = 20
 MAX_LINE = 2000  # characters kept of one line; a program that never prints a newline is cut here
@@ -132,7 +132,7 @@ async def _run(
         on_start(process.pid)
     if watch is not None and after is not None:
         await _when_done(after, process, watch)
-    stop = _Stop(process, watch)
+    stop = Stop(process, watch)
     try:
         readers = [_pump(process.stdout, on_output)]
         if on_error is not None:
@@ -182,7 +182,7 @@ async def _when_done(after: Awaitable[object], process: asyncio.subprocess.Proce
 
 
 async def _exit_and_output(process: asyncio.subprocess.Process, readers: list[Awaitable[None]],
-                           stop: "_Stop") -> int:
+                           stop: Stop) -> int:
     """The exit code, once its output is read; a child it left behind holding the pipes open gets
     OUTPUT_AFTER_EXIT_SECONDS to finish writing, then the group is stopped."""
     output = asyncio.ensure_future(asyncio.gather(*readers))
@@ -256,57 +256,3 @@ async def _feed(process: asyncio.subprocess.Process, data: bytes) -> None:
         pass
     finally:
         process.stdin.close()
-
-
-@dataclass
-class _Stop:
-    process: asyncio.subprocess.Process
-    watch: sandbox.Watch | None  # the program runs in the sandbox, bubblewrap leads its group
-
-    async def __call__(self) -> None:
-        if self.watch is None:
-            await stop_group(self.process)
-        elif self.process.returncode is not None:  # the namespace ends with its first process
-            await self.watch.ended(self.process.pid)
-        else:
-            await stop_sandbox(self.process, self.watch)
-
-
-async def stop_group(process: asyncio.subprocess.Process) -> None:
-    """SIGTERM to the process group, SIGKILL after the grace period; silent when it is gone already."""
-    if not signal_group(process.pid, signal.SIGTERM):
-        await process.wait()
-        return
-    try:
-        await asyncio.wait_for(_group_gone(process), GRACE_SECONDS)
-    except TimeoutError:
-        signal_group(process.pid, signal.SIGKILL)
-    await process.wait()
-
-
-async def stop_sandbox(process: asyncio.subprocess.Process, watch: sandbox.Watch) -> None:
-    """SIGTERM to all in the sandbox but bubblewrap, whose SIGTERM would end it at once, leaving
-    the program no grace to save its work; SIGKILL to the whole group after the grace period."""
-    sandbox.signal_inside(process.pid, signal.SIGTERM)
-    try:
-        await asyncio.wait_for(asyncio.gather(process.wait(), watch.ended(process.pid)), GRACE_SECONDS)
-    except TimeoutError:
-        signal_group(process.pid, signal.SIGKILL)
-    await process.wait()
-    await watch.ended(process.pid)
-
-
-async def _group_gone(process: asyncio.subprocess.Process) -> None:
-    await process.wait()
-    while signal_group(process.pid, 0):
-        await asyncio.sleep(0.05)
-
-
-def signal_group(group: int, signal_number: int) -> bool:
-    try:
-        os.killpg(group, signal_number)
-        return True
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # the group's leader is gone and its id taken by another user's group
-        return False
