@@ -51,7 +51,7 @@ async def _run_ended(pool: asyncpg.Connection, run_id: str) -> str:
 async def hand_off(stack: Stack, codebase_id: str, repository: Path, plain: Path, runs: int) -> list[Figure]:
     """From the test adapter's 2xx to the agent process running (it records when it started), on a
     reused worktree; against the reuse path's own latency (a conversation without agent), alternating."""
-    started_log = stack.work / "agent-started.log"
+    started_log = stack.work / "records" / "agent-started.log"  # SANDBOX_WRITABLE_PATHS of the bench's stack
     await _set_agent(stack, codebase_id, ["sh", "-c", NO_OP, str(started_log)])
     await start_conversation(stack, "hand-off", repository)
     await start_conversation(stack, "hand-off-reuse", plain)

@@ -147,6 +147,8 @@ async def running_stack(work: Path, trees: Path, database_url: str | None,
             "ISOLATOR_TEST_ADAPTER": "1", "MAX_WORKTREES_PER_CODEBASE": "100000",
             # Today's create in every case but the warm pool's, whose codebases set their own pool.
             "WARM_WORKTREES": "0",
+            # The bench's agents note when they run there: the only folder of the bench the sandbox lets them write.
+            "SANDBOX_WRITABLE_PATHS": str(work / "records"),
             "GITHUB_WEBHOOK_SECRET": GITHUB_SECRET, "GITHUB_TOKEN": GITHUB_TOKEN, "GITHUB_API_URL": github.api_url,
             "SLACK_SIGNING_SECRET": SLACK_SECRET, "SLACK_BOT_TOKEN": SLACK_TOKEN, "SLACK_API_URL": slack.api_url,
             **model_environment(model),

@@ -48,7 +48,8 @@ async def test_a_burst_of_different_conversations_makes_one_worktree_each(stack:
     paths = [answer["result"]["workingPath"] for answer in answers]
     assert len(set(paths)) == BURST, "no two conversations share a worktree"
     assert sorted(worktree_paths(repo)) == sorted(paths)
-    assert all(answer["result"]["outcome"] == "created" for answer in answers)
+    outcomes = [answer["result"]["outcome"] for answer in answers]
+    assert outcomes == ["created"] * BURST, [answer["result"] for answer in answers if answer["result"]["outcome"] != "created"]
     for conversation, answer in zip(conversations, answers):
         assert answer["result"]["branch"] == thread_branch(f"test:{conversation}")
         assert await stack.replies(conversation) == [created_reply(thread_branch(f"test:{conversation}"), repo)]
