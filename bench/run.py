@@ -130,8 +130,11 @@ async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | N
             if wanted and not any(part in name for part in wanted):
                 continue
             started = time.monotonic()
-            figures += await step()
-            print(f"  {name} done in {time.monotonic() - started:.0f} s", flush=True)
+            measured = await step()
+            figures += measured
+            # Each case's figures as soon as it ends: a later case that fails loses none of them.
+            print(f"  {name} done in {time.monotonic() - started:.0f} s: "
+                  + "; ".join(f"{figure.case.strip()}: {figure.value}" for figure in measured), flush=True)
     return figures
 
 
