@@ -14,6 +14,19 @@ _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _ALLOWED_PROTOCOLS = "file:git:http:https:ssh"
 
 
+def admin_dir(worktree: Path) -> Path | None:
+    """The folder a linked worktree's `.git` file points at (`<common>/worktrees/<name>`, its HEAD,
+    index and entry); None for anything else (a main checkout's `.git` folder, no checkout)."""
+    try:
+        content = (worktree / ".git").read_text(errors="replace").strip()
+    except OSError:
+        return None
+    if not content.startswith("gitdir: "):
+        return None
+    admin = Path(content.removeprefix("gitdir: "))
+    return admin if admin.is_absolute() else (worktree / admin).resolve()
+
+
 class GitError(Exception):
     def __init__(self, args: list[str], returncode: int, stderr: str) -> None:
         super().__init__(f"git {' '.join(args)} failed ({returncode}): {stderr.strip()}")

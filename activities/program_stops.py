@@ -9,7 +9,7 @@ import os
 import signal
 from dataclasses import dataclass
 
-from activities import sandbox
+from activities.sandbox_processes import Watch, signal_inside
 
 GRACE_SECONDS = 10.0
 
@@ -19,7 +19,7 @@ class Stop:
     """The stop of one run: whatever is left of its group once it ended, or all of it on a timeout or a cancel."""
 
     process: asyncio.subprocess.Process
-    watch: sandbox.Watch | None  # the program runs in the sandbox, bubblewrap leads its group
+    watch: Watch | None  # the program runs in the sandbox, bubblewrap leads its group
 
     async def __call__(self) -> None:
         if self.watch is None:
@@ -42,10 +42,10 @@ async def stop_group(process: asyncio.subprocess.Process) -> None:
     await process.wait()
 
 
-async def stop_sandbox(process: asyncio.subprocess.Process, watch: sandbox.Watch) -> None:
+async def stop_sandbox(process: asyncio.subprocess.Process, watch: Watch) -> None:
     """SIGTERM to all in the sandbox but bubblewrap, whose SIGTERM would end it at once, leaving
     the program no grace to save its work; SIGKILL to the whole group after the grace period."""
-    sandbox.signal_inside(process.pid, signal.SIGTERM)
+    signal_inside(process.pid, signal.SIGTERM)
     try:
         await asyncio.wait_for(asyncio.gather(process.wait(), watch.ended(process.pid)), GRACE_SECONDS)
     except TimeoutError:

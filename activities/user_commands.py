@@ -26,6 +26,7 @@ from pydantic import SecretStr
 
 from activities import sandbox
 from activities.program_stops import Stop, signal_group
+from activities.sandbox_processes import Watch
 from activities.sandbox_git import BranchNotTaken, GitView, take_back
 from isolator.settings import Settings
 
@@ -81,9 +82,6 @@ async def run_user_program(
     _check_program(argv[0], cwd, env)  # inside the sandbox, only bubblewrap could say so, less clearly
     try:
         async with sandbox.sandboxed_run(argv, cwd, env, writable_paths) as run:
-            if after is not None and not run.sandboxed:
-                await after
-                after = None
             try:
                 finished = await _run(run.argv, cwd, run.env, timeout_seconds, on_output, on_error, stdin,
                                       on_start, spare_leader=run.sandboxed, after=after)
@@ -117,7 +115,9 @@ async def _run(
     after: Awaitable[object] | None = None,
 ) -> Finished:
     started = time.monotonic()
-    watch = sandbox.Watch(argv, gated=after is not None) if spare_leader else None
+    watch = Watch(argv, gated=after is not None) if spare_leader else None
+    if after is not None and watch is None:  # unconfined, nothing holds the program: it starts after
+        await after
     try:
         process = await _start(watch.argv if watch else argv, cwd, env, stdin, on_error,
                                watch.pass_fds if watch else ())
@@ -167,7 +167,7 @@ async def _start(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes |
         raise CannotStart(f"`{argv[0]}` could not be started: {error.strerror or error}") from None
 
 
-async def _when_done(after: Awaitable[object], process: asyncio.subprocess.Process, watch: sandbox.Watch) -> None:
+async def _when_done(after: Awaitable[object], process: asyncio.subprocess.Process, watch: Watch) -> None:
     """Lets the held program start once `after` is done; when it raises (or the run is stopped),
     the sandbox, in which nothing of the program ran yet, is ended at once."""
     try:

@@ -10,7 +10,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from activities.git import run_git
+from activities.git import admin_dir, run_git
 
 MAX_NAMES = 1000  # changed files kept of one comparison
 
@@ -39,18 +39,11 @@ async def working_tree(path: Path) -> WorkingTree:
 
 
 def _index_of(path: Path) -> Path | None:
-    """The worktree's index: `.git/index`, or for a linked worktree the `gitdir:` its `.git` file names."""
-    dot_git = path / ".git"
-    if dot_git.is_dir():
-        return dot_git / "index"
-    try:
-        pointer = dot_git.read_text().strip()
-    except OSError:
-        return None
-    if not pointer.startswith("gitdir: "):
-        return None
-    git_dir = Path(pointer.removeprefix("gitdir: "))
-    return (git_dir if git_dir.is_absolute() else path / git_dir) / "index"
+    """The worktree's index: `.git/index`, or for a linked worktree the one in its admin dir."""
+    if (path / ".git").is_dir():
+        return path / ".git" / "index"
+    admin = admin_dir(path)
+    return admin / "index" if admin is not None else None
 
 
 @dataclass

@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 
 from activities.agents.base import AgentError, GaveUp, Invocation, LineReader, Turn, Usage, short
+from activities.git import admin_dir
 from activities.sandbox import sandboxed
 
 QUIET = ["--no-pretty", "--no-fancy-input", "--no-auto-commits", "--no-gitignore", "--no-check-update",
@@ -76,17 +77,11 @@ def exclude_tags_cache(worktree: Path) -> None:
 
 def _common_git_dir(worktree: Path) -> Path | None:
     """`.git` itself, or for a linked worktree the common dir its `gitdir:` admin dir names."""
-    dot_git = worktree / ".git"
-    if dot_git.is_dir():
-        return dot_git
-    try:
-        pointer = dot_git.read_text().strip()
-    except OSError:
+    if (worktree / ".git").is_dir():
+        return worktree / ".git"
+    admin = admin_dir(worktree)
+    if admin is None:
         return None
-    if not pointer.startswith("gitdir: "):
-        return None
-    admin = Path(pointer.removeprefix("gitdir: "))
-    admin = admin if admin.is_absolute() else worktree / admin
     try:
         return (admin / (admin / "commondir").read_text().strip()).resolve()
     except OSError:

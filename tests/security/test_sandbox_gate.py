@@ -14,6 +14,7 @@ from typing import Iterator
 import pytest
 
 from activities import sandbox
+from activities.sandbox_processes import live_members
 from activities.user_commands import run_user_program
 from isolator.settings import load_settings
 from tests.gitrepos import git, make_repo
@@ -91,4 +92,4 @@ async def test_when_what_it_waits_for_fails_the_program_never_runs(worktree: Pat
     if mode == "off":
         assert spawned == [], "unconfined, nothing is started before"
     else:
-        assert spawned and sandbox.live_members(spawned[0]) == [], "nothing of the sandbox is left"
+        assert spawned and live_members(spawned[0]) == [], "nothing of the sandbox is left"

@@ -13,6 +13,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.git import (
     GitError,
+    admin_dir,
     commits_of,
     is_valid_branch_name,
     run_git,
@@ -244,13 +245,10 @@ async def _path_state(repository: Path, path: Path, branch: str) -> PathState:
 def _unfinished_entry(path: Path, common: Path) -> Path | None:
     """The entry (under `common`/worktrees) of `path` when it is a worktree of that repository that git
     has not finished adding: git keeps the entry locked "initializing" until the checkout is complete."""
-    try:
-        pointer = (path / ".git").read_text(errors="replace").strip()
-    except OSError:  # a folder: a repository of its own
+    entry = admin_dir(path)
+    if entry is None:  # a folder of its own, a repository of its own
         return None
-    if not pointer.startswith("gitdir: "):
-        return None
-    entry = Path(pointer.removeprefix("gitdir: ")).resolve()
+    entry = entry.resolve()
     marker = entry / "locked"
     if entry.parent != common / "worktrees" or not marker.is_file():
         return None
