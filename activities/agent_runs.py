@@ -79,12 +79,16 @@ class AgentRunActivities:
         if plan.kind == "none":
             if request.answered:
                 return Queued("no_agent")
-            # Claimed here, atomically: messages of one conversation arriving together tell it once.
-            # The reply keyed so delivers into this row (deliver_once), and writes its text there.
+            # Claimed here, atomically: messages of one conversation arriving together tell it once;
+            # the same message, run again, claims it again. The reply keyed so delivers into this row
+            # (deliver_once), and writes its text there.
             claimed = await self.pool.fetchval(
-                """INSERT INTO outbound_messages (idempotency_key, platform, platform_conversation_id, body)
-                   VALUES ($1, $2, $3, '') ON CONFLICT (idempotency_key) DO NOTHING RETURNING 1""",
-                no_agent_key(request.platform, request.conversation_id), request.platform, request.conversation_id)
+                """INSERT INTO outbound_messages AS o (idempotency_key, platform, platform_conversation_id, body, claimed_by)
+                   VALUES ($1, $2, $3, '', $4)
+                   ON CONFLICT (idempotency_key) DO UPDATE SET claimed_by = EXCLUDED.claimed_by
+                   WHERE o.claimed_by = EXCLUDED.claimed_by RETURNING 1""",
+                no_agent_key(request.platform, request.conversation_id), request.platform, request.conversation_id,
+                request.key)
             return Queued("no_agent", tell_no_agent=claimed is not None)
         run_id = run_id_of(request.key)
         await self.records.queued(run_id, request.environment_id, request.platform, request.conversation_id,
