@@ -83,12 +83,16 @@ class EnvironmentActivities:
 
     @activity.defn
     async def retire_environment(self, retire: RetireInput) -> Retired:
-        """Mark an environment whose worktree is gone as destroyed and clear the conversation's reference."""
+        """Mark an environment whose worktree is gone as destroyed and clear the conversation's reference.
+        The message that marked it, run again (its workflow task lost), is told it marked it: it alone
+        ends the environment's workflow and tells the user."""
         async with self.pool.acquire() as connection, connection.transaction():
             marked = await connection.fetchval(
-                """UPDATE isolation_environments SET status = 'destroyed', destroyed_at = now()
-                   WHERE id = $1 AND status = 'active' RETURNING id""",
-                retire.environment_id,
+                """UPDATE isolation_environments
+                   SET status = 'destroyed', destroyed_at = coalesce(destroyed_at, now()),
+                       metadata = metadata || jsonb_build_object('retired_by', $2::text)
+                   WHERE id = $1 AND (status = 'active' OR metadata->>'retired_by' = $2) RETURNING id""",
+                retire.environment_id, retire.key,
             )
             await connection.execute(
                 "UPDATE conversations SET environment_id = NULL, cwd = NULL WHERE id = $1 AND environment_id = $2",

@@ -246,7 +246,8 @@ class MessageWorkflow:
     async def _retire(self, environment: Environment, conversation: Conversation) -> None:
         """The worktree is gone: mark the environment destroyed, end its workflow and tell the user, once."""
         assert self._codebase is not None
-        retired = await environments.retire_environment(RetireInput(environment.id, conversation.row_id))
+        retired = await environments.retire_environment(
+            RetireInput(environment.id, conversation.row_id, workflow.info().workflow_id))
         if retired.marked_now:
             await environment_signals.destroy_environment(DestroyEnvironmentInput(
                 environment_ref(environment, self._codebase),

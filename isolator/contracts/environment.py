@@ -50,6 +50,7 @@ class IdentityQuery:
 class RetireInput:
     environment_id: str
     conversation_row_id: str
+    key: str | None = None  # the retiring message workflow's id: run again, it marked it
 
 
 @dataclass
