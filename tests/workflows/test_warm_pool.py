@@ -133,9 +133,9 @@ async def test_twenty_conversations_at_once_get_twenty_worktrees_and_the_pool_re
     paths = {result["workingPath"] for result in created}
     assert len(paths) == 20 and len({result["branch"] for result in created}) == 20
     assert len(worktree_paths(repo)) >= 20
-    for result in created:
+    for number, result in enumerate(created):
         assert git("rev-parse", "--abbrev-ref", "HEAD", cwd=Path(result["workingPath"])).strip() == result["branch"]
-        assert await settled(stack, result["environmentId"]) == "ready"
+        assert await settled(stack, result["environmentId"]) == "ready", await stack.replies(f"burst-{number}")
         assert (Path(result["workingPath"]) / "setup-runs.txt").read_text() == "run\n", "set up once, not twice"
     # git's record of each worktree keeps the name it was made with: a claimed one, its warm name.
     made_as = [(Path(path) / ".git").read_text().strip().rsplit("/", 1)[1] for path in paths]
