@@ -8,9 +8,6 @@ from pathlib import Path
 
 import asyncpg
 from temporalio import activity
-from temporalio.api.enums.v1 import TaskQueueType
-from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
@@ -45,16 +42,6 @@ class CodebaseActivities:
         self.settings = settings
         self.pool = pool
         self.client = client  # starts a new codebase's warm pool
-
-    @activity.defn
-    async def host_has_worker(self, host: str) -> bool:
-        """Whether a worker of `host` polled its queue in the last minutes (Temporal remembers its
-        pollers for a while): a host with none is refused at once, not after a pickup timeout."""
-        assert self.client is not None
-        response = await self.client.workflow_service.describe_task_queue(DescribeTaskQueueRequest(
-            namespace=self.client.namespace, task_queue=TaskQueue(name=self.settings.host_task_queue(host)),
-            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY))
-        return bool(response.pollers)
 
     @activity.defn
     async def find_codebase(self, source: RepositorySource) -> Codebase | None:

@@ -108,7 +108,6 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         codebases.find_codebase,
         codebases.record_codebase,
         codebases.list_codebases,
-        codebases.host_has_worker,
         # the disk and git of the codebases on this host, worked on locally
         isolation.validate_environment,
         isolation.create_worktree_here,

@@ -33,10 +33,6 @@ async def list_codebases() -> list[Codebase]:
     return await workflow.execute_local_activity("list_codebases", result_type=list[Codebase], **LOCAL_OPTIONS)
 
 
-async def host_has_worker(host: str) -> bool:
-    return await workflow.execute_local_activity("host_has_worker", host, result_type=bool, **LOCAL_OPTIONS)
-
-
 async def inspect_repository(source: RepositorySource) -> RepositoryInfo:
     return await workflow.execute_activity(
         "inspect_repository", source, result_type=RepositoryInfo, task_queue=host_queue(source.host),
