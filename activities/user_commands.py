@@ -152,6 +152,23 @@ async def _run(
 
 async def _start(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes | None, on_error: OnChunk | None,
                  pass_fds: tuple[int, ...]) -> asyncio.subprocess.Process:
+    """The process, in a new group. Stopped while it is being made, it is made, then its whole group
+    killed: asyncio alone would kill its first process only (bubblewrap), then wait forever on the
+    output pipes that the sandbox's held program still holds."""
+    making = asyncio.ensure_future(_create(argv, cwd, env, stdin, on_error, pass_fds))
+    try:
+        return await asyncio.shield(making)
+    except asyncio.CancelledError:
+        try:
+            process = await making
+        except CannotStart:
+            raise asyncio.CancelledError from None
+        signal_group(process.pid, signal.SIGKILL)
+        raise
+
+
+async def _create(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes | None, on_error: OnChunk | None,
+                  pass_fds: tuple[int, ...]) -> asyncio.subprocess.Process:
     try:
         return await asyncio.create_subprocess_exec(
             *argv, cwd=cwd, env=env, start_new_session=True, pass_fds=pass_fds,

@@ -93,3 +93,45 @@ async def test_when_what_it_waits_for_fails_the_program_never_runs(worktree: Pat
         assert spawned == [], "unconfined, nothing is started before"
     else:
         assert spawned and live_members(spawned[0]) == [], "nothing of the sandbox is left"
+
+
+def _processes_naming(path: Path) -> list[int]:
+    """Running processes whose command line names `path` (bubblewrap's do, whatever their group)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and str(path).encode() in (entry / "cmdline").read_bytes() \
+                    and (entry / "stat").read_bytes().rsplit(b")", 1)[1].split()[0] != b"Z":
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+async def test_a_stop_while_the_sandbox_is_being_started_ends_it_whole_and_promptly(worktree: Path) -> None:
+    """Stopped at every step of its start (a `/stop`, a worker shutting down): asyncio alone would kill
+    bubblewrap only, and wait forever on the output pipes the held program still holds."""
+    configure(worktree, "on")
+    never = asyncio.Event()
+
+    async def ignore(chunk: bytes) -> None:
+        pass
+
+    for steps in range(12):
+        waiting = asyncio.ensure_future(never.wait())  # as the agent's snapshot is: a task of its own
+        run = asyncio.create_task(run_user_program(
+            ["sh", "-c", "touch ran; sleep 600"], worktree, dict(os.environ), 60, on_output=ignore,
+            on_error=ignore, after=waiting))
+        for _ in range(steps):
+            await asyncio.sleep(0)
+        run.cancel()
+        done, _ = await asyncio.wait([run], timeout=30)
+        assert done, f"stopped after {steps} steps of its start, the run never ended"
+        assert run.cancelled()
+        for _ in range(200):  # what was killed is reaped in a moment
+            if not _processes_naming(worktree):
+                break
+            await asyncio.sleep(0.05)
+        assert _processes_naming(worktree) == [], f"stopped after {steps} steps, its sandbox is left"
+        waiting.cancel()
+    assert not (worktree / "ran").exists()
