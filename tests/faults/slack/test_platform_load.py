@@ -57,6 +57,6 @@ async def test_two_hundred_deliveries_across_twenty_threads_make_twenty_worktree
     assert len(worktree_paths(repo)) == 20
     assert await stack.db.fetchval("SELECT count(*) FROM isolation_environments WHERE status = 'active'") == 20
     # Each thread: "Working in …", then, as no agent is configured, the one notice that none answers.
-    await wait_for_posts(fake, 40)
+    await wait_for_posts(fake, 40, seconds=120)  # a loaded 2-core runner: workflow tasks of seconds
     assert sorted(post.thread_ts for post in fake.posts) == sorted(threads * 2)
     assert [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR] == []
