@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import re
+import tempfile
 import time
 from pathlib import Path
 
@@ -33,7 +34,7 @@ from activities.run_processes import RunProcesses
 from activities.run_records import Capture, RunRecords
 from activities.setup import command_variables
 from activities.user_commands import CannotStart, run_user_program, user_environment
-from activities.working_trees import Changes, WorkingTree, changes_since, working_tree
+from activities.working_trees import Changes, StagedTree, WorkingTree, changes_since, staged_tree
 from isolator.contracts.agent import AgentRunReport
 from isolator.contracts.environment import AgentRunInput
 from isolator.settings import Settings
@@ -70,8 +71,9 @@ class AgentActivities:
         started = time.monotonic()
         ending = Ending(started)
         # What the run changes is measured against the worktree as it was: the agent starts once that is
-        # taken, its sandbox made meanwhile.
-        before = asyncio.ensure_future(working_tree(worktree))
+        # staged, its sandbox made meanwhile; its tree is written after the run.
+        scratch = tempfile.TemporaryDirectory(prefix="isolator-before-")
+        before = asyncio.ensure_future(staged_tree(worktree, Path(scratch.name)))
         reader: Reader = driver.reader(worktree)
         session: Session | None = None
         notices: list[str] = []  # about the session, above the answer
@@ -127,12 +129,15 @@ class AgentActivities:
             # A `/stop` that arrives once the agent has ended is too late: cut halfway, the wrap-up left the
             # run "running" and the answer without its end, and the stop claimed a run that had finished.
             # The run keeps its ending, and the workflow hears it (a stop during the run still raises).
-            await to_its_end(wrap_up())
+            try:
+                await to_its_end(wrap_up())
+            finally:
+                scratch.cleanup()
         return AgentRunReport(run.run_id, ending.status, ending.exit_code, time.monotonic() - started)
 
     async def _turn(self, request: AgentRunInput, driver: Driver, session: Session, reader: Reader,
                     answer: AnswerStream, output: Capture, errors: RunLog, ending: Ending,
-                    before: asyncio.Future[WorkingTree]) -> None:
+                    before: asyncio.Future[StagedTree]) -> None:
         """One call of the agent, its output read by `reader` as it arrives; it starts once `before` is taken."""
         run, environment = request.run, request.environment
         platform, conversation_id = run.conversation.split(":", 1)
@@ -241,12 +246,12 @@ def strip_mention(text: str, bot_mention: str) -> str:
     return re.sub(rf"(?<![\w@.-]){re.escape(bot_mention)}(?![\w-])[,:]?\s*", "", text).strip()
 
 
-async def _taken(before: asyncio.Future[WorkingTree]) -> WorkingTree | None:
+async def _taken(before: asyncio.Future[StagedTree]) -> WorkingTree | None:
     """The worktree as the run found it; None when it could not be read (or the run was stopped first)."""
     if not before.done():
         before.cancel()
     try:
-        return await before
+        return await (await before).written()
     except (Exception, asyncio.CancelledError):  # noqa: BLE001 - the summary goes without it
         return None
 

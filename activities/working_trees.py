@@ -21,21 +21,37 @@ class WorkingTree:
     tree: str
 
 
+@dataclass
+class StagedTree:
+    """A worktree's state staged in a scratch index, its tree not yet written: what must be taken
+    before a program starts is taken; the tree (`git write-tree`) can be written after it."""
+
+    path: Path
+    head: str | None
+    index: Path
+
+    async def written(self) -> WorkingTree:
+        variables = {"GIT_INDEX_FILE": str(self.index)}
+        return WorkingTree(self.head, (await run_git("write-tree", cwd=self.path, env=variables)).stdout.strip())
+
+
+async def staged_tree(path: Path, scratch: Path) -> StagedTree:
+    """The scratch index (in the folder `scratch`) starts as a copy of the worktree's own (when it can
+    be found): `git add` then rereads only the files whose stat changed, and HEAD is asked meanwhile."""
+    scratch_index = scratch / "index"
+    own_index = _index_of(path)
+    if own_index is not None and own_index.is_file():
+        shutil.copyfile(own_index, scratch_index)
+    asked, _ = await asyncio.gather(
+        run_git("rev-parse", "--verify", "--quiet", "HEAD", cwd=path, check=False),
+        run_git("add", "--all", cwd=path, env={"GIT_INDEX_FILE": str(scratch_index)}),
+    )
+    return StagedTree(path, asked.stdout.strip() or None, scratch_index)
+
+
 async def working_tree(path: Path) -> WorkingTree:
-    """The scratch index starts as a copy of the worktree's own (when it can be found): `git add`
-    then rereads only the files whose stat changed, and HEAD is asked meanwhile."""
     with tempfile.TemporaryDirectory(prefix="isolator-tree-") as scratch:
-        scratch_index = Path(scratch) / "index"
-        own_index = _index_of(path)
-        if own_index is not None and own_index.is_file():
-            shutil.copyfile(own_index, scratch_index)
-        variables = {"GIT_INDEX_FILE": str(scratch_index)}
-        asked, _ = await asyncio.gather(
-            run_git("rev-parse", "--verify", "--quiet", "HEAD", cwd=path, check=False),
-            run_git("add", "--all", cwd=path, env=variables),
-        )
-        tree = (await run_git("write-tree", cwd=path, env=variables)).stdout.strip()
-    return WorkingTree(asked.stdout.strip() or None, tree)
+        return await (await staged_tree(path, Path(scratch))).written()
 
 
 def _index_of(path: Path) -> Path | None:
