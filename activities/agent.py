@@ -79,9 +79,11 @@ class AgentActivities:
         notices: list[str] = []  # about the session, above the answer
         posting = asyncio.create_task(answer.keep_posting())
         ticking = asyncio.create_task(keep_flushing(output, errors.capture))
+        # Marked running meanwhile, not first (a database round trip less before the agent starts);
+        # awaited before the run's end is recorded.
+        marked = asyncio.ensure_future(self.records.started(run.run_id))
         try:
-            _, refusal = await asyncio.gather(self.records.started(run.run_id),
-                                              self._over_daily_budget(environment.codebase.id))
+            refusal = await self._over_daily_budget(environment.codebase.id)
             if refusal:
                 ending.cannot_start(refusal)
                 return AgentRunReport(run.run_id, ending.status, None, time.monotonic() - started)
@@ -112,6 +114,7 @@ class AgentActivities:
             self.processes.forget(run.run_id)
 
             async def wrap_up() -> None:
+                await marked
                 await stop_tasks(posting, ticking)
                 changes = await changes_or_none(worktree, await _taken(before))
                 if reader.error is not None and ending.error is None:
