@@ -28,7 +28,7 @@ from activities.agent_outcome import Ending
 from activities.agent_output import RunLog, Silence, keep_flushing, stop_tasks, to_its_end
 from activities.agent_sessions import AgentSessions, Session, renews_in
 from activities.agents import DRIVERS, Driver
-from activities.agents.base import AgentError, GaveUp, Reader, Turn, Usage
+from activities.agents.base import AgentError, GaveUp, Reader, SessionLost, Turn, Usage
 from activities.replies import ReplyActivities
 from activities.run_processes import RunProcesses
 from activities.run_records import Capture, RunRecords
@@ -148,7 +148,11 @@ class AgentActivities:
         session_dir.mkdir(parents=True, exist_ok=True)
         turn = Turn(strip_mention(run.text, self.settings.bot_mention), Path(environment.working_path),
                     session.agent_session_id, session_dir, session.turns + 1, self.settings.agent_max_cost_usd)
-        invocation = driver.invocation(run.plan.argv, turn)
+        try:
+            invocation = driver.invocation(run.plan.argv, turn)
+        except SessionLost as lost:
+            reader.error = AgentError("session", str(lost))  # the run goes on in a new session
+            return
         if hasattr(reader, "baseline"):  # an agent that counts usage per thread (Codex)
             reader.baseline = Usage(**session.agent_usage)
         variables = {

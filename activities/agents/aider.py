@@ -15,7 +15,7 @@ import os
 import re
 from pathlib import Path
 
-from activities.agents.base import AgentError, GaveUp, Invocation, LineReader, Turn, Usage, short
+from activities.agents.base import AgentError, GaveUp, Invocation, LineReader, SessionLost, Turn, Usage, short
 from activities.git import admin_dir
 from activities.sandbox import sandboxed
 
@@ -48,6 +48,8 @@ _RETRY = re.compile(r"^Retrying in [\d.]+ seconds")
 
 
 def invocation(program: list[str], turn: Turn) -> Invocation:
+    if turn.run_number > 1 and not (turn.session_dir / "chat-history.md").is_file():
+        raise SessionLost("the chat history of the session's earlier turns is gone")
     message_file = turn.session_dir / "message.txt"
     message_file.write_text(turn.message)
     exclude_tags_cache(turn.worktree)

@@ -50,6 +50,11 @@ class Usage:
         return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
 
 
+class SessionLost(Exception):
+    """The agent's own record of the session is gone (its files cleared): before anything runs, the
+    run starts a new session instead, and says so."""
+
+
 @dataclass
 class AgentError:
     kind: ErrorKind

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import time
+import shutil
 import uuid
 from pathlib import Path
 from typing import AsyncIterator
@@ -156,11 +157,14 @@ async def test_two_conversations_in_one_worktree_keep_their_own_sessions_and_res
     replies = await replies_when(stack, third, lambda texts: "— Done" in texts[-1] and "what did I say" not in texts[-1])
     assert MOVED_NOTICE.strip("_") in replies[-1]
 
+    # The agent forgot the session (its home was cleared; for Aider, its history files): the message
+    # runs in a new one, and the user is told.
     if agent.path == chat_completions_api.FakeChatCompletionsApi.path:
-        return  # Aider's session is its history files, not an id it could forget: nothing to recover from
-    # The agent forgot the session (its home was cleared): the message runs once more in a new one.
-    await stack.db.execute("UPDATE agent_sessions SET agent_session_id = $1 WHERE conversation_id = $2",
-                           str(uuid.uuid4()), second)
+        session = await stack.db.fetchval("SELECT id FROM agent_sessions WHERE conversation_id = $1", second)
+        shutil.rmtree(stack.settings.agent_sessions_dir / str(session))
+    else:
+        await stack.db.execute("UPDATE agent_sessions SET agent_session_id = $1 WHERE conversation_id = $2",
+                               str(uuid.uuid4()), second)
     b2 = (await stack.say(second, "still there?"))["result"]
     b2_run = await finished_run(stack, b2["agentRunId"])
     assert b2_run["status"] == "done"
