@@ -13,7 +13,7 @@ from activities.agent import final_answer
 from activities.agent_outcome import usage_text
 from activities.agent_runs import plan_for
 from activities.agents import aider, claude, codex, command
-from activities.agents.base import GaveUp, Turn, Usage
+from activities.agents.base import GaveUp, SessionLost, Turn, Usage
 from isolator.settings import ConfigurationError, load_settings
 from tests.gitrepos import git, make_repo
 
@@ -175,6 +175,9 @@ def test_aider_keeps_its_history_outside_the_worktree(tmp_path: Path, monkeypatc
     assert "--restore-chat-history" not in first.argv
     assert first.argv[first.argv.index("--chat-history-file") + 1] == str(tmp_path / "chat-history.md")
     assert first.argv[-4:] == ["--model", "openai/gpt-4o", "--message-file", str(tmp_path / "message.txt")]
+    with pytest.raises(SessionLost):  # a later turn whose history is gone: a new session instead
+        aider.invocation(["aider"], turn(run_number=2, tmp=tmp_path))
+    (tmp_path / "chat-history.md").write_text("# aider chat started\n")
     assert "--restore-chat-history" in aider.invocation(["aider"], turn(run_number=2, tmp=tmp_path)).argv
     monkeypatch.setattr(sandbox, "_current", sandbox.Sandbox(False, None, True, (), (), tmp_path))
     assert "--yes-always" in aider.invocation(["aider"], turn(tmp=tmp_path)).argv, "unconfined, it only edits"
