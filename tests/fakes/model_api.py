@@ -13,7 +13,7 @@ import json
 import socket
 import time
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Self
 
 import uvicorn
 from starlette.applications import Starlette
@@ -132,3 +132,10 @@ class FakeModelApi:
         if self._server is not None and self._task is not None:
             self._server.should_exit = True
             await self._task
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.stop()

@@ -25,46 +25,37 @@ from tests.fakes.model_api import FakeModelApi, run, text, write
 
 @pytest.fixture
 async def anthropic() -> AsyncIterator[anthropic_api.FakeAnthropicApi]:
-    api = anthropic_api.FakeAnthropicApi()
-    await api.start()
-    yield api
-    await api.stop()
-
-
-@pytest.fixture
-async def openai() -> AsyncIterator[openai_api.FakeOpenAiApi]:
-    api = openai_api.FakeOpenAiApi()
-    await api.start()
-    yield api
-    await api.stop()
+    async with anthropic_api.FakeAnthropicApi() as api:
+        yield api
 
 
 @pytest.fixture
 async def chat_completions() -> AsyncIterator[chat_completions_api.FakeChatCompletionsApi]:
-    api = chat_completions_api.FakeChatCompletionsApi()
-    await api.start()
-    yield api
-    await api.stop()
+    async with chat_completions_api.FakeChatCompletionsApi() as api:
+        yield api
 
 
 @pytest.fixture(params=["claude", "codex", "aider"])
-async def agent(request: pytest.FixtureRequest, stack: Stack, monkeypatch: pytest.MonkeyPatch,
-                anthropic: anthropic_api.FakeAnthropicApi, openai: openai_api.FakeOpenAiApi,
-                chat_completions: chat_completions_api.FakeChatCompletionsApi) -> FakeModelApi:
-    """The stack running the real CLI named by the parameter; its fake model API."""
+async def agent(request: pytest.FixtureRequest, stack: Stack,
+                monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeModelApi]:
+    """The stack running the real CLI named by the parameter; its fake model API (only that one runs)."""
     if request.param == "aider":
-        use_fake_chat_completions(monkeypatch, chat_completions)
-        stack.settings.agent_driver, stack.settings.agent_executable = "aider", str(aider_binary())
-        stack.settings.agent_args_line = f"--model openai/{chat_completions_api.MODEL}"
-        return chat_completions
-    if request.param == "claude":
-        use_fake_anthropic(monkeypatch, anthropic)
-        stack.settings.agent_driver, stack.settings.agent_executable = "claude", str(claude_binary())
-        stack.settings.agent_args_line = "--allowedTools=Bash"
-        return anthropic
-    use_fake_openai(monkeypatch, openai, stack.tmp_path / "codex-home")
-    stack.settings.agent_driver, stack.settings.agent_executable = "codex", str(codex_binary())
-    return openai
+        async with chat_completions_api.FakeChatCompletionsApi() as api:
+            use_fake_chat_completions(monkeypatch, api)
+            stack.settings.agent_driver, stack.settings.agent_executable = "aider", str(aider_binary())
+            stack.settings.agent_args_line = f"--model openai/{chat_completions_api.MODEL}"
+            yield api
+    elif request.param == "claude":
+        async with anthropic_api.FakeAnthropicApi() as api:
+            use_fake_anthropic(monkeypatch, api)
+            stack.settings.agent_driver, stack.settings.agent_executable = "claude", str(claude_binary())
+            stack.settings.agent_args_line = "--allowedTools=Bash"
+            yield api
+    else:
+        async with openai_api.FakeOpenAiApi() as api:
+            use_fake_openai(monkeypatch, api, stack.tmp_path / "codex-home")
+            stack.settings.agent_driver, stack.settings.agent_executable = "codex", str(codex_binary())
+            yield api
 
 
 async def test_a_conversation_keeps_its_session_and_sees_progress_cost_and_answer(
