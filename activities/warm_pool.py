@@ -134,7 +134,8 @@ class WarmPoolActivities:
         return WarmClaim("claimed", WorktreeReady(
             path=str(target), branch=request.branch, created=True, fresh_from=start,
             base=WorktreeBase(codebase.default_branch, start, base.fallback_reason),
-            setup=RepositorySetup(config=setup.config, already_run=row["setup_ran"], found=setup.found),
+            setup=RepositorySetup(config=setup.config, already_run=row["setup_ran"], found=setup.found,
+                                  gitmodules=(target / ".gitmodules").is_file()),
         ))
 
     async def _usable(self, row: asyncpg.Record, commit: str, config: RepositoryConfig, repository: Path) -> bool:

@@ -189,6 +189,10 @@ def host_worker(
         task_queue=settings.host_task_queue(),
         activities=host_activities(pool, settings, client),
         max_concurrent_activities=50,
+        # A heartbeat every 2 s, not every 8 s (0.8 x the 10 s timeout): a slow machine's late one
+        # still arrives in time, and a long set-up is not taken for a dead worker's.
+        max_heartbeat_throttle_interval=timedelta(seconds=2),
+        default_heartbeat_throttle_interval=timedelta(seconds=2),
         interceptors=worker_interceptors(interceptors),
     )
 

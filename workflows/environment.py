@@ -183,7 +183,9 @@ class EnvironmentWorkflow:
             running.cancel()
         try:
             await running
-        except (asyncio.CancelledError, ActivityError):  # stopped, or its worker died: not run again
+        except (asyncio.CancelledError, ActivityError) as error:  # stopped, or its worker died: not run again
+            workflow.logger.warning("set-up of %s did not finish: %r", self._state.environment.branch,
+                                    getattr(error, "cause", error))
             self._state.setup_state = "failed"
             self._state.setup_runs += 1
             await environments.record_setup_state(SetupStateInput(self._state.environment.environment_id, "failed"))

@@ -46,6 +46,8 @@ async def set_up(state: EnvironmentState) -> None:
         state.setup_state = "skipped"
         if repository_setup.config.setup_commands:
             await tell(state, texts.setup_skipped_for_fork(environment.branch), f"fork:{state.setup_runs}")
+    elif repository_setup.nothing_to_run():
+        state.setup_state = "ready"  # no step taken: nothing would run in it
     else:
         key = f"{workflow.info().workflow_id}:setup:{state.setup_runs}"
         report = await setup.run_commands(CommandsRequest(environment, repository_setup, state.ports,

@@ -67,6 +67,12 @@ class RepositorySetup:
     found: bool = False  # the repository has a `.isolator.toml` where it is read from
     # a `.isolator.toml` committed on the local default branch that origin's lacks: not used, and said so
     unpushed: str | None = None
+    # whether the new worktree has a `.gitmodules` (None: not looked at, as for a set-up run again)
+    gitmodules: bool | None = None
+
+    def nothing_to_run(self) -> bool:
+        """No command, and no submodule in the worktree it was read for: no step is taken for it."""
+        return not self.config.setup_commands and (self.gitmodules is False or not self.config.submodules)
 
 
 @dataclass

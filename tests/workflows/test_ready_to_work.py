@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from isolator.contracts.environment import environment_workflow_id
 from isolator.settings import Settings
 from tests.conftest import Stack
 from tests.gitrepos import clone_with_origin, git, log_git_fetches, push_to_origin
@@ -289,6 +290,21 @@ async def test_with_origin_unreachable_the_worktree_is_made_from_the_local_branc
     assert reply.startswith(f"Working in isolated branch `{result['branch']}`, from the local `main` at "
                             f"`{local[:7]}` (`origin` could not be reached (")
     assert reply.endswith("), so nothing was fetched)")
+
+
+async def test_a_repository_with_nothing_to_set_up_takes_no_set_up_step(stack: Stack, repo: Path) -> None:
+    """No command and no submodule: the worktree is ready at once, with its ports, and no activity
+    runs for the set-up (one that only reported "nothing" could time out on a loaded host)."""
+    await stack.register(repo)
+    created = (await stack.say("nothing-to-set-up", "go"))["result"]
+
+    assert await settled(stack, created["environmentId"]) == "ready"
+    assert len(await ports_of(stack, created["environmentId"])) == 10
+    handle = stack.temporal.get_workflow_handle(environment_workflow_id(created["environmentId"]))
+    scheduled = [event.activity_task_scheduled_event_attributes.activity_type.name
+                 async for event in handle.fetch_history_events()
+                 if event.HasField("activity_task_scheduled_event_attributes")]
+    assert "run_commands" not in scheduled
 
 
 async def test_submodules_are_checked_out_by_the_setup(

@@ -95,6 +95,7 @@ class WorktreeCreator:
                 # Before the lock is let go: a message waiting to adopt a worktree here must see it is ours.
                 mark_as_made_here(path)
                 await copy_included(repository, path, config.config.include)
+                config.gitmodules = (path / ".gitmodules").is_file()
             except OSError as error:
                 if error.errno != errno.ENOSPC:
                     raise
