@@ -92,7 +92,8 @@ class WarmPoolActivities:
             claim = await self._claim(request, target)
         if claim.outcome == "none":
             log.info("no warm worktree for %s of %s (%s): made as before", request.branch, codebase.name, claim.reason)
-        self._refill_soon(codebase)
+        if claim.refill:
+            self._refill_soon(codebase)
         return claim
 
     async def _claim(self, request: WorktreeRequest, target: Path) -> WarmClaim:
@@ -101,7 +102,7 @@ class WarmPoolActivities:
         row = await self.pool.fetchrow("SELECT * FROM warm_worktrees WHERE claimed_for = $1", str(target))
         if row is None and not await self.pool.fetchval(
                 "SELECT EXISTS (SELECT 1 FROM warm_worktrees WHERE codebase_id = $1 AND state = 'ready')", codebase.id):
-            return WarmClaim("none", reason=await self._why_empty(codebase.id))  # before any git: a miss costs ~1 ms
+            return await self._empty(codebase.id)  # before any git: a miss costs ~1 ms
         if row is None and (target.exists() or await branch_exists(repository, request.branch)):
             return WarmClaim("none", reason="the branch or its folder exists already")
         base = await fresh_base(self.settings.worktree_base, repository, codebase.default_branch,
@@ -113,7 +114,7 @@ class WarmPoolActivities:
                 return WarmClaim("none", reason="no base commit, or `.isolator.toml` has a problem")
             row = await self.pool.fetchrow(_TAKE, codebase.id, str(target), commit)
             if row is None:
-                return WarmClaim("none", reason=await self._why_empty(codebase.id))
+                return await self._empty(codebase.id)
             if not await self._usable(row, commit, setup.config, repository):
                 await self._release(row["id"], None)
                 return WarmClaim("none", reason="the warm worktree's set-up predates a change of its inputs")
@@ -154,13 +155,19 @@ class WarmPoolActivities:
             "UPDATE warm_worktrees SET state = $2, claimed_for = NULL, failure = $3, updated_at = now() WHERE id = $1",
             warm_id, "ready" if failure is None else "failed", failure)
 
-    async def _why_empty(self, codebase_id: str) -> str:
+    async def _empty(self, codebase_id: str) -> WarmClaim:
+        """A miss, and why. The pool is asked to refill only when it has room for another worktree: the
+        ones it has are on their way, or failed (rebuilt by its own timer), and asking would only repeat
+        its checks beside the create."""
         rows = await self.pool.fetch("SELECT state, failure FROM warm_worktrees WHERE codebase_id = $1", codebase_id)
+        room = len(rows) < await pool_size(self.pool, self.settings, codebase_id)
         failures = [row["failure"] for row in rows if row["state"] == "failed" and row["failure"]]
         if failures:
-            return f"its warm set-up failed: {failures[0]}"
+            return WarmClaim("none", reason=f"its warm set-up failed: {failures[0]}", refill=room)
         busy = [row["state"] for row in rows if row["state"] in ("making", "refreshing")]
-        return f"{len(busy)} being made or brought up to date" if busy else "the pool is empty, refilling"
+        if busy:
+            return WarmClaim("none", reason=f"{len(busy)} being made or brought up to date", refill=room)
+        return WarmClaim("none", reason="the pool is empty, refilling")
 
     def _refill_soon(self, codebase: Codebase) -> None:
         """In the background: the claim's answer does not wait for it (the pool's timer is the backstop)."""

@@ -25,6 +25,8 @@ class WarmClaim:
     outcome: Literal["claimed", "none", "elsewhere"]
     worktree: WorktreeReady | None = None
     reason: str = ""
+    # False for a miss when the pool is full of worktrees on their way or failed (its timer retries)
+    refill: bool = True
 
 
 @dataclass

@@ -77,6 +77,7 @@ async def test_a_new_conversation_claims_a_set_up_warm_worktree_on_its_own_branc
     assert worktree == stack.settings.worktree_base / "project" / created["branch"]
     assert git("rev-parse", "--abbrev-ref", "HEAD", cwd=worktree).strip() == created["branch"]
     assert git("rev-parse", "HEAD", cwd=worktree).strip() == base
+    assert git("status", "--porcelain", "--untracked-files=no", cwd=worktree) == "", "its files are the branch's"
     assert (worktree / ".env").read_text() == "SECRET_OF_THE_CHECKOUT=1\n"
     assert (worktree / "built-from-env.txt").exists(), "the set-up's results came with it"
     assert not Path(warm["path"]).exists()

@@ -16,7 +16,7 @@ import shutil
 import time
 from pathlib import Path
 
-from activities.git import run_git
+from activities.git import commits_of, run_git
 from activities.git_locks import run_git_recovering
 from activities.locks import host_lock
 from activities.ownership import mark_as_made_here
@@ -112,14 +112,18 @@ class WarmDisk:
         async with host_lock(self.base, self.repository):
             # git's record of where the worktree is (also after a crash between the rename and this)
             await run_git("worktree", "repair", "--", str(target), cwd=self.repository)
-            head = (await run_git("rev-parse", "--abbrev-ref", "HEAD", cwd=target)).stdout.strip()
+            at, head = (await run_git("rev-parse", "HEAD", "--abbrev-ref", "HEAD", cwd=target)).stdout.split()
             if head == branch:
                 return
-            exists = await run_git("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", cwd=self.repository,
-                                   check=False)
-            if exists.returncode != 0:
-                await run_git("branch", "--no-track", "--", branch, commit, cwd=self.repository)
-        await run_git("checkout", "-q", branch, cwd=target, env=_checkout_env(config))
+            made = await run_git("branch", "--no-track", "--", branch, commit, cwd=self.repository, check=False)
+            if made.returncode != 0 and await commits_of(self.repository, f"refs/heads/{branch}") != [commit]:
+                at = ""  # the name is taken, at another commit: checked out below, as it always was
+        if at == commit:
+            # Its files are the new branch's already: only HEAD moves. A checkout would read all of the
+            # worktree's files again (60-90 ms at 5,000 files), for nothing.
+            await run_git("symbolic-ref", "HEAD", f"refs/heads/{branch}", cwd=target)
+        else:
+            await run_git("checkout", "-q", branch, cwd=target, env=_checkout_env(config))
 
     async def give_back(self, target: Path, warm: Path, branch: str) -> None:
         """Undo a claim that could not be finished: the worktree back in the pool, the new branch gone."""
