@@ -18,10 +18,10 @@ from temporalio import activity
 from temporalio.client import Client
 
 from activities.database import codebase_from_row
-from activities.git import GitError, branch_exists, commits_of
+from activities.git import GitError, commits_of
 from activities.locks import host_lock
 from activities.paths import UnsafePathError, worktree_path
-from activities.providers.worktree.base import committed_config, fresh_base
+from activities.providers.worktree.base import config_at_commit, fresh_base
 from activities.providers.worktree.warm import WarmDisk, setup_digest
 from activities.removal_records import RemovalRecords
 from isolator.contracts.codebase import Codebase
@@ -103,12 +103,12 @@ class WarmPoolActivities:
         if row is None and not await self.pool.fetchval(
                 "SELECT EXISTS (SELECT 1 FROM warm_worktrees WHERE codebase_id = $1 AND state = 'ready')", codebase.id):
             return await self._empty(codebase.id)  # before any git: a miss costs ~1 ms
-        if row is None and (target.exists() or await branch_exists(repository, request.branch)):
-            return WarmClaim("none", reason="the branch or its folder exists already")
         base = await fresh_base(self.settings.worktree_base, repository, codebase.default_branch,
                                 self.settings.fetch_interval_seconds)
-        [commit] = await commits_of(repository, base.revision)
-        setup = read_setup(await committed_config(repository, base))
+        commit, existing_branch = await commits_of(repository, base.revision, f"refs/heads/{request.branch}")
+        if row is None and (target.exists() or existing_branch is not None):
+            return WarmClaim("none", reason="the branch or its folder exists already")
+        setup = read_setup(await config_at_commit(repository, commit) if commit else None)
         if row is None:
             if commit is None or setup.problem is not None:
                 return WarmClaim("none", reason="no base commit, or `.isolator.toml` has a problem")

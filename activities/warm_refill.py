@@ -20,7 +20,7 @@ from temporalio import activity
 from activities.disk_usage import disk_usage
 from activities.git import GitError, commits_of
 from activities.locks import host_lock
-from activities.providers.worktree.base import committed_config, fresh_base
+from activities.providers.worktree.base import config_at_commit, fresh_base
 from activities.providers.worktree.warm import WarmDisk, sets_up_warm, setup_digest, warm_root
 from activities.warm_pool import pool_size
 from isolator.contracts.repository import RepositoryConfig
@@ -61,7 +61,7 @@ class WarmRefillActivities:
             base = await fresh_base(base_folder, disk.repository, codebase.default_branch,
                                     self.settings.fetch_interval_seconds)
             [commit] = await commits_of(disk.repository, base.revision)
-            setup = read_setup(await committed_config(disk.repository, base))
+            setup = read_setup(await config_at_commit(disk.repository, commit) if commit else None)
             if setup.problem is not None or commit is None:
                 size = 0  # a create reports the problem; nothing warm can be made from it
                 report.problems.append(setup.problem.describe() if setup.problem else "no base commit")

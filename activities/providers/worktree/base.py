@@ -12,6 +12,7 @@ import asyncio
 import hashlib
 import json
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,3 +88,19 @@ async def committed_config(repository: Path, base: Base) -> str | None:
     a worktree's own copy: what a PR changes in it does not run."""
     shown = await run_git("show", f"{base.revision}:{CONFIG_FILE}", cwd=repository, check=False)
     return shown.stdout if shown.returncode == 0 else None
+
+
+_CONFIGS_AT_COMMITS: OrderedDict[tuple[str, str], str | None] = OrderedDict()
+_CONFIGS_KEPT = 256
+
+
+async def config_at_commit(repository: Path, commit: str) -> str | None:
+    """`.isolator.toml` at a commit (its full id): what a commit holds never changes, so it is read from
+    git once per process (a warm claim and the refill after it read the same one)."""
+    key = (str(repository), commit)
+    if key not in _CONFIGS_AT_COMMITS:
+        _CONFIGS_AT_COMMITS[key] = await committed_config(repository, Base(commit))
+        if len(_CONFIGS_AT_COMMITS) > _CONFIGS_KEPT:
+            _CONFIGS_AT_COMMITS.popitem(last=False)
+    _CONFIGS_AT_COMMITS.move_to_end(key)
+    return _CONFIGS_AT_COMMITS[key]
