@@ -160,7 +160,9 @@ async def running_stack(work: Path, trees: Path, database_url: str | None,
             "baseline-api": _spawn("baseline-api", [sys.executable, "-m", "bench.baseline", "http"], env, work),
         }
         cleanup.callback(_stop, processes)
-        limits = httpx.Limits(max_connections=200, max_keepalive_connections=200)
+        # Idle connections are let go before the server's keep-alive (uvicorn: 5 s) closes them: a request
+        # sent on one the server is closing at that moment ends in httpx.ReadError (runs Z and AE).
+        limits = httpx.Limits(max_connections=200, max_keepalive_connections=200, keepalive_expiry=2.0)
         api = await cleanup.enter_async_context(
             httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=120, limits=limits)
         )
