@@ -47,6 +47,20 @@ async def settled(stack: Stack, environment_id: str, seconds: float = 60) -> str
     raise AssertionError(f"the set-up of {environment_id} did not end")
 
 
+async def why_not_ready(stack: Stack, environment_id: str) -> str:
+    """For a failed assertion: the set-up's note, and the steps of the environment's workflow that
+    failed or timed out, with why."""
+    note = await stack.db.fetchval("SELECT setup_note FROM isolation_environments WHERE id = $1",
+                                   uuid.UUID(environment_id))
+    handle = stack.temporal.get_workflow_handle(environment_workflow_id(environment_id))
+    failures = []
+    async for event in handle.fetch_history_events():
+        for name in ("activity_task_failed_event_attributes", "activity_task_timed_out_event_attributes"):
+            if event.HasField(name):
+                failures.append(f"{name.split('_event')[0]}: {getattr(event, name).failure.message}")
+    return f"{environment_id}: note {note!r}, failures {failures}"
+
+
 async def ports_of(stack: Stack, environment_id: str) -> list[int]:
     rows = await stack.db.fetch("SELECT port FROM port_allocations WHERE environment_id = $1 ORDER BY port",
                                 uuid.UUID(environment_id))
@@ -159,7 +173,9 @@ async def test_ports_are_unique_across_thirty_creations_at_once_and_released_aft
     conversations = [f"ports-{number}" for number in range(30)]
     made = await asyncio.gather(*(stack.say(conversation, "go") for conversation in conversations))
     environments = [answer["result"]["environmentId"] for answer in made]
-    assert {await settled(stack, environment) for environment in environments} == {"ready"}
+    states = {environment: await settled(stack, environment) for environment in environments}
+    assert set(states.values()) == {"ready"}, [await why_not_ready(stack, environment)
+                                               for environment, state in states.items() if state != "ready"]
 
     blocks = [await ports_of(stack, environment) for environment in environments]
     assert all(block == list(range(block[0], block[0] + 10)) for block in blocks)

@@ -16,7 +16,7 @@ from tests.agent_runs import finished_run
 from tests.conftest import Stack
 from tests.gitrepos import clone_with_origin, git, push_to_origin, worktree_paths
 from tests.workflows.test_archives import run_scheduled_cleanup
-from tests.workflows.test_ready_to_work import commit_config, ports_of, settled
+from tests.workflows.test_ready_to_work import commit_config, ports_of, settled, why_not_ready
 
 # Each run of the set-up adds a line: the number of lines is the number of runs in that worktree.
 SLOW_SETUP = ('[setup]\ncommands = ["sleep 3", "echo run >> setup-runs.txt", "cp .env built-from-env.txt"]\n'
@@ -136,7 +136,8 @@ async def test_twenty_conversations_at_once_get_twenty_worktrees_and_the_pool_re
     assert len(worktree_paths(repo)) >= 20
     for number, result in enumerate(created):
         assert git("rev-parse", "--abbrev-ref", "HEAD", cwd=Path(result["workingPath"])).strip() == result["branch"]
-        assert await settled(stack, result["environmentId"]) == "ready", await stack.replies(f"burst-{number}")
+        assert await settled(stack, result["environmentId"]) == "ready", (
+            await stack.replies(f"burst-{number}"), await why_not_ready(stack, result["environmentId"]))
         assert (Path(result["workingPath"]) / "setup-runs.txt").read_text() == "run\n", "set up once, not twice"
     # git's record of each worktree keeps the name it was made with: a claimed one, its warm name.
     made_as = [(Path(path) / ".git").read_text().strip().rsplit("/", 1)[1] for path in paths]
