@@ -87,9 +87,10 @@ class CodebaseActivities:
         assert self.pool is not None
         async with self.pool.acquire() as connection, connection.transaction():
             row = await connection.fetchrow(
-                """INSERT INTO codebases (name, repository_url, canonical_path, default_branch, host)
-                   VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING *""",
+                """INSERT INTO codebases (name, repository_url, canonical_path, default_branch, host, registered_by)
+                   VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING *""",
                 info.name, info.repository_url, info.canonical_path, info.default_branch, info.host,
+                info.registered_by,
             )
             if row is not None:
                 return RegisteredCodebase(codebase=codebase_from_row(row), created=True)
@@ -99,7 +100,8 @@ class CodebaseActivities:
                 info.repository_url, info.host, info.canonical_path,
             )
             if row is not None:
-                return RegisteredCodebase(codebase=codebase_from_row(row), created=False)
+                ours = info.registered_by is not None and row["registered_by"] == info.registered_by
+                return RegisteredCodebase(codebase=codebase_from_row(row), created=ours)
         raise _mistake(
             f"A different repository is already registered as `{info.name}`. Choose another name.", NAME_TAKEN
         )

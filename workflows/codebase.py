@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutType
@@ -46,7 +47,7 @@ class RegisterCodebaseWorkflow:
                 info = await codebases.inspect_repository(source)
             else:
                 info = await codebases.clone_repository(source)
-            return await codebases.record_codebase(info)
+            return await codebases.record_codebase(replace(info, registered_by=workflow.info().workflow_id))
         except ActivityError as error:
             cause = error.cause
             if isinstance(cause, TemporalTimeout) and cause.type == TimeoutType.SCHEDULE_TO_START:

@@ -35,6 +35,8 @@ class RepositoryInfo:
     default_branch: str
     repository_url: str | None
     host: str
+    # the registering workflow: a record made by it is its own, also when the step runs again
+    registered_by: str | None = None
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """A local activity runs again when the workflow task that held its result is lost (a loaded or killed
 worker). A step that claims something once (a reply, a retirement) must tell the message that claimed
-it so again, or what only the claimant does (say it, end the worktree's workflow) never happens."""
+it so again, or what only the claimant does (say it, end the worktree's workflow, start a new
+codebase's warm pool) never happens."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ import asyncpg
 from temporalio.client import Client
 
 from activities.agent_runs import AgentRunActivities
+from activities.codebases import CodebaseActivities
 from activities.conversations import ConversationActivities
 from activities.environments import EnvironmentActivities
 from activities.replies import ReplyActivities
 from isolator.contracts.agent import QueueRunInput
+from isolator.contracts.codebase import RepositoryInfo
 from isolator.contracts.environment import RetireInput
 from isolator.contracts.message import ConversationInput
 from isolator.settings import Settings
@@ -58,3 +61,20 @@ async def test_a_retirement_is_marked_again_by_its_message_and_by_no_other(
     assert (first.marked_now, again.marked_now, other.marked_now) == (True, True, False)
     row = await db.fetchrow("SELECT status, destroyed_at FROM isolation_environments WHERE id = $1", environment)
     assert (row["status"], row["destroyed_at"]) == ("destroyed", destroyed_at)
+
+
+async def test_a_codebase_is_new_again_to_its_registration_and_to_no_other(
+    settings: Settings, db: asyncpg.Pool
+) -> None:
+    codebases = CodebaseActivities(settings, db)
+
+    def registration(key: str) -> RepositoryInfo:
+        return RepositoryInfo("again", "/src/again", "main", None, settings.host, registered_by=key)
+
+    first = await codebases.record_codebase(registration("registration-1"))
+    again = await codebases.record_codebase(registration("registration-1"))
+    other = await codebases.record_codebase(registration("registration-2"))
+
+    assert (first.created, again.created, other.created) == (True, True, False)
+    assert first.codebase is not None and again.codebase is not None and other.codebase is not None
+    assert first.codebase.id == again.codebase.id == other.codebase.id
