@@ -160,14 +160,14 @@ class WarmPoolActivities:
         ones it has are on their way, or failed (rebuilt by its own timer), and asking would only repeat
         its checks beside the create."""
         rows = await self.pool.fetch("SELECT state, failure FROM warm_worktrees WHERE codebase_id = $1", codebase_id)
-        room = len(rows) < await pool_size(self.pool, self.settings, codebase_id)
         failures = [row["failure"] for row in rows if row["state"] == "failed" and row["failure"]]
+        busy = [row["state"] for row in rows if row["state"] in ("making", "refreshing")]
+        if not failures and not busy:
+            return WarmClaim("none", reason="the pool is empty, refilling")
+        room = len(rows) < await pool_size(self.pool, self.settings, codebase_id)
         if failures:
             return WarmClaim("none", reason=f"its warm set-up failed: {failures[0]}", refill=room)
-        busy = [row["state"] for row in rows if row["state"] in ("making", "refreshing")]
-        if busy:
-            return WarmClaim("none", reason=f"{len(busy)} being made or brought up to date", refill=room)
-        return WarmClaim("none", reason="the pool is empty, refilling")
+        return WarmClaim("none", reason=f"{len(busy)} being made or brought up to date", refill=room)
 
     def _refill_soon(self, codebase: Codebase) -> None:
         """In the background: the claim's answer does not wait for it (the pool's timer is the backstop)."""

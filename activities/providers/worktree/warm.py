@@ -120,7 +120,7 @@ class WarmDisk:
                 at = ""  # the name is taken, at another commit: checked out below, as it always was
         if at == commit:
             # Its files are the new branch's already: only HEAD moves. A checkout would read all of the
-            # worktree's files again (60-90 ms at 5,000 files), for nothing.
+            # worktree's files again (30-90 ms at 5,000 files), for nothing.
             await run_git("symbolic-ref", "HEAD", f"refs/heads/{branch}", cwd=target)
         else:
             await run_git("checkout", "-q", branch, cwd=target, env=_checkout_env(config))
