@@ -95,6 +95,26 @@ class CreateShapedBareWorkflow:
         await asyncio.gather(*(workflow.execute_local_activity(do_nothing, **nothing) for _ in range(2)))
 
 
+@workflow.defn
+class WarmShapedBareWorkflow:
+    """A warm create's steps (docs/warm.md), all doing nothing: its floor against a reuse's two steps.
+
+    Record the conversation; the identity, an adoptable worktree and the count together; an archive to
+    return to; the claim; the environment's record; its workflow told and the reply sent together; the
+    agent's run queued. Ten local activities where a reuse has two.
+    """
+
+    @workflow.run
+    async def run(self) -> None:
+        nothing = dict(start_to_close_timeout=timedelta(seconds=10))
+        await workflow.execute_local_activity(do_nothing, **nothing)
+        await asyncio.gather(*(workflow.execute_local_activity(do_nothing, **nothing) for _ in range(3)))
+        for _ in range(3):
+            await workflow.execute_local_activity(do_nothing, **nothing)
+        await asyncio.gather(*(workflow.execute_local_activity(do_nothing, **nothing) for _ in range(2)))
+        await workflow.execute_local_activity(do_nothing, **nothing)
+
+
 def http_app(client: Client, queue: str) -> Starlette:
     def route(path: str, run: Any, **start: Any) -> Route:
         async def answer(request: Request) -> JSONResponse:
@@ -112,7 +132,8 @@ async def run_worker(address: str, queue: str) -> None:
     # Run as the isolator worker runs its workflows (workers/worker.py), so that only the service's
     # own work differs.
     worker = Worker(await connect(address), task_queue=queue,
-                    workflows=[BareWorkflow, SearchableBareWorkflow, CreateShapedBareWorkflow], activities=[do_nothing],
+                    workflows=[BareWorkflow, SearchableBareWorkflow, CreateShapedBareWorkflow, WarmShapedBareWorkflow],
+                    activities=[do_nothing],
                     max_concurrent_local_activities=100, workflow_runner=WORKFLOW_RUNNER)
     await worker.run()
 

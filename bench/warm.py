@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from pathlib import Path
 
 import asyncpg
 
+from bench.baseline import WarmShapedBareWorkflow
 from bench.figures import Figure, Latency, timed, verdict
-from bench.messages import RAMP_SECONDS, WINDOW_SECONDS, _Load, _saturate, say, start_conversation
+from bench.messages import RAMP_SECONDS, WINDOW_SECONDS, _Load, _saturate, bare, say, start_conversation
 from bench.repos import git, make_repository
 from bench.stack import Stack
 
@@ -48,16 +50,22 @@ async def _until_ready(db: asyncpg.Connection, environment_id: str) -> None:
     assert state == "ready", state
 
 
+async def warm_shaped_bare(stack: Stack) -> None:
+    await stack.temporal.execute_workflow(WarmShapedBareWorkflow.run, id=f"bare-warm-{uuid.uuid4().hex}",
+                                          task_queue=stack.baseline_queue)
+
+
 async def warm_create(stack: Stack, repositories: Path, runs: int) -> list[Figure]:
     """5,000 files and a 2 s set-up, pool of 1: a new conversation's first message until its environment
-    is ready (the pool refilled before each), against a reuse timed in the same run."""
+    is ready (the pool refilled before each), against a reuse timed in the same run. Beside them, the
+    floor Temporal alone sets: the two paths' steps as bare workflows doing nothing."""
     repository = _with_config(repositories / "warm-large", SLOW_SETUP)
     codebase = await _register(stack, repository, warm=1)
     db = await asyncpg.connect(stack.database_url)
     try:
         await say(stack, "warm-reuse", f"/clone {repository}")
         await say(stack, "warm-reuse")
-        creates, reuses = [], []
+        creates, reuses, warm_shaped, reuse_shaped = [], [], [], []
         for run in range(runs):
             while await _ready_rows(db, codebase) < 1:
                 await asyncio.sleep(0.05)
@@ -71,15 +79,22 @@ async def warm_create(stack: Stack, repositories: Path, runs: int) -> list[Figur
 
             creates.append(await timed(first_message))
             reuses.append(await timed(lambda: say(stack, "warm-reuse")))
+            warm_shaped.append(await timed(lambda: warm_shaped_bare(stack)))
+            reuse_shaped.append(await timed(lambda: bare(stack)))
     finally:
         await db.close()
     create_figure, reuse_figure = Latency.of(creates), Latency.of(reuses)
     apart = create_figure.p50 - reuse_figure.p50
+    warm_floor, reuse_floor = Latency.of(warm_shaped), Latency.of(reuse_shaped)
+    floor = warm_floor.p50 - reuse_floor.p50
     return [
         Figure("warm create, 5,000 files, 2 s set-up, until ready", str(create_figure), f"reuse: {reuse_figure}",
                verdict(apart <= 30), {"latency": vars(create_figure), "baseline": vars(reuse_figure),
                                       "p50s_apart": round(apart, 1)}),
         Figure("  beyond a reuse (p50)", f"{apart:+.1f} ms (target <= +30)"),
+        Figure("  Temporal's floor: its ten steps doing nothing, beyond a reuse's two (p50)", f"{floor:+.1f} ms",
+               f"bare workflows from a client: {warm_floor} / {reuse_floor}",
+               data={"warm_shaped": vars(warm_floor), "reuse_shaped": vars(reuse_floor), "p50s_apart": round(floor, 1)}),
     ]
 
 
