@@ -17,6 +17,7 @@ from activities.agent_session_commands import AgentSessionActivities
 from activities.archives import ArchiveActivities
 from activities.codebase_views import CodebaseViewActivities
 from activities.codebases import CodebaseActivities
+from activities.host_workers import HostWorkerActivities
 from activities.conversations import ConversationActivities
 from activities.refusals import RefusalActivities
 from activities.environment_signals import EnvironmentSignalActivities
@@ -108,6 +109,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         codebases.find_codebase,
         codebases.record_codebase,
         codebases.list_codebases,
+        HostWorkerActivities(client, settings).host_has_worker,
         # the disk and git of the codebases on this host, worked on locally
         isolation.validate_environment,
         isolation.create_worktree_here,

@@ -18,6 +18,8 @@ with workflow.unsafe.imports_passed_through():
 # A user's mistake (a folder that is no repository, a URL that cannot be cloned) completes the
 # registration with the reason, in one log line; before, the workflow failed (FAILED in the UI).
 MISTAKES_ARE_OUTCOMES = "registration-mistakes-are-outcomes"
+# A host no worker polls is refused at once; before, after the 30 s pickup timeout of its git work.
+ASKS_FOR_HOST_WORKER = "registration-asks-for-host-worker"
 
 
 def register_workflow_id(source: RepositorySource) -> str:
@@ -42,6 +44,8 @@ class RegisterCodebaseWorkflow:
         existing = await codebases.find_codebase(source)
         if existing is not None:
             return RegisteredCodebase(codebase=existing, created=False)
+        if workflow.patched(ASKS_FOR_HOST_WORKER) and not await codebases.host_has_worker(source.host):
+            raise _no_worker(source.host)
         try:
             if source.path:
                 info = await codebases.inspect_repository(source)
@@ -51,12 +55,16 @@ class RegisterCodebaseWorkflow:
         except ActivityError as error:
             cause = error.cause
             if isinstance(cause, TemporalTimeout) and cause.type == TimeoutType.SCHEDULE_TO_START:
-                raise ApplicationError(
-                    f"No worker of host `{source.host}` took the work: start `isolator worker` there with "
-                    f"ISOLATOR_HOST={source.host}, or register the repository on the host of a running worker.",
-                    type=NO_WORKER, non_retryable=True,
-                ) from None
+                raise _no_worker(source.host) from None
             if isinstance(cause, ApplicationError) and cause.non_retryable:
                 # Surface the reason itself, so callers can show it to the user.
                 raise ApplicationError(cause.message, type=cause.type, non_retryable=True) from None
             raise
+
+
+def _no_worker(host: str) -> ApplicationError:
+    return ApplicationError(
+        f"No worker serves host `{host}`: start `isolator worker` there with "
+        f"ISOLATOR_HOST={host}, or register the repository on the host of a running worker.",
+        type=NO_WORKER, non_retryable=True,
+    )

@@ -33,6 +33,11 @@ async def list_codebases() -> list[Codebase]:
     return await workflow.execute_local_activity("list_codebases", result_type=list[Codebase], **LOCAL_OPTIONS)
 
 
+async def host_has_worker(host: str) -> bool:
+    """Asked of Temporal; a worker that is starting is given a moment (activities/host_workers.py)."""
+    return await workflow.execute_local_activity("host_has_worker", host, result_type=bool, **LOCAL_OPTIONS)
+
+
 async def inspect_repository(source: RepositorySource) -> RepositoryInfo:
     return await workflow.execute_activity(
         "inspect_repository", source, result_type=RepositoryInfo, task_queue=host_queue(source.host),
