@@ -1,7 +1,7 @@
 """Whether a host has a worker: asked of Temporal before a registration waits for that host's git work.
 
 A host's worker polls its queue (`{queue}@{host}`), and Temporal lists the pollers it has seen lately.
-A host that none polls is refused at once, not after the pickup timeout of the work's activity (30 s),
+A host that none polls is refused within seconds, not after the pickup timeout of the work's activity (30 s),
 which still holds for a worker that died a moment ago (Temporal lists it for a while yet).
 """
 
