@@ -109,7 +109,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         codebases.find_codebase,
         codebases.record_codebase,
         codebases.list_codebases,
-        HostWorkerActivities(client, settings).host_has_worker,
+        HostWorkerActivities(client).host_has_worker,
         # the disk and git of the codebases on this host, worked on locally
         isolation.validate_environment,
         isolation.create_worktree_here,

@@ -18,7 +18,7 @@ with workflow.unsafe.imports_passed_through():
 # A user's mistake (a folder that is no repository, a URL that cannot be cloned) completes the
 # registration with the reason, in one log line; before, the workflow failed (FAILED in the UI).
 MISTAKES_ARE_OUTCOMES = "registration-mistakes-are-outcomes"
-# A host no worker polls is refused at once; before, after the 30 s pickup timeout of its git work.
+# A host no worker polls is refused within seconds; before, after the 30 s pickup timeout of its git work.
 ASKS_FOR_HOST_WORKER = "registration-asks-for-host-worker"
 
 

@@ -34,8 +34,10 @@ async def list_codebases() -> list[Codebase]:
 
 
 async def host_has_worker(host: str) -> bool:
-    """Asked of Temporal; a worker that is starting is given a moment (activities/host_workers.py)."""
-    return await workflow.execute_local_activity("host_has_worker", host, result_type=bool, **LOCAL_OPTIONS)
+    """Whether a worker polls the queue its git work goes to; one that is starting is given a moment
+    (activities/host_workers.py)."""
+    return await workflow.execute_local_activity("host_has_worker", host_queue(host), result_type=bool,
+                                                 **LOCAL_OPTIONS)
 
 
 async def inspect_repository(source: RepositorySource) -> RepositoryInfo:
