@@ -33,7 +33,7 @@ from activities.replies import ReplyActivities
 from activities.run_processes import RunProcesses
 from activities.run_records import Capture, RunRecords
 from activities.setup import command_variables
-from activities.user_commands import CannotStart, run_user_program, user_environment
+from activities.sandbox.user_programs import CannotStart, run_user_program, user_environment
 from activities.working_trees import Changes, StagedTree, WorkingTree, changes_since, staged_tree
 from isolator.contracts.agent import AgentRunReport
 from isolator.contracts.environment import AgentRunInput

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass
 
 from activities.agents.base import AgentError, Usage
-from activities.user_commands import Finished
+from activities.sandbox.user_programs import Finished
 from activities.working_trees import Changes
 from isolator.contracts.agent import RunStatus
 

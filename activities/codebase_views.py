@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from temporalio import activity
 
-from activities import sandbox
+from activities.sandbox import bubblewrap
 from activities.environments import EnvironmentActivities
 from activities.isolation import IsolationActivities
 from isolator.cleanup_rules import breakdown, tracked_worktrees
@@ -29,5 +29,5 @@ class CodebaseViewActivities:
         return CodebaseCounts(
             breakdown(listing.environments, survey, listing.limit, listing.stale_threshold_days),
             listing.stale_threshold_days, [state.disk_bytes for state in survey.states if state.exists],
-            sandbox.current().warning,
+            bubblewrap.current().warning,
         )

@@ -13,7 +13,7 @@ import os
 import signal
 from pathlib import Path
 
-from activities.program_stops import signal_group
+from activities.sandbox.stops import signal_group
 
 log = logging.getLogger(__name__)
 

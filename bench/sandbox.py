@@ -11,8 +11,8 @@ import statistics
 import time
 from pathlib import Path
 
-from activities import sandbox
-from activities.user_commands import run_user_program
+from activities.sandbox import bubblewrap
+from activities.sandbox.user_programs import run_user_program
 from bench.figures import Figure, verdict
 from bench.repos import git, make_repository
 from isolator.settings import load_settings
@@ -27,14 +27,14 @@ async def overhead(trees: Path, runs: int) -> list[Figure]:
     git("worktree", "add", "-q", "-b", "thread-bench", str(worktree), cwd=repository)
     modes = {mode: load_settings(data_dir=root / "data", sandbox=mode, database_url="unused") for mode in ("on", "off")}
     samples: dict[str, list[float]] = {"on": [], "off": []}
-    logging.getLogger(sandbox.__name__).setLevel(logging.ERROR)  # SANDBOX=off's warning, once per switch
+    logging.getLogger(bubblewrap.__name__).setLevel(logging.ERROR)  # SANDBOX=off's warning, once per switch
 
     async def ignore(chunk: bytes) -> None:
         pass
 
     for number in range(runs * 2 + 4):  # the first two of each: warm-up, not counted
         mode = "on" if number % 2 == 0 else "off"
-        sandbox.configure(modes[mode])
+        bubblewrap.configure(modes[mode])
         started = time.perf_counter()
         finished = await run_user_program(["true"], worktree, dict(os.environ), 60, on_output=ignore,
                                           stdin=b"hello")

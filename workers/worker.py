@@ -26,7 +26,7 @@ from activities.isolation import IsolationActivities
 from activities.platforms import PlatformActivities, deliverers
 from activities.providers.worktree.bring_back import BringBackActivities
 from activities.ports import PortActivities
-from activities import sandbox
+from activities.sandbox import bubblewrap
 from activities.replies import ReplyActivities
 from activities.run_processes import RunProcesses
 from activities.results import ResultsActivities
@@ -61,7 +61,7 @@ def build_workers(
     client: Client, pool: asyncpg.Pool, settings: Settings, interceptors: Sequence[Interceptor] = ()
 ) -> list[Worker]:
     """`interceptors`: added to the production ones (the fault tests add their pause)."""
-    sandbox.configure(settings)
+    bubblewrap.configure(settings)
     return [shared_worker(client, pool, settings, interceptors), host_worker(client, pool, settings, interceptors),
             agent_worker(pool, client, settings, interceptors)]
 

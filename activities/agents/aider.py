@@ -17,7 +17,7 @@ from pathlib import Path
 
 from activities.agents.base import AgentError, GaveUp, Invocation, LineReader, SessionLost, Turn, Usage, short
 from activities.git import admin_dir
-from activities.sandbox import sandboxed
+from activities.sandbox.bubblewrap import sandboxed
 
 QUIET = ["--no-pretty", "--no-fancy-input", "--no-auto-commits", "--no-gitignore", "--no-check-update",
          "--no-analytics", "--no-show-release-notes"]

@@ -9,7 +9,7 @@ import os
 import re
 from pathlib import Path
 
-from activities.sandbox import sandboxed
+from activities.sandbox.bubblewrap import sandboxed
 from activities.agents.base import AgentError, Invocation, LineReader, Turn, Usage, relative, short
 
 # The one place the permission mode is chosen. In the sandbox, which tells it so (IS_SANDBOX=1), it works

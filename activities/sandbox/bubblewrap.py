@@ -3,7 +3,7 @@
 Inside, the program sees the whole system read-only, a fresh `/dev`, its own `/tmp`, its own PID
 namespace with its own `/proc` (the worker and its environment are not there to read or signal), its
 worktree writable at its own path, the `writable_paths` its caller names (the agent's home, a
-session folder), and a per-run view of its repository (activities/sandbox_git.py). Hidden behind
+session folder), and a per-run view of its repository (activities/sandbox/git_view.py). Hidden behind
 empty folders: WORKTREE_BASE (every other worktree), ISOLATOR_DATA_DIR, WORKSPACE_PATH (the clones)
 and the main checkout of its repository. The network is shared unless SANDBOX_NETWORK=off.
 
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import AsyncIterator
 
-from activities import sandbox_git
+from activities.sandbox import git_view
 from isolator.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -101,7 +101,7 @@ def _own_folder(path: Path) -> None:
 
 def current() -> Sandbox:
     if _current is None:
-        raise RuntimeError("the sandbox is not configured: the worker calls sandbox.configure(settings)")
+        raise RuntimeError("the sandbox is not configured: the worker calls bubblewrap.configure(settings)")
     return _current
 
 
@@ -138,7 +138,7 @@ class SandboxRefused(Exception):
 class Prepared:
     argv: list[str]
     env: dict[str, str]
-    git: sandbox_git.GitView | None
+    git: git_view.GitView | None
     sandboxed: bool  # argv starts bubblewrap, the leader of the program's process group
 
 
@@ -164,8 +164,8 @@ async def sandboxed_run(argv: list[str], cwd: Path, env: dict[str, str],
     try:
         try:
             # SANDBOX_WRITABLE_PATHS aside: the operator's, and the tests keep their repositories there.
-            git = sandbox_git.prepare(cwd, scratch, [cwd.absolute(), *map(Path.absolute, map(Path, writable_paths))])
-        except (sandbox_git.UntrustedGitLayout, OSError) as error:
+            git = git_view.prepare(cwd, scratch, [cwd.absolute(), *map(Path.absolute, map(Path, writable_paths))])
+        except (git_view.UntrustedGitLayout, OSError) as error:
             raise SandboxRefused(f"the worktree's git layout cannot be trusted: {error}") from None
         yield Prepared([BWRAP, *arguments(sandbox, cwd.absolute(), writable, git), "--", *argv],
                        _inside_environment(env), git, sandboxed=True)
@@ -173,7 +173,7 @@ async def sandboxed_run(argv: list[str], cwd: Path, env: dict[str, str],
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def arguments(sandbox: Sandbox, worktree: Path, writable: list[Path], git: sandbox_git.GitView | None) -> list[str]:
+def arguments(sandbox: Sandbox, worktree: Path, writable: list[Path], git: git_view.GitView | None) -> list[str]:
     """The mounts, outer folders first, so that a deeper one wins: a writable folder may hold a
     hidden one (which stays hidden), a hidden one may hold the worktree (which is seen)."""
     hidden = list(sandbox.hidden)  # the scratch needs nothing: it lies in /dev/shm (a new /dev inside) or the data dir

@@ -1,5 +1,5 @@
 """A sandboxed run's processes, seen from outside: bubblewrap leads the run's process group, and
-the program's processes live in a PID namespace of their own (activities/sandbox.py)."""
+the program's processes live in a PID namespace of their own (activities/sandbox/bubblewrap.py)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import os
 import signal
 from dataclasses import dataclass
 
-from activities.sandbox_processes import Watch, signal_inside
+from activities.sandbox.processes import Watch, signal_inside
 
 GRACE_SECONDS = 10.0
 

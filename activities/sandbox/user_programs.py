@@ -5,7 +5,7 @@ chunks, and with none of the service's secrets in its environment. On a timeout 
 activity cancelled) the group gets SIGTERM, then SIGKILL after a grace period; whatever the program
 left running in its group is ended with it, so nothing of a step outlives the step.
 
-Each runs in the sandbox (activities/sandbox.py): it sees its worktree, the `writable_paths` it is
+Each runs in the sandbox (activities/sandbox/bubblewrap.py): it sees its worktree, the `writable_paths` it is
 given and a read-only system, and what it commits reaches its own branch only when it has ended.
 """
 
@@ -24,10 +24,10 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
-from activities import sandbox
-from activities.program_stops import Stop, signal_group
-from activities.sandbox_processes import Watch
-from activities.sandbox_git import BranchNotTaken, GitView, take_back
+from activities.sandbox import bubblewrap
+from activities.sandbox.stops import Stop, signal_group
+from activities.sandbox.processes import Watch
+from activities.sandbox.git_view import BranchNotTaken, GitView, take_back
 from isolator.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -81,14 +81,14 @@ async def run_user_program(
     started = time.monotonic()
     _check_program(argv[0], cwd, env)  # inside the sandbox, only bubblewrap could say so, less clearly
     try:
-        async with sandbox.sandboxed_run(argv, cwd, env, writable_paths) as run:
+        async with bubblewrap.sandboxed_run(argv, cwd, env, writable_paths) as run:
             try:
                 finished = await _run(run.argv, cwd, run.env, timeout_seconds, on_output, on_error, stdin,
                                       on_start, spare_leader=run.sandboxed, after=after)
             finally:  # a stopped run's commits count too
                 if run.git is not None:
                     await asyncio.shield(_take_back(run.git))
-    except sandbox.SandboxRefused as error:
+    except bubblewrap.SandboxRefused as error:
         raise CannotStart(str(error)) from None
     finished.seconds = time.monotonic() - started
     return finished

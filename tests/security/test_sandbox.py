@@ -16,7 +16,7 @@ from typing import Iterator
 
 import pytest
 
-from activities import sandbox
+from activities.sandbox import bubblewrap
 from isolator.settings import Settings, load_settings
 from tests.agent_runs import finished_run, replies_when
 from tests.agents import command
@@ -177,7 +177,7 @@ async def test_sandbox_off_runs_the_agent_unconfined_and_status_says_so(
     stack: Stack, project: Path, marker: str
 ) -> None:
     stack.settings.sandbox = "off"
-    sandbox.configure(stack.settings)
+    bubblewrap.configure(stack.settings)
     await stack.register(project)
     created = (await stack.say("sandbox-off", "hello"))["result"]
     assert (await finished_run(stack, created["agentRunId"]))["status"] == "done"
@@ -195,8 +195,8 @@ async def test_sandbox_off_runs_the_agent_unconfined_and_status_says_so(
 async def test_where_the_sandbox_cannot_start_no_user_program_runs_and_the_reply_says_why(
     stack: Stack, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sandbox, "BWRAP", "bwrap-not-installed")
-    sandbox.configure(stack.settings)
+    monkeypatch.setattr(bubblewrap, "BWRAP", "bwrap-not-installed")
+    bubblewrap.configure(stack.settings)
     await stack.register(project)
     created = (await stack.say("sandbox-missing", "hello"))["result"]
     run = await finished_run(stack, created["agentRunId"])

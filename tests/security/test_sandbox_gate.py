@@ -13,9 +13,9 @@ from typing import Iterator
 
 import pytest
 
-from activities import sandbox
-from activities.sandbox_processes import live_members
-from activities.user_commands import run_user_program
+from activities.sandbox import bubblewrap
+from activities.sandbox.processes import live_members
+from activities.sandbox.user_programs import run_user_program
 from isolator.settings import load_settings
 from tests.gitrepos import git, make_repo
 
@@ -33,7 +33,7 @@ def worktree() -> Iterator[Path]:
 
 def configure(worktree: Path, mode: str) -> None:
     place = worktree.parents[2]
-    sandbox.configure(load_settings(data_dir=place / "data", worktree_base_setting=place / "worktrees",
+    bubblewrap.configure(load_settings(data_dir=place / "data", worktree_base_setting=place / "worktrees",
                                     workspace_path_setting=place / "workspace", sandbox=mode, database_url="unused"))
 
 

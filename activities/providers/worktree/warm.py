@@ -22,7 +22,7 @@ from activities.locks import host_lock
 from activities.ownership import mark_as_made_here
 from activities.paths import ensure_inside
 from activities.providers.worktree.include import copy_included
-from activities.user_commands import run_user_command, user_environment
+from activities.sandbox.user_programs import run_user_command, user_environment
 from isolator.contracts.repository import RepositoryConfig
 
 WARM_FOLDER = ".warm"

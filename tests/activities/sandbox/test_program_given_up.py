@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from activities import sandbox
+from activities.sandbox import bubblewrap
 from activities.agents.base import GaveUp
-from activities.user_commands import run_user_program
+from activities.sandbox.user_programs import run_user_program
 
 
 async def test_a_handler_that_gives_up_stops_the_program_and_all_it_started(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sandbox, "_current", sandbox.Sandbox(False, None, True, (), (), tmp_path))
+    monkeypatch.setattr(bubblewrap, "_current", bubblewrap.Sandbox(False, None, True, (), (), tmp_path))
     groups: list[int] = []
 
     async def give_up(chunk: bytes) -> None:
