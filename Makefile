@@ -79,7 +79,7 @@ test-loaded: install
 SOAK_ROUNDS ?= 20
 soak: install
 	ISOLATOR_SOAK_ROUNDS=$(SOAK_ROUNDS) $(BIN)/python -m pytest -q -p tests.faults.soak_report tests/faults \
-		tests/activities/test_stale_git_locks.py
+		tests/activities/git/test_stale_git_locks.py
 
 bench: install $(CODEX) $(AIDER)
 	$(BIN)/python -m bench.run $(BENCH_ARGS)

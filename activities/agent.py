@@ -34,7 +34,7 @@ from activities.run_processes import RunProcesses
 from activities.run_records import Capture, RunRecords
 from activities.setup import command_variables
 from activities.sandbox.user_programs import CannotStart, run_user_program, user_environment
-from activities.working_trees import Changes, StagedTree, WorkingTree, changes_since, staged_tree
+from activities.git.working_trees import Changes, StagedTree, WorkingTree, changes_since, staged_tree
 from isolator.contracts.agent import AgentRunReport
 from isolator.contracts.environment import AgentRunInput
 from isolator.settings import Settings

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from activities.agents.base import AgentError, Usage
 from activities.sandbox.user_programs import Finished
-from activities.working_trees import Changes
+from activities.git.working_trees import Changes
 from isolator.contracts.agent import RunStatus
 
 ADVICE = {

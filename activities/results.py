@@ -18,7 +18,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.agent import strip_mention
 from activities.agent_answer import DEFAULT_PLATFORM_LIMIT, PLATFORM_LIMITS
-from activities.git import run_git
+from activities.git.runner import run_git
 from activities.platforms import github_pulls
 from activities.providers.worktree.base import committed_config, fresh_base
 from activities.providers.worktree.include import _patterns as included_patterns

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from activities.git import run_git
+from activities.git.runner import run_git
 
 # A credential helper that reads its answer from the push's own environment; git runs it through
 # the shell, so the token is expanded there and appears in no argument list. `store` and `erase`

@@ -13,7 +13,7 @@ from activities.agent import Ending, changes_or_none
 from activities.agent_answer import AnswerStream
 from activities.replies import ReplyActivities
 from activities.run_records import Capture, RunRecords
-from activities.working_trees import WorkingTree, working_tree
+from activities.git.working_trees import WorkingTree, working_tree
 from isolator.contracts.agent import AgentRunReport, RunStart, TeamRunEnd
 from isolator.contracts.environment import AgentRunInput
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from temporalio import activity
 
-from activities.disk_usage import disk_usage
-from activities.git import run_git
+from activities.git.disk_usage import disk_usage
+from activities.git.runner import run_git
 from activities.providers.worktree.archive import archives_of_branch
 from activities.providers.worktree.merged import merge_proof, read_refs
 from isolator.contracts.worktree import ExplainRequest, WorktreeFacts

@@ -46,9 +46,9 @@ import asyncpg
 
 from activities.database import create_pool
 from activities.environments import EnvironmentActivities
-from activities.git import GitResult, run_git
+from activities.git.runner import GitResult, run_git
 from activities.isolation import IsolationActivities
-from activities.paths import worktree_path
+from activities.git.paths import worktree_path
 from activities.providers import build_providers
 from bench.figures import Figure, Latency, timed, verdict
 from bench.messages import say, start_conversation

@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from activities.git import run_git
+from activities.git.runner import run_git
 from activities.providers.worktree.merged import merge_proof, read_refs, unmerged_by_paths
 from bench.repos import IDENTITY
 

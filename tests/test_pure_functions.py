@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from activities.git import is_valid_branch_name
-from activities.paths import (
+from activities.git.runner import is_valid_branch_name
+from activities.git.paths import (
     UnsafePathError,
     ensure_inside,
     is_valid_codebase_name,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from activities.git import GitResult, run_git
+from activities.git.runner import GitResult, run_git
 from isolator.contracts.codebase import Codebase
 from isolator.settings import Settings
 from tests.gitrepos import git

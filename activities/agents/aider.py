@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 from activities.agents.base import AgentError, GaveUp, Invocation, LineReader, SessionLost, Turn, Usage, short
-from activities.git import admin_dir
+from activities.git.runner import admin_dir
 from activities.sandbox.bubblewrap import sandboxed
 
 QUIET = ["--no-pretty", "--no-fancy-input", "--no-auto-commits", "--no-gitignore", "--no-check-update",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from activities.git import admin_dir
+from activities.git.runner import admin_dir
 
 MARK = "isolator-made"
 

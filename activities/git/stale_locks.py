@@ -12,7 +12,7 @@ import os
 import re
 from pathlib import Path
 
-from activities.git import GitError, GitResult, run_git
+from activities.git.runner import GitError, GitResult, run_git
 
 _LOCK_REFUSAL = re.compile(r"Unable to create '([^']+\.lock)': File exists")
 

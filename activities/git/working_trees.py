@@ -10,7 +10,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from activities.git import admin_dir, run_git
+from activities.git.runner import admin_dir, run_git
 
 MAX_NAMES = 1000  # changed files kept of one comparison
 

@@ -6,7 +6,7 @@ entry in `build_providers`.
 
 from __future__ import annotations
 
-from activities.git import GitRunner, run_git
+from activities.git.runner import GitRunner, run_git
 from activities.providers.worktree import WorktreeProvider
 from isolator.contracts.isolation import IsolationProvider
 from isolator.settings import Settings

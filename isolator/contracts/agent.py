@@ -115,7 +115,7 @@ class DroppedRuns:
 
 @dataclass
 class RunStart:
-    """The worktree as a run of a team's agent workflow found it (activities/working_trees.py)."""
+    """The worktree as a run of a team's agent workflow found it (activities/git/working_trees.py)."""
 
     head: str | None
     tree: str

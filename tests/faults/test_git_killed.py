@@ -14,7 +14,7 @@ import pytest
 from temporalio.testing import ActivityEnvironment
 
 from activities.isolation import IsolationActivities
-from activities.paths import worktree_path
+from activities.git.paths import worktree_path
 from isolator.contracts.codebase import Codebase
 from isolator.contracts.worktree import WorktreeRequest
 from isolator.settings import Settings, load_settings

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from activities.disk_usage import disk_usage
+from activities.git.disk_usage import disk_usage
 from api.dispatch import start_message
 from isolator.settings import Settings
 from tests.agent_runs import run_of

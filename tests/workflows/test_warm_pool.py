@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from activities.disk_usage import disk_usage
+from activities.git.disk_usage import disk_usage
 from isolator.settings import Settings
 from tests.agent_runs import finished_run
 from tests.conftest import Stack

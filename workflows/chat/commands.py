@@ -13,7 +13,7 @@ from temporalio import workflow
 from temporalio.exceptions import ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.paths import is_valid_codebase_name
+    from activities.git.paths import is_valid_codebase_name
     from activities.repositories import is_clone_url, looks_like_path
     from isolator.clone_rules import clone_refusal
     from isolator.contracts.agent import StopReport, StopRequest

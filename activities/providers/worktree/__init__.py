@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from activities.git import GitRunner, run_git
+from activities.git.runner import GitRunner, run_git
 from activities.providers.worktree.adoption import AdoptionFinder
 from activities.providers.worktree.creation import WorktreeCreator, is_healthy_worktree
 from activities.providers.worktree.removal import WorktreeRemover

@@ -14,8 +14,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from activities.git import commits_of, run_git
-from activities.working_trees import working_tree
+from activities.git.runner import commits_of, run_git
+from activities.git.working_trees import working_tree
 
 ARCHIVE_PREFIX = "refs/isolator/archive/"
 # The archive commits are the service's own, whatever identity (if any) the host has configured.

@@ -11,17 +11,17 @@ from typing import Literal
 
 from temporalio.exceptions import ApplicationError
 
-from activities.git import (
+from activities.git.runner import (
     GitError,
     admin_dir,
     commits_of,
     is_valid_branch_name,
     run_git,
 )
-from activities.git_locks import run_git_recovering
-from activities.locks import host_lock
-from activities.ownership import mark_as_made_here
-from activities.paths import UnsafePathError, ensure_inside, worktree_path
+from activities.git.stale_locks import run_git_recovering
+from activities.git.host_locks import host_lock
+from activities.git.ownership import mark_as_made_here
+from activities.git.paths import UnsafePathError, ensure_inside, worktree_path
 from activities.providers.worktree.archive import archives_of_branch
 from activities.providers.worktree.base import committed_config, fresh_base, unpushed_config
 from activities.providers.worktree.include import copy_included

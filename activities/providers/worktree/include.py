@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from activities.git import run_git
+from activities.git.runner import run_git
 from isolator.contracts.repository import INCLUDE_FILE
 
 FICLONE = 0x40049409  # _IOW(0x94, 9, int), from linux/fs.h

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from activities.git import GitRunner
+from activities.git.runner import GitRunner
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,10 @@ from typing import Literal
 
 from temporalio.exceptions import ApplicationError
 
-from activities.git import GitError, is_valid_branch_name, run_git
-from activities.git_locks import clear_stale_lock
-from activities.locks import host_locks
-from activities.paths import UnsafePathError, ensure_inside
+from activities.git.runner import GitError, is_valid_branch_name, run_git
+from activities.git.stale_locks import clear_stale_lock
+from activities.git.host_locks import host_locks
+from activities.git.paths import UnsafePathError, ensure_inside
 from activities.providers.worktree.archive import (
     Archive,
     archive_ref,

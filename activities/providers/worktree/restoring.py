@@ -11,10 +11,10 @@ import asyncio
 import shutil
 from pathlib import Path
 
-from activities.git import is_valid_branch_name, run_git
-from activities.locks import host_locks
-from activities.ownership import mark_as_made_here
-from activities.paths import UnsafePathError, ensure_inside
+from activities.git.runner import is_valid_branch_name, run_git
+from activities.git.host_locks import host_locks
+from activities.git.ownership import mark_as_made_here
+from activities.git.paths import UnsafePathError, ensure_inside
 from activities.providers.worktree.archive import (
     archive_and_branch,
     archives_of_branch,
@@ -27,7 +27,7 @@ from activities.providers.worktree.include import copy_included
 from activities.providers.worktree.merged import branch_state, read_refs
 from activities.providers.worktree.survey import ListedWorktree, list_worktrees
 from activities.removal_records import RemovalRecords
-from activities.working_trees import working_tree
+from activities.git.working_trees import working_tree
 from isolator.contracts.worktree import (
     PruneArchivesInput,
     PrunedArchive,

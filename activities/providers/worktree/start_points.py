@@ -7,7 +7,7 @@ from pathlib import Path
 
 from temporalio.exceptions import ApplicationError
 
-from activities.git import GitError, branch_exists, run_git
+from activities.git.runner import GitError, branch_exists, run_git
 from activities.providers.worktree.base import Base
 from isolator.contracts.errors import WORKTREE_CONFLICT
 from isolator.contracts.worktree import WorktreeRequest

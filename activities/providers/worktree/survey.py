@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Awaitable, TypeVar
 
-from activities.disk_usage import disk_usage
-from activities.git import GitRunner, run_git
+from activities.git.disk_usage import disk_usage
+from activities.git.runner import GitRunner, run_git
 from activities.platforms.github import merged_at_tip
 from activities.providers.worktree.merged import RefSnapshot, holder, merge_proof, read_refs, unmerged_by_paths
 from activities.providers.worktree.warm import is_warm

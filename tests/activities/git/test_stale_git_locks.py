@@ -10,7 +10,7 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.git_locks import is_held
+from activities.git.stale_locks import is_held
 from activities.isolation import IsolationActivities
 from isolator.contracts.codebase import Codebase
 from isolator.contracts.worktree import WorktreeReady, WorktreeRequest

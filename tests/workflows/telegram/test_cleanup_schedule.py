@@ -13,7 +13,7 @@ from temporalio.client import (
     WorkflowExecutionStatus,
 )
 
-from activities.git import GitResult, run_git
+from activities.git.runner import GitResult, run_git
 from activities.isolation import IsolationActivities
 from activities.providers import build_providers
 from isolator.contracts.cleanup import CleanupReport, Skipped
