@@ -16,8 +16,8 @@ import asyncpg
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.agent import strip_mention
-from activities.agent_answer import DEFAULT_PLATFORM_LIMIT, PLATFORM_LIMITS
+from activities.runs.run_agent import strip_mention
+from activities.runs.answer import DEFAULT_PLATFORM_LIMIT, PLATFORM_LIMITS
 from activities.git.runner import run_git
 from activities.platforms import github_pulls
 from activities.providers.worktree.base import committed_config, fresh_base

@@ -162,7 +162,7 @@ async def real_cli_hand_off(stack: Stack, codebase_id: str, repository: Path, ru
     resuming the same session (from its start to that request), alternating."""
     from bench.stack import model_environment
     from tests.agent_clis import claude_binary
-    from activities.agents import claude
+    from activities.runs.agents import claude
 
     # Started through a wrapper that notes when it runs, by the service and by hand: what lies before the
     # CLI's start is ours, what lies after is its own start-up (in the sandbox, against unconfined).

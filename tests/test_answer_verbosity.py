@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from activities.agent_answer import AnswerStream
-from activities.answer_verbosity import MAX_STEPS_SHOWN, shows_steps_only, steps_view
+from activities.runs.answer import AnswerStream
+from activities.runs.verbosity import MAX_STEPS_SHOWN, shows_steps_only, steps_view
 from isolator.contracts.message import ReplyInput
 
 

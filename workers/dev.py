@@ -15,7 +15,7 @@ import asyncpg
 import uvicorn
 from temporalio.client import Client
 
-from activities.agent_runs import plan_for
+from activities.runs.queue import plan_for
 from activities.database import create_pool
 from api.app import SHUTDOWN_GRACE_SECONDS, create_app
 from isolator.payloads import connect

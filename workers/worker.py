@@ -11,9 +11,9 @@ import asyncpg
 from temporalio.client import Client
 from temporalio.worker import Interceptor, UnsandboxedWorkflowRunner, Worker
 
-from activities.agent import AgentActivities
-from activities.agent_runs import AgentRunActivities
-from activities.agent_session_commands import AgentSessionActivities
+from activities.runs.run_agent import AgentActivities
+from activities.runs.queue import AgentRunActivities
+from activities.runs.session_commands import AgentSessionActivities
 from activities.archives import ArchiveActivities
 from activities.codebase_views import CodebaseViewActivities
 from activities.codebases import CodebaseActivities
@@ -28,10 +28,10 @@ from activities.providers.worktree.bring_back import BringBackActivities
 from activities.ports import PortActivities
 from activities.sandbox import bubblewrap
 from activities.replies import ReplyActivities
-from activities.run_processes import RunProcesses
+from activities.runs.processes import RunProcesses
 from activities.results import ResultsActivities
 from activities.setup import SetupActivities
-from activities.team_agent_runs import TeamAgentRunActivities
+from activities.runs.team_runs import TeamAgentRunActivities
 from activities.warm_pool import WarmPoolActivities, start_warm_pools
 from activities.warm_refill import WarmRefillActivities
 from activities.worktree_facts import WorktreeFactsActivities

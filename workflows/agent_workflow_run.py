@@ -15,7 +15,7 @@ from temporalio.exceptions import ChildWorkflowError, TimeoutError as StepTimeou
 with workflow.unsafe.imports_passed_through():
     from isolator.contracts.agent import AgentRunReport, RunStatus, TeamRunEnd
     from isolator.contracts.environment import AgentRunInput
-    from workflows.steps import agent_runs
+    from workflows.steps.runs import queue as agent_runs
 
 
 async def run_team_workflow(request: AgentRunInput) -> AgentRunReport:

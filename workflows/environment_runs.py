@@ -25,7 +25,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.agent_run import AgentRunWorkflow, agent_run_workflow_id
     from workflows.agent_workflow_run import run_team_workflow
     from workflows.environment_results import DELIVERS_RESULTS, deliver_after_run
-    from workflows.steps import agent_runs
+    from workflows.steps.runs import queue as agent_runs
 
 T = TypeVar("T")
 

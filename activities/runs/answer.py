@@ -14,7 +14,7 @@ from typing import Awaitable, Callable
 
 from temporalio.exceptions import ApplicationError
 
-from activities.answer_verbosity import steps_view
+from activities.runs.verbosity import steps_view
 from isolator.contracts.message import ReplyInput
 
 log = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ class AnswerStream:
             self.arrived.set()
 
     def steps(self, steps: list[str]) -> None:
-        """Show the agent's steps so far below the answer, updated in place (see activities/answer_verbosity.py)."""
+        """Show the agent's steps so far below the answer, updated in place (see activities/runs/verbosity.py)."""
         text = steps_view(steps)
         if text != self.steps_text:
             self.steps_text = text

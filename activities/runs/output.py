@@ -9,8 +9,8 @@ import time
 from collections import deque
 from typing import Any, Coroutine
 
-from activities.agent_answer import AnswerStream
-from activities.run_records import FLUSH_SECONDS, Capture
+from activities.runs.answer import AnswerStream
+from activities.runs.records import FLUSH_SECONDS, Capture
 
 LOG_TAIL_LINES = 10
 LOG_TAIL_CHARS = 300  # of each line shown on failure

@@ -11,7 +11,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.replies import ReplyActivities
-from activities.run_records import RunRecords
+from activities.runs.records import RunRecords
 from isolator.contracts.agent import (
     AgentPlan,
     DroppedRuns,

@@ -15,7 +15,7 @@ from typing import Literal
 
 import asyncpg
 
-from activities.agents.base import Usage
+from activities.runs.agents.base import Usage
 from isolator.contracts.agent import RunStatus
 
 log = logging.getLogger(__name__)

@@ -1,9 +1,9 @@
 """One run of the coding agent in its worktree, on the codebase's host (its `/agents` queue, which
 takes AGENT_MAX_CONCURRENT at once).
 
-The run's driver (activities/agents/) builds the agent's command line for the conversation's
-session (activities/agent_sessions.py) and reads its output: the progress lines and the answer are
-streamed to the conversation (activities/agent_answer.py) and kept with the run; its raw output
+The run's driver (activities/runs/agents/) builds the agent's command line for the conversation's
+session (activities/runs/sessions.py) and reads its output: the progress lines and the answer are
+streamed to the conversation (activities/runs/answer.py) and kept with the run; its raw output
 (an agent's event stream) and standard error are the run's log. An agent silent for WORKING_AFTER
 seconds gets a working line, updated in place. The run ends done, failed, timed out or stopped (the
 activity cancelled: `/stop`, a forced removal), and its last message says so, with what changed in
@@ -22,16 +22,16 @@ from pathlib import Path
 import asyncpg
 from temporalio import activity
 
-from activities.agent_answer import AnswerStream
-from activities.answer_verbosity import shows_steps_only
-from activities.agent_outcome import Ending
-from activities.agent_output import RunLog, Silence, keep_flushing, stop_tasks, to_its_end
-from activities.agent_sessions import AgentSessions, Session, renews_in
-from activities.agents import DRIVERS, Driver
-from activities.agents.base import AgentError, GaveUp, Reader, SessionLost, Turn, Usage
+from activities.runs.answer import AnswerStream
+from activities.runs.verbosity import shows_steps_only
+from activities.runs.outcome import Ending
+from activities.runs.output import RunLog, Silence, keep_flushing, stop_tasks, to_its_end
+from activities.runs.sessions import AgentSessions, Session, renews_in
+from activities.runs.agents import DRIVERS, Driver
+from activities.runs.agents.base import AgentError, GaveUp, Reader, SessionLost, Turn, Usage
 from activities.replies import ReplyActivities
-from activities.run_processes import RunProcesses
-from activities.run_records import Capture, RunRecords
+from activities.runs.processes import RunProcesses
+from activities.runs.records import Capture, RunRecords
 from activities.setup import command_variables
 from activities.sandbox.user_programs import CannotStart, run_user_program, user_environment
 from activities.git.working_trees import Changes, StagedTree, WorkingTree, changes_since, staged_tree

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncpg
 from temporalio import activity
 
-from activities.agent_sessions import AgentSessions, Session
+from activities.runs.sessions import AgentSessions, Session
 from isolator.contracts.agent_session import SessionQuery, SessionSummary
 
 

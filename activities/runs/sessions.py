@@ -15,7 +15,7 @@ from typing import Literal
 
 import asyncpg
 
-from activities.agents.base import Usage
+from activities.runs.agents.base import Usage
 
 
 @dataclass

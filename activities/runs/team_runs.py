@@ -9,10 +9,10 @@ from pathlib import Path
 import asyncpg
 from temporalio import activity
 
-from activities.agent import Ending, changes_or_none
-from activities.agent_answer import AnswerStream
+from activities.runs.run_agent import Ending, changes_or_none
+from activities.runs.answer import AnswerStream
 from activities.replies import ReplyActivities
-from activities.run_records import Capture, RunRecords
+from activities.runs.records import Capture, RunRecords
 from activities.git.working_trees import WorkingTree, working_tree
 from isolator.contracts.agent import AgentRunReport, RunStart, TeamRunEnd
 from isolator.contracts.environment import AgentRunInput

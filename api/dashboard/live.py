@@ -1,6 +1,6 @@
 """A run's page kept live: server-sent events pushed when PostgreSQL announces that the run changed.
 
-The worker writes a run's output and log in small batches (activities/run_records.py) and each write
+The worker writes a run's output and log in small batches (activities/runs/records.py) and each write
 notifies RUN_CHANNEL with the run's id; one LISTEN connection per API process wakes the streams of
 that run, which read only what is new (from the character offsets they already sent). Nothing is
 polled but a slow safety check, in case a notification was lost with a dropped connection.
@@ -16,7 +16,7 @@ from typing import AsyncIterator
 
 import asyncpg
 
-from activities.run_records import RUN_CHANNEL
+from activities.runs.records import RUN_CHANNEL
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from temporalio.client import Client
 from api.dashboard.access import Session, viewer
 from api.dashboard.cleanup_reports import last_cleanup, refused_by_codebase
 from api.dashboard.rendering import render
-from activities.agent_sessions import today_utc
+from activities.runs.sessions import today_utc
 from api.deps import get_client, get_pool, get_settings
 from isolator.settings import Settings
 

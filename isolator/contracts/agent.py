@@ -21,7 +21,7 @@ class AgentPlan:
     workflow: str | None = None
     task_queue: str | None = None
     timeout_minutes: float = 30
-    # Which driver reads the program (activities/agents/): "command" runs `argv` as it is; "claude",
+    # Which driver reads the program (activities/runs/agents/): "command" runs `argv` as it is; "claude",
     # "codex" and "aider" add their agent's headless options to `argv` (the program, then AGENT_ARGS).
     driver: str = "command"
 

@@ -12,7 +12,7 @@ import asyncpg
 import pytest
 from pydantic import SecretStr
 
-from activities.agent_answer import AnswerStream
+from activities.runs.answer import AnswerStream
 from activities.platforms import deliverers
 from activities.replies import ReplyActivities
 from isolator.contracts.message import ReplyInput

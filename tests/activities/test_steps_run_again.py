@@ -10,7 +10,7 @@ import uuid
 import asyncpg
 from temporalio.client import Client
 
-from activities.agent_runs import AgentRunActivities
+from activities.runs.queue import AgentRunActivities
 from activities.codebases import CodebaseActivities
 from activities.conversations import ConversationActivities
 from activities.environments import EnvironmentActivities

@@ -13,7 +13,7 @@ from typing import AsyncIterator
 
 import pytest
 
-from activities.agent import MOVED_NOTICE, NEW_SESSION_NOTICE
+from activities.runs.run_agent import MOVED_NOTICE, NEW_SESSION_NOTICE
 from tests.agent_clis import (aider_binary, claude_binary, codex_binary, use_fake_anthropic,
                               use_fake_chat_completions, use_fake_openai)
 from tests.agent_runs import finished_run, replies_when

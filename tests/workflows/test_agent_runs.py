@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from activities.agent_answer import MAX_MESSAGES
+from activities.runs.answer import MAX_MESSAGES
 from isolator.settings import Settings
 from tests.agent_runs import finished_run, replies_when, run_of
 from tests.agents import command

@@ -13,7 +13,7 @@ from typing import AsyncIterator
 import pytest
 from pydantic import SecretStr
 
-from activities.agent_answer import PLATFORM_LIMITS
+from activities.runs.answer import PLATFORM_LIMITS
 from api.dispatch import start_message
 from isolator.settings import Settings
 from tests.agent_runs import finished_run, replies_when

@@ -7,8 +7,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Callable
 
-from activities.agents import aider, claude, codex, command
-from activities.agents.base import Invocation, Reader, Turn
+from activities.runs.agents import aider, claude, codex, command
+from activities.runs.agents.base import Invocation, Reader, Turn
 
 
 @dataclass(frozen=True)

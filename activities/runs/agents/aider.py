@@ -15,7 +15,7 @@ import os
 import re
 from pathlib import Path
 
-from activities.agents.base import AgentError, GaveUp, Invocation, LineReader, SessionLost, Turn, Usage, short
+from activities.runs.agents.base import AgentError, GaveUp, Invocation, LineReader, SessionLost, Turn, Usage, short
 from activities.git.runner import admin_dir
 from activities.sandbox.bubblewrap import sandboxed
 

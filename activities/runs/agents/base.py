@@ -1,4 +1,4 @@
-"""What every agent driver gives the run (activities/agent.py): how to start one turn of its agent,
+"""What every agent driver gives the run (activities/runs/run_agent.py): how to start one turn of its agent,
 and how to read what the agent prints while it works.
 
 A driver is a module with an `invocation` (the command line, standard input and variables of a

@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from activities.agents.base import AgentError, Invocation, LineReader, Turn, Usage, relative, short
+from activities.runs.agents.base import AgentError, Invocation, LineReader, Turn, Usage, relative, short
 
 UNKNOWN_SESSION = "no rollout found"
 CHANGE_KINDS = {"add": "Wrote", "update": "Edited", "delete": "Deleted"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from activities.agents.base import AgentError, Invocation, Turn, Usage, short
+from activities.runs.agents.base import AgentError, Invocation, Turn, Usage, short
 
 
 def invocation(program: list[str], turn: Turn) -> Invocation:

@@ -1,4 +1,4 @@
-"""A run's output written to its row in batches (activities/run_records.py), on a real PostgreSQL: a
+"""A run's output written to its row in batches (activities/runs/records.py), on a real PostgreSQL: a
 write stopped halfway (the once-a-second flusher cancelled at the run's end) is neither lost nor
 overtaken, and the final flush waits for it."""
 
@@ -9,7 +9,7 @@ import uuid
 
 import asyncpg
 
-from activities.run_records import Capture, RunRecords
+from activities.runs.records import Capture, RunRecords
 
 
 async def a_run(db: asyncpg.Pool) -> str:

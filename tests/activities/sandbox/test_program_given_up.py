@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from activities.sandbox import bubblewrap
-from activities.agents.base import GaveUp
+from activities.runs.agents.base import GaveUp
 from activities.sandbox.user_programs import run_user_program
 
 

@@ -1,4 +1,4 @@
-"""Stubs of activities/agent_runs.py and activities/agent.py: the coding agent's runs."""
+"""Stubs of activities/runs/queue.py and activities/runs/run_agent.py: the coding agent's runs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Stubs of activities/agent_session_commands.py: the conversation's agent session, for `/reset` and `/status`."""
+"""Stubs of activities/runs/session_commands.py: the conversation's agent session, for `/reset` and `/status`."""
 
 from __future__ import annotations
 
