@@ -19,10 +19,10 @@ from temporalio.exceptions import ApplicationError
 from activities.runs.run_agent import strip_mention
 from activities.runs.answer import DEFAULT_PLATFORM_LIMIT, PLATFORM_LIMITS
 from activities.git.runner import run_git
-from activities.platforms import github_pulls
+from activities.chat.platforms import github_pulls
 from activities.providers.worktree.base import committed_config, fresh_base
 from activities.providers.worktree.include import _patterns as included_patterns
-from activities.replies import ReplyActivities
+from activities.chat.replies import ReplyActivities
 from activities.repositories import repository_key
 from activities.results_git import (
     commit_everything,

@@ -28,7 +28,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 
 from activities.database import create_pool
-from activities.platforms.discord import use_api_url
+from activities.chat.platforms.discord import use_api_url
 from api.dispatch import UnusableText, start_message
 from api.webhooks.discord_events import PLATFORM, SLASH_COMMAND, strip_bot_mentions, thread_name
 from isolator.contracts.trust import Admission

@@ -18,16 +18,16 @@ from activities.archives import ArchiveActivities
 from activities.codebase_views import CodebaseViewActivities
 from activities.codebases import CodebaseActivities
 from activities.host_workers import HostWorkerActivities
-from activities.conversations import ConversationActivities
-from activities.refusals import RefusalActivities
+from activities.chat.conversations import ConversationActivities
+from activities.chat.refusals import RefusalActivities
 from activities.environment_signals import EnvironmentSignalActivities
 from activities.environments import EnvironmentActivities
 from activities.isolation import IsolationActivities
-from activities.platforms import PlatformActivities, deliverers
+from activities.chat.platforms import PlatformActivities, deliverers
 from activities.providers.worktree.bring_back import BringBackActivities
 from activities.ports import PortActivities
 from activities.sandbox import bubblewrap
-from activities.replies import ReplyActivities
+from activities.chat.replies import ReplyActivities
 from activities.runs.processes import RunProcesses
 from activities.results import ResultsActivities
 from activities.setup import SetupActivities

@@ -19,7 +19,8 @@ with workflow.unsafe.imports_passed_through():
         SetupStateInput,
     )
     from workflows.chat import setup_texts, texts
-    from workflows.steps import environments, ports, replies, setup
+    from workflows.steps import environments, ports, setup
+    from workflows.steps.chat import replies
 
 # The version from which new environments run the repository's set-up (older runs replay without it).
 READY_TO_WORK = "ready-to-work"

@@ -10,7 +10,7 @@ from temporalio import activity
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.replies import ReplyActivities
+from activities.chat.replies import ReplyActivities
 from activities.runs.records import RunRecords
 from isolator.contracts.agent import (
     AgentPlan,

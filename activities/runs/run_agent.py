@@ -29,7 +29,7 @@ from activities.runs.output import RunLog, Silence, keep_flushing, stop_tasks, t
 from activities.runs.sessions import AgentSessions, Session, renews_in
 from activities.runs.agents import DRIVERS, Driver
 from activities.runs.agents.base import AgentError, GaveUp, Reader, SessionLost, Turn, Usage
-from activities.replies import ReplyActivities
+from activities.chat.replies import ReplyActivities
 from activities.runs.processes import RunProcesses
 from activities.runs.records import Capture, RunRecords
 from activities.setup import command_variables

@@ -11,7 +11,7 @@ from temporalio import activity
 
 from activities.runs.run_agent import Ending, changes_or_none
 from activities.runs.answer import AnswerStream
-from activities.replies import ReplyActivities
+from activities.chat.replies import ReplyActivities
 from activities.runs.records import Capture, RunRecords
 from activities.git.working_trees import WorkingTree, working_tree
 from isolator.contracts.agent import AgentRunReport, RunStart, TeamRunEnd

@@ -12,9 +12,9 @@ from temporalio.client import Client
 
 from activities.runs.queue import AgentRunActivities
 from activities.codebases import CodebaseActivities
-from activities.conversations import ConversationActivities
+from activities.chat.conversations import ConversationActivities
 from activities.environments import EnvironmentActivities
-from activities.replies import ReplyActivities
+from activities.chat.replies import ReplyActivities
 from isolator.contracts.agent import QueueRunInput
 from isolator.contracts.codebase import RepositoryInfo
 from isolator.contracts.environment import RetireInput

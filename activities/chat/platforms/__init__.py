@@ -12,8 +12,8 @@ from types import ModuleType
 import asyncpg
 from temporalio import activity
 
-from activities.platforms import discord, github, slack, telegram
-from activities.replies import Deliver
+from activities.chat.platforms import discord, github, slack, telegram
+from activities.chat.replies import Deliver
 from isolator.contracts.message import CompleteHintsInput, IsolationHints
 from isolator.settings import Settings
 

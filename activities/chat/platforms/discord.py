@@ -15,7 +15,7 @@ import asyncpg
 import discord
 from temporalio.exceptions import ApplicationError
 
-from activities.replies import Deliver, MessageGone
+from activities.chat.replies import Deliver, MessageGone
 from isolator.contracts.discord import interaction_of
 from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings

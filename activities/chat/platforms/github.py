@@ -16,7 +16,7 @@ from typing import Any, Callable, TypeVar
 from github import Auth, Github, GithubException, RateLimitExceededException, UnknownObjectException
 from temporalio.exceptions import ApplicationError
 
-from activities.replies import Deliver, MessageGone
+from activities.chat.replies import Deliver, MessageGone
 from isolator.contracts.message import IsolationHints, ReplyInput
 from isolator.settings import Settings
 

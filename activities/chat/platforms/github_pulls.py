@@ -13,7 +13,7 @@ from functools import partial
 
 from github import Github
 
-from activities.platforms.github import _call
+from activities.chat.platforms.github import _call
 from isolator.contracts.results import PullRequestRef
 from isolator.settings import Settings
 

@@ -8,7 +8,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from temporalio.exceptions import ApplicationError
 
-from activities.replies import Deliver, MessageGone
+from activities.chat.replies import Deliver, MessageGone
 from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings
 

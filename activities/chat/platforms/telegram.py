@@ -16,7 +16,7 @@ from telegram.error import (
 )
 from temporalio.exceptions import ApplicationError
 
-from activities.replies import Deliver, MessageGone
+from activities.chat.replies import Deliver, MessageGone
 from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings
 

@@ -23,7 +23,7 @@ from typing import Awaitable, TypeVar
 
 from activities.git.disk_usage import disk_usage
 from activities.git.runner import GitRunner, run_git
-from activities.platforms.github import merged_at_tip
+from activities.chat.platforms.github import merged_at_tip
 from activities.providers.worktree.merged import RefSnapshot, holder, merge_proof, read_refs, unmerged_by_paths
 from activities.providers.worktree.warm import is_warm
 from isolator.cleanup_rules import is_fresh, needs_worktree_facts

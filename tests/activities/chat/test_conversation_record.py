@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncpg
 
-from activities.conversations import ConversationActivities
+from activities.chat.conversations import ConversationActivities
 from isolator.contracts.message import ConversationInput
 
 CONVERSATION = ConversationInput("test", "chat-1")

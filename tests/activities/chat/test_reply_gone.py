@@ -13,8 +13,8 @@ import pytest
 from pydantic import SecretStr
 
 from activities.runs.answer import AnswerStream
-from activities.platforms import deliverers
-from activities.replies import ReplyActivities
+from activities.chat.platforms import deliverers
+from activities.chat.replies import ReplyActivities
 from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings
 from tests.fakes.discord_api import APPLICATION_ID, CHANNEL_ID, FakeDiscord

@@ -9,8 +9,8 @@ import uuid
 import asyncpg
 from pydantic import SecretStr
 
-from activities.platforms import deliverers
-from activities.replies import ReplyActivities
+from activities.chat.platforms import deliverers
+from activities.chat.replies import ReplyActivities
 from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings
 from tests.fakes.github_api import TOKEN as GITHUB_TOKEN

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from activities.platforms.discord import split_text
+from activities.chat.platforms.discord import split_text
 from api.webhooks.discord_events import (
     MalformedInteraction,
     NotForUs,

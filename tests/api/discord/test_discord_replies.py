@@ -8,7 +8,7 @@ import pytest
 from pydantic import SecretStr
 from temporalio.exceptions import ApplicationError
 
-from activities.platforms.discord import make_deliverer
+from activities.chat.platforms.discord import make_deliverer
 from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings
 from tests.fakes.discord_api import APPLICATION_ID, CHANNEL_ID, FakeDiscord

@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities.platforms.github import split_conversation_id
+from activities.chat.platforms.github import split_conversation_id
 from api.webhooks.github import signature_matches
 from api.webhooks.github_events import (
     GitHubMessage,

@@ -11,7 +11,7 @@ import pytest
 from pydantic import SecretStr
 from temporalio.exceptions import ApplicationError
 
-from activities.platforms.telegram import make_deliverer
+from activities.chat.platforms.telegram import make_deliverer
 from api.webhooks.telegram import SECRET_HEADER, parse_update, read_message
 from isolator.settings import Settings
 from tests.conftest import Stack

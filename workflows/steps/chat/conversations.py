@@ -1,4 +1,4 @@
-"""Stubs of activities/conversations.py: the conversation rows (local activities)."""
+"""Stubs of activities/chat/conversations.py: the conversation rows (local activities)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Stub of activities/platforms: what the platform's API knows beyond the webhook."""
+"""Stub of activities/chat/platforms: what the platform's API knows beyond the webhook."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Stub of activities/refusals.py (a local activity)."""
+"""Stub of activities/chat/refusals.py (a local activity)."""
 
 from __future__ import annotations
 

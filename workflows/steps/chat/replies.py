@@ -1,4 +1,4 @@
-"""Stub of activities/replies.py: a reply to the conversation's platform, delivered once."""
+"""Stub of activities/chat/replies.py: a reply to the conversation's platform, delivered once."""
 
 from __future__ import annotations
 

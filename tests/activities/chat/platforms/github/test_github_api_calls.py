@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities.platforms.github import complete_hints, make_deliverer
+from activities.chat.platforms.github import complete_hints, make_deliverer
 from isolator.contracts.message import IsolationHints, ReplyInput
 from isolator.settings import Settings
 from tests.conftest import free_port

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities.platforms.slack import make_deliverer
+from activities.chat.platforms.slack import make_deliverer
 from api.webhooks.slack_events import parse_message
 from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings
