@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from activities.results_git import commit_message, credential_target
+from activities.results.commit_and_push import commit_message, credential_target
 from isolator.contracts.agent import AgentPlan
 from isolator.contracts.codebase import Codebase
 from isolator.contracts.environment import EnvironmentRef

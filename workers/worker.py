@@ -29,7 +29,7 @@ from activities.ports import PortActivities
 from activities.sandbox import bubblewrap
 from activities.chat.replies import ReplyActivities
 from activities.runs.processes import RunProcesses
-from activities.results import ResultsActivities
+from activities.results.delivery import ResultsActivities
 from activities.setup import SetupActivities
 from activities.runs.team_runs import TeamAgentRunActivities
 from activities.warm_pool import WarmPoolActivities, start_warm_pools

@@ -19,12 +19,12 @@ from temporalio.exceptions import ApplicationError
 from activities.runs.run_agent import strip_mention
 from activities.runs.answer import DEFAULT_PLATFORM_LIMIT, PLATFORM_LIMITS
 from activities.git.runner import run_git
-from activities.chat.platforms import github_pulls
+from activities.results import pull_requests
 from activities.providers.worktree.base import committed_config, fresh_base
 from activities.providers.worktree.include import _patterns as included_patterns
 from activities.chat.replies import ReplyActivities
 from activities.repositories import repository_key
-from activities.results_git import (
+from activities.results.commit_and_push import (
     commit_everything,
     commit_message,
     commits_beyond,
@@ -34,7 +34,7 @@ from activities.results_git import (
     push_branch,
     push_url,
 )
-from activities.results_records import PullRequestRecords
+from activities.results.records import PullRequestRecords
 from isolator.contracts.codebase import repository_full_name
 from isolator.contracts.message import ReplyInput
 from isolator.contracts.results import (
@@ -164,7 +164,7 @@ class ResultsActivities:
         assert push.repository is not None
         pushed = push.new_commits + (0 if push.new_commits or not push.committed else 1)
         if push.follows_pr is not None:  # a same-repository PR's conversation: its own PR, nothing opened
-            pull = push.existing or await github_pulls.followed_pull_request(
+            pull = push.existing or await pull_requests.followed_pull_request(
                 self.settings, push.repository, push.follows_pr, push.remote_branch)
             await self.records.record(environment.codebase.id, environment.branch, pull, None)
             return Delivery("pushed", f"Pushed {commits_text(pushed)} to `{push.remote_branch}`: {pr_label(pull)}",
@@ -172,17 +172,17 @@ class ResultsActivities:
         if push.existing is not None:
             pull = push.existing
             if request.run_id is not None and pushed:
-                await github_pulls.comment_once(self.settings, pull.repository, pull.number,
+                await pull_requests.comment_once(self.settings, pull.repository, pull.number,
                                                 f"<!-- isolator-run: {request.run_id} -->", await self._comment(request, push))
             return Delivery("updated", f"{pr_label(pull)} (pushed {commits_text(pushed)})", pull)
         summary = await self._summary(request)
         if kind_of(environment) == "issue":
             number = int(environment.workflow_id)
-            title = request.title or await github_pulls.issue_title(self.settings, push.repository, number)
+            title = request.title or await pull_requests.issue_title(self.settings, push.repository, number)
             body = f"Closes #{number}\n\n{summary}"
         else:
             title, body = request.title or first_line(request.message), summary
-        pull = await github_pulls.open_pull_request(self.settings, github_pulls.NewPullRequest(
+        pull = await pull_requests.open_pull_request(self.settings, pull_requests.NewPullRequest(
             push.repository, push.remote_branch, push.default_branch, title, body, draft=push.mode != "ready"))
         await self.records.record(environment.codebase.id, environment.branch, pull, request.conversation)
         return Delivery("opened", pr_label(pull), pull)
@@ -233,7 +233,7 @@ class ResultsActivities:
         if recorded is None:
             return PullRequestStatus()
         try:
-            pull, checks = await github_pulls.pull_request_state(self.settings, recorded)
+            pull, checks = await pull_requests.pull_request_state(self.settings, recorded)
         except Exception as error:  # noqa: BLE001 - /status answers with what is known
             activity.logger.warning("PR #%s not read: %s", recorded.number, error)
             return PullRequestStatus(recorded, recorded.checks, fresh=False)

@@ -15,7 +15,7 @@ with workflow.unsafe.imports_passed_through():
     from isolator.contracts.message import Conversation, MessageInput
     from isolator.contracts.results import PullRequestAsk, PullRequestStatusRequest
     from workflows.provisioning import Reply
-    from workflows.steps import results
+    from workflows.steps.results import delivery as results
 
 PR_USAGE = ("Usage: `/pr <title>`, for example `/pr Add a health check`: commits what this conversation's worktree "
             "holds, pushes its branch to origin and opens a draft pull request; later runs push to it.")

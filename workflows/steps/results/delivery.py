@@ -1,4 +1,4 @@
-"""Stubs of activities/results.py: a run's work committed, pushed and proposed; `/pr`; a PR's state."""
+"""Stubs of activities/results/delivery.py: a run's work committed, pushed and proposed; `/pr`; a PR's state."""
 
 from __future__ import annotations
 
