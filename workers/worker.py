@@ -32,8 +32,8 @@ from activities.runs.processes import RunProcesses
 from activities.results.delivery import ResultsActivities
 from activities.setup import SetupActivities
 from activities.runs.team_runs import TeamAgentRunActivities
-from activities.warm_pool import WarmPoolActivities, start_warm_pools
-from activities.warm_refill import WarmRefillActivities
+from activities.warm.pool import WarmPoolActivities, start_warm_pools
+from activities.warm.refill import WarmRefillActivities
 from activities.worktree_facts import WorktreeFactsActivities
 from isolator.settings import Settings
 from workers.interceptors import worker_interceptors

@@ -40,7 +40,8 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.chat.worktree_texts import human_size
     from isolator.contracts.warm import WarmBudgetInput
-    from workflows.steps import archives, codebases, environment_signals, environments, isolation, versions, warm_pool
+    from workflows.steps import archives, codebases, environment_signals, environments, isolation, versions
+    from workflows.steps.warm import pool as warm_pool
 
 
 async def survey_environments(codebase: Codebase, listing: EnvironmentListing, measure_disk: bool = False,

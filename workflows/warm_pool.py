@@ -15,7 +15,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from isolator.contracts.warm import WarmPoolInput
-    from workflows.steps import warm_pool
+    from workflows.steps.warm import pool as warm_pool
 
 # Refills per run before continue-as-new: keeps the history small.
 REFILLS_PER_RUN = 100

@@ -22,7 +22,7 @@ from activities.git.runner import GitError, commits_of
 from activities.git.host_locks import host_lock
 from activities.providers.worktree.base import config_at_commit, fresh_base
 from activities.providers.worktree.warm import WarmDisk, sets_up_warm, setup_digest, warm_root
-from activities.warm_pool import pool_size
+from activities.warm.pool import pool_size
 from isolator.contracts.repository import RepositoryConfig
 from isolator.contracts.warm import RefillReport, WarmBudgetInput, WarmPoolInput
 from isolator.repository_config import read_setup

@@ -1,6 +1,6 @@
 """Warm worktrees on disk: made at the fresh base with a detached HEAD, set up, kept at the base, and
 moved into place on a new branch when claimed (docs/warm.md). The database decides who claims which
-(activities/warm_pool.py); everything here is idempotent, so a retry after a crash finishes the job.
+(activities/warm/pool.py); everything here is idempotent, so a retry after a crash finishes the job.
 
 They live in `WORKTREE_BASE/.warm/<codebase>/<id>`, apart from the environments' worktrees: never
 adopted (no branch, not at an expected path), never listed as orphans (survey.py leaves `.warm` out).

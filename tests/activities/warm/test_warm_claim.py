@@ -9,8 +9,8 @@ import asyncpg
 import pytest
 from temporalio.testing import ActivityEnvironment
 
-from activities.warm_pool import WarmPoolActivities
-from activities.warm_refill import WarmRefillActivities
+from activities.warm.pool import WarmPoolActivities
+from activities.warm.refill import WarmRefillActivities
 from isolator.contracts.codebase import Codebase
 from isolator.contracts.warm import WarmPoolInput
 from isolator.contracts.worktree import WorktreeRequest

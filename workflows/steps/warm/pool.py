@@ -1,4 +1,4 @@
-"""Stubs of activities/warm_pool.py and activities/warm_refill.py: the codebase's warm worktrees."""
+"""Stubs of activities/warm/pool.py and activities/warm/refill.py: the codebase's warm worktrees."""
 
 from __future__ import annotations
 
