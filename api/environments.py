@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from temporalio.client import Client
 
 from activities.database import codebase_from_row
-from activities.environment_signals import EnvironmentSignalActivities
+from activities.environments.signals import EnvironmentSignalActivities
 from api.deps import get_client, get_pool, get_settings, require_api_token
 from isolator.contracts.archive import RestoreReport, RestoreRequest
 from isolator.contracts.environment import DestroyEnvironmentInput, DestroyRequest, EnvironmentRef

@@ -45,9 +45,9 @@ from pathlib import Path
 import asyncpg
 
 from activities.database import create_pool
-from activities.environments import EnvironmentActivities
+from activities.environments.records import EnvironmentActivities
 from activities.git.runner import GitResult, run_git
-from activities.isolation import IsolationActivities
+from activities.environments.isolation import IsolationActivities
 from activities.git.paths import worktree_path
 from activities.providers import build_providers
 from bench.figures import Figure, Latency, timed, verdict

@@ -13,7 +13,7 @@ with workflow.unsafe.imports_passed_through():
     from isolator.contracts.worktree import ExplainRequest
     from workflows.chat import worktree_texts
     from workflows.cleanup import view_codebase
-    from workflows.steps import worktree_facts
+    from workflows.steps.environments import worktree_facts
 
 EVERY_RULE = ["missing", "merged", "stale"]
 

@@ -19,7 +19,7 @@ with workflow.unsafe.imports_passed_through():
         SetupStateInput,
     )
     from workflows.chat import setup_texts, texts
-    from workflows.steps import environments, ports, setup
+    from workflows.steps.environments import records as environments, ports, setup
     from workflows.steps.chat import replies
 
 # The version from which new environments run the repository's set-up (older runs replay without it).

@@ -29,7 +29,8 @@ with workflow.unsafe.imports_passed_through():
     from workflows.chat import texts
     from workflows.errors import result_or_raise
     from workflows.naming import branch_for, thread_identity
-    from workflows.steps import environments, isolation, versions
+    from workflows.steps import versions
+    from workflows.steps.environments import records as environments, isolation
 
 
 @dataclass

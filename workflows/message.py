@@ -42,7 +42,8 @@ with workflow.unsafe.imports_passed_through():
     from workflows.lookups import Work, look_up, work_of
     from workflows.provisioning import Provisioner, environment_ref, resolved
     from workflows.restore import RestoreEnvironmentWorkflow
-    from workflows.steps import archives, environment_signals, environments, isolation, versions
+    from workflows.steps import versions
+    from workflows.steps.environments import archives, signals as environment_signals, records as environments, isolation
     from workflows.steps.chat import conversations, platforms, refusals, replies
     from workflows.steps.runs import queue as agent_runs
 

@@ -38,7 +38,8 @@ with workflow.unsafe.imports_passed_through():
     from workflows.chat import worktree_texts
     from workflows.cleanup import CodebaseCleanupWorkflow, view_codebase
     from workflows.errors import STEP_FAILURES, failure_cause, result_or_raise
-    from workflows.steps import environment_signals, environments, isolation, versions
+    from workflows.steps import versions
+    from workflows.steps.environments import signals as environment_signals, records as environments, isolation
     from workflows.steps.warm import pool as warm_pool
 
 Reply = Callable[[str], Awaitable[None]]

@@ -31,7 +31,8 @@ with workflow.unsafe.imports_passed_through():
     from workflows.chat import archive_texts
     from workflows.errors import STEP_FAILURES, user_error
     from workflows.provisioning import environment_ref
-    from workflows.steps import archives, environment_signals, environments, isolation, versions
+    from workflows.steps import versions
+    from workflows.steps.environments import archives, signals as environment_signals, records as environments, isolation
 
 
 @workflow.defn

@@ -32,7 +32,7 @@ from activities.runs.agents.base import AgentError, GaveUp, Reader, SessionLost,
 from activities.chat.replies import ReplyActivities
 from activities.runs.processes import RunProcesses
 from activities.runs.records import Capture, RunRecords
-from activities.setup import command_variables
+from activities.environments.setup import command_variables
 from activities.sandbox.user_programs import CannotStart, run_user_program, user_environment
 from activities.git.working_trees import Changes, StagedTree, WorkingTree, changes_since, staged_tree
 from isolator.contracts.agent import AgentRunReport

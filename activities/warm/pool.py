@@ -23,7 +23,7 @@ from activities.git.host_locks import host_lock
 from activities.git.paths import UnsafePathError, worktree_path
 from activities.providers.worktree.base import config_at_commit, fresh_base
 from activities.providers.worktree.warm import WarmDisk, setup_digest
-from activities.removal_records import RemovalRecords
+from activities.providers.worktree.removal_records import RemovalRecords
 from isolator.contracts.codebase import Codebase
 from isolator.contracts.repository import RepositoryConfig, RepositorySetup, WorktreeBase
 from isolator.contracts.warm import (

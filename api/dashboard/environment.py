@@ -15,7 +15,7 @@ from fastapi.responses import Response
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.service import RPCError
 
-from activities.environment_signals import EnvironmentSignalActivities
+from activities.environments.signals import EnvironmentSignalActivities
 from api import environments as rest
 from api.dashboard.access import Refused, Session, actor, viewer
 from api.dashboard.rendering import render

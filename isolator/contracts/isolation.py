@@ -3,8 +3,8 @@
 The reference plans' seam (create, destroy, validate, adopt, list): an environment records its
 provider (`isolation_environments.provider`), and every disk activity is served by that provider
 (activities/providers/). `HOST_OPERATIONS` names the activity that serves each operation a workflow
-asks of the codebase's host as it is: activities/isolation.py serves them from this list, and
-workflows/steps/isolation.py calls them from it.
+asks of the codebase's host as it is: activities/environments/isolation.py serves them from this list, and
+workflows/steps/environments/isolation.py calls them from it.
 """
 
 from __future__ import annotations

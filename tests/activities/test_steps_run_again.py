@@ -13,7 +13,7 @@ from temporalio.client import Client
 from activities.runs.queue import AgentRunActivities
 from activities.codebases import CodebaseActivities
 from activities.chat.conversations import ConversationActivities
-from activities.environments import EnvironmentActivities
+from activities.environments.records import EnvironmentActivities
 from activities.chat.replies import ReplyActivities
 from isolator.contracts.agent import QueueRunInput
 from isolator.contracts.codebase import RepositoryInfo

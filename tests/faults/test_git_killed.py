@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from temporalio.testing import ActivityEnvironment
 
-from activities.isolation import IsolationActivities
+from activities.environments.isolation import IsolationActivities
 from activities.git.paths import worktree_path
 from isolator.contracts.codebase import Codebase
 from isolator.contracts.worktree import WorktreeRequest

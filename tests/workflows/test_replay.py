@@ -44,7 +44,7 @@ from workers.schedule import ensure_cleanup_schedule
 from workers.worker import WORKFLOWS
 from workflows.environment import EnvironmentWorkflow
 from workflows.message import MessageWorkflow
-from workflows.steps import environments, isolation
+from workflows.steps.environments import records as environments, isolation
 
 HISTORIES = Path(__file__).resolve().parents[1] / "histories"
 # file name -> what it holds

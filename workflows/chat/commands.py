@@ -26,7 +26,8 @@ with workflow.unsafe.imports_passed_through():
     from workflows.codebase import RegisterCodebaseWorkflow
     from workflows.errors import user_error
     from workflows.provisioning import Reply
-    from workflows.steps import codebases, environments, versions
+    from workflows.steps import codebases, versions
+    from workflows.steps.environments import records as environments
     from workflows.steps.warm import pool as warm_pool
     from workflows.steps.chat import conversations
     from workflows.steps.runs import queue as agent_runs, session_commands as agent_sessions

@@ -11,7 +11,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.chat import archive_texts, worktree_texts
     from workflows.provisioning import Reply
     from workflows.restore import RestoreEnvironmentWorkflow
-    from workflows.steps import archives
+    from workflows.steps.environments import archives
 
 
 async def list_removed(codebase: Codebase, reply: Reply) -> None:

@@ -26,7 +26,7 @@ from activities.providers.worktree.archive import archives_of_branch
 from activities.providers.worktree.base import committed_config, fresh_base, unpushed_config
 from activities.providers.worktree.include import copy_included
 from activities.providers.worktree.start_points import fast_forward, start_point_of
-from activities.removal_records import RemovalRecords
+from activities.providers.worktree.removal_records import RemovalRecords
 from isolator.contracts.errors import (
     DISK_FULL,
     INVALID_BRANCH,

@@ -27,7 +27,7 @@ from activities.providers.worktree.archive import (
 )
 from activities.providers.worktree.merged import branch_state, read_refs
 from activities.providers.worktree.survey import ListedWorktree, is_dirty, list_worktrees
-from activities.removal_records import RemovalRecords
+from activities.providers.worktree.removal_records import RemovalRecords
 from isolator.contracts.errors import WORKTREE_CONFLICT
 from isolator.contracts.worktree import Refusal, RemovalReport, RemoveWorktreeInput
 from isolator.settings import Settings

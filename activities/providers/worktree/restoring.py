@@ -26,7 +26,7 @@ from activities.providers.worktree.base import Base, committed_config
 from activities.providers.worktree.include import copy_included
 from activities.providers.worktree.merged import branch_state, read_refs
 from activities.providers.worktree.survey import ListedWorktree, list_worktrees
-from activities.removal_records import RemovalRecords
+from activities.providers.worktree.removal_records import RemovalRecords
 from activities.git.working_trees import working_tree
 from isolator.contracts.worktree import (
     PruneArchivesInput,

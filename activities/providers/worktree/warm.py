@@ -26,7 +26,7 @@ from activities.sandbox.user_programs import run_user_command, user_environment
 from isolator.contracts.repository import RepositoryConfig
 
 WARM_FOLDER = ".warm"
-SUBMODULES = "git submodule update --init --recursive"  # as activities/setup.py runs it first
+SUBMODULES = "git submodule update --init --recursive"  # as activities/environments/setup.py runs it first
 
 
 def warm_root(worktree_base: Path, codebase_name: str) -> Path:

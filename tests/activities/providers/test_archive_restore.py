@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from activities.isolation import IsolationActivities
+from activities.environments.isolation import IsolationActivities
 from activities.providers.worktree.archive import staging_path
 from isolator.contracts.worktree import (
     ArchivedBranch,

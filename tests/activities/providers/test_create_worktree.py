@@ -11,7 +11,7 @@ from typing import Callable
 import pytest
 from temporalio.testing import ActivityEnvironment
 
-from activities.isolation import IsolationActivities
+from activities.environments.isolation import IsolationActivities
 from isolator.contracts.codebase import Codebase
 from isolator.contracts.worktree import (
     AdoptionSearch,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from temporalio.testing import ActivityEnvironment
 
-from activities.isolation import IsolationActivities
+from activities.environments.isolation import IsolationActivities
 from isolator.contracts.codebase import Codebase
 from isolator.contracts.worktree import WorktreeReady, WorktreeRequest
 from isolator.settings import Settings, load_settings

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from temporalio.testing import ActivityEnvironment
 
-from activities.isolation import IsolationActivities
+from activities.environments.isolation import IsolationActivities
 from isolator.contracts.worktree import RemovalReport, RemoveWorktreeInput
 from isolator.settings import Settings, load_settings
 from tests.gitrepos import branches, git, make_repo, worktree_paths

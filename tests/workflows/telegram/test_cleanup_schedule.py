@@ -14,7 +14,7 @@ from temporalio.client import (
 )
 
 from activities.git.runner import GitResult, run_git
-from activities.isolation import IsolationActivities
+from activities.environments.isolation import IsolationActivities
 from activities.providers import build_providers
 from isolator.contracts.cleanup import CleanupReport, Skipped
 from isolator.settings import Settings

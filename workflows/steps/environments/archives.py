@@ -1,4 +1,4 @@
-"""Stubs of activities/archives.py: the rows of removed and hibernated environments (local activities)."""
+"""Stubs of activities/environments/archives.py: the rows of removed and hibernated environments (local activities)."""
 
 from __future__ import annotations
 

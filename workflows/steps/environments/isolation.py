@@ -1,4 +1,4 @@
-"""Calls of activities/isolation.py: the environments' disk work, on the codebase's host.
+"""Calls of activities/environments/isolation.py: the environments' disk work, on the codebase's host.
 
 A check, an adoption search and a creation run as local activities when the codebase is on this
 worker's host, and go to the task queue of the codebase's host, `{queue}@{host}`, only when it is

@@ -1,4 +1,4 @@
-"""Stubs of activities/ports.py: a block of ports, taken on the codebase's host (where it is bound)."""
+"""Stubs of activities/environments/ports.py: a block of ports, taken on the codebase's host (where it is bound)."""
 
 from __future__ import annotations
 

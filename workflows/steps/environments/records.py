@@ -1,4 +1,4 @@
-"""Stubs of activities/environments.py: the environment rows (local activities)."""
+"""Stubs of activities/environments/records.py: the environment rows (local activities)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Stubs of activities/setup.py: the repository's set-up and teardown, on the codebase's host."""
+"""Stubs of activities/environments/setup.py: the repository's set-up and teardown, on the codebase's host."""
 
 from __future__ import annotations
 

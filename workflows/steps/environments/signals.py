@@ -1,4 +1,4 @@
-"""Stubs of activities/environment_signals.py: telling environment workflows (start and attach,
+"""Stubs of activities/environments/signals.py: telling environment workflows (start and attach,
 signals, destroy and wait for the report)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Stub of activities/worktree_facts.py: what `/worktree why` reads on the codebase's host."""
+"""Stub of activities/environments/worktree_facts.py: what `/worktree why` reads on the codebase's host."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from temporalio import workflow
 from isolator.contracts.codebase import Codebase
 from isolator.contracts.warm import RefillReport, WarmBudgetInput, WarmClaim, WarmPoolInput, WarmPoolView
 from isolator.contracts.worktree import WorktreeReady, WorktreeRequest
-from workflows.steps import isolation
+from workflows.steps.environments import isolation
 from workflows.steps.options import HEARTBEAT_TIMEOUT, LOCAL_OPTIONS, RETRY_POLICY, host_queue
 
 # From this version a create for a new branch from the default base first claims a warm worktree.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from activities.isolation import IsolationActivities
+from activities.environments.isolation import IsolationActivities
 from isolator.cleanup_rules import pull_request_of
 from isolator.contracts.environment import EnvironmentRef
 from isolator.contracts.worktree import SurveyInput, TrackedWorktree
