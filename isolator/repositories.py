@@ -1,4 +1,4 @@
-"""Pure helpers for repository URLs and names, shared by the API and the activities."""
+"""Pure helpers for repository URLs and names, shared by the API, the workflows and the activities."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from activities.git.paths import (
     is_valid_codebase_name,
     worktree_path,
 )
-from activities.repositories import (
+from isolator.repositories import (
     is_clone_url,
     looks_like_path,
     name_from_source,

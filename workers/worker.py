@@ -15,9 +15,9 @@ from activities.runs.run_agent import AgentActivities
 from activities.runs.queue import AgentRunActivities
 from activities.runs.session_commands import AgentSessionActivities
 from activities.environments.archives import ArchiveActivities
-from activities.codebase_views import CodebaseViewActivities
-from activities.codebases import CodebaseActivities
-from activities.host_workers import HostWorkerActivities
+from activities.codebases.views import CodebaseViewActivities
+from activities.codebases.registration import CodebaseActivities
+from activities.codebases.host_workers import HostWorkerActivities
 from activities.chat.conversations import ConversationActivities
 from activities.chat.refusals import RefusalActivities
 from activities.environments.signals import EnvironmentSignalActivities

@@ -40,7 +40,8 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.chat.worktree_texts import human_size
     from isolator.contracts.warm import WarmBudgetInput
-    from workflows.steps import codebases, versions
+    from workflows.steps import versions
+    from workflows.steps.codebases import registration as codebases
     from workflows.steps.environments import archives, signals as environment_signals, records as environments, isolation
     from workflows.steps.warm import pool as warm_pool
 

@@ -8,7 +8,7 @@ import asyncpg
 from temporalio import activity
 
 from activities.database import codebase_from_row, environment_from_row
-from activities.repositories import repository_key
+from isolator.repositories import repository_key
 from isolator.contracts.codebase import Codebase
 from isolator.contracts.environment import EnvironmentCheckInput, MoveConversationInput
 from isolator.contracts.message import (

@@ -23,7 +23,7 @@ from activities.results import pull_requests
 from activities.providers.worktree.base import committed_config, fresh_base
 from activities.providers.worktree.include import _patterns as included_patterns
 from activities.chat.replies import ReplyActivities
-from activities.repositories import repository_key
+from isolator.repositories import repository_key
 from activities.results.commit_and_push import (
     commit_everything,
     commit_message,

@@ -11,7 +11,7 @@ import asyncpg
 from temporalio.client import Client
 
 from activities.runs.queue import AgentRunActivities
-from activities.codebases import CodebaseActivities
+from activities.codebases.registration import CodebaseActivities
 from activities.chat.conversations import ConversationActivities
 from activities.environments.records import EnvironmentActivities
 from activities.chat.replies import ReplyActivities

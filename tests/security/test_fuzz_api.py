@@ -12,7 +12,7 @@ import schemathesis
 from pydantic import SecretStr
 from schemathesis import GenerationMode
 
-from activities.repositories import is_clone_url
+from isolator.repositories import is_clone_url
 from isolator.settings import Settings
 from tests.conftest import Stack
 from tests.gitrepos import worktree_paths

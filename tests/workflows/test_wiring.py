@@ -50,7 +50,7 @@ def _dict_options(function: ast.AST) -> dict[str, set[str]]:
 def routed_calls() -> set[tuple[str, str]]:
     """(activity name, "shared", "host" or "agents") for every activity call in workflows/steps/."""
     calls: set[tuple[str, str]] = set()
-    for module in sorted(STEPS.glob("*.py")):
+    for module in sorted(STEPS.rglob("*.py")):
         tree = ast.parse(module.read_text())
         for function in [node for node in ast.walk(tree) if isinstance(node, ast.AsyncFunctionDef)]:
             options = _dict_options(function)
@@ -65,7 +65,7 @@ def routed_calls() -> set[tuple[str, str]]:
                     # The isolation provider's operations, called from their one list (isolator/contracts/isolation.py).
                     calls.update((operation.activity, queue) for operation in HOST_OPERATIONS)
                     continue
-                assert isinstance(activity, ast.Constant), f"{module.name}: activities are called by their name"
+                assert isinstance(activity, ast.Constant), f"{module.relative_to(STEPS)}: activities are called by their name"
                 calls.add((activity.value, queue))
     return calls
 
@@ -106,7 +106,7 @@ def test_every_activity_a_worker_can_die_in_is_noticed_within_its_heartbeat_time
     `heartbeat_timeout` lets the server notice a dead worker: without it, a SIGKILLed worker's
     activity waits out its whole start-to-close timeout (minutes) before it is tried again."""
     missing = []
-    for module in sorted(STEPS.glob("*.py")):
+    for module in sorted(STEPS.rglob("*.py")):
         tree = ast.parse(module.read_text())
         for function in [node for node in ast.walk(tree) if isinstance(node, ast.AsyncFunctionDef)]:
             options = _dict_options(function)
@@ -118,5 +118,5 @@ def test_every_activity_a_worker_can_die_in_is_noticed_within_its_heartbeat_time
                     if keyword.arg is None and isinstance(keyword.value, ast.Name):
                         given |= options.get(keyword.value.id, set())
                 if "heartbeat_timeout" not in given:
-                    missing.append(f"{module.name}:{call.lineno}")
+                    missing.append(f"{module.relative_to(STEPS)}:{call.lineno}")
     assert missing == []

@@ -14,7 +14,7 @@ from temporalio.exceptions import ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
     from activities.git.paths import is_valid_codebase_name
-    from activities.repositories import is_clone_url, looks_like_path
+    from isolator.repositories import is_clone_url, looks_like_path
     from isolator.clone_rules import clone_refusal
     from isolator.contracts.agent import StopReport, StopRequest
     from isolator.contracts.agent_session import SessionQuery
@@ -26,7 +26,8 @@ with workflow.unsafe.imports_passed_through():
     from workflows.codebase import RegisterCodebaseWorkflow
     from workflows.errors import user_error
     from workflows.provisioning import Reply
-    from workflows.steps import codebases, versions
+    from workflows.steps import versions
+    from workflows.steps.codebases import registration as codebases
     from workflows.steps.environments import records as environments
     from workflows.steps.warm import pool as warm_pool
     from workflows.steps.chat import conversations

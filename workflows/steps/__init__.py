@@ -1,2 +1,4 @@
-"""Typed calls of the activities, with their options: one module per activity module, named alike
-(`steps.environments` calls what `activities/environments/records.py` serves)."""
+"""Typed calls of the activities, with their options, in folders that mirror `activities/`:
+`steps/<folder>/<module>.py` calls what `activities/<folder>/<module>.py` serves (`steps.environments.
+records` calls `activities/environments/records.py`). `options.py` holds the options every call
+shares, `versions.py` the names of the message path's patches."""

@@ -1,4 +1,4 @@
-"""Stubs of activities/codebases.py: codebase rows (local), inspecting and cloning (the host's queue)."""
+"""Stubs of activities/codebases/registration.py: codebase rows (local), inspecting and cloning (the host's queue)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ async def list_codebases() -> list[Codebase]:
 
 async def host_has_worker(host: str) -> bool:
     """Whether a worker polls the queue its git work goes to; one that is starting is given a moment
-    (activities/host_workers.py)."""
+    (activities/codebases/host_workers.py)."""
     return await workflow.execute_local_activity("host_has_worker", host_queue(host), result_type=bool,
                                                  **LOCAL_OPTIONS)
 

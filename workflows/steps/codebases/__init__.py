@@ -1,0 +1,1 @@
+"""Typed calls of activities/codebases/ (the module of the same name there)."""

@@ -1,0 +1,1 @@
+"""Typed calls of activities/environments/ (the module of the same name there)."""

@@ -1,0 +1,1 @@
+"""Typed calls of activities/runs/ (the module of the same name there)."""
