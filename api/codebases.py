@@ -15,11 +15,11 @@ from temporalio.exceptions import ApplicationError
 
 from activities.database import codebase_from_row
 from activities.git.paths import is_valid_codebase_name
-from isolator.repositories import is_clone_url
 from activities.warm.pool import ask_refill, warm_pool_view
 from api.deps import get_client, get_pool, get_settings, require_api_token
 from isolator.contracts.codebase import RepositorySource
 from isolator.contracts.errors import NAME_TAKEN, USER_ERRORS
+from isolator.repositories import is_clone_url
 from isolator.settings import Settings
 from workflows.codebase import RegisterCodebaseWorkflow, register_workflow_id
 

@@ -161,8 +161,8 @@ async def real_cli_hand_off(stack: Stack, codebase_id: str, repository: Path, ru
     its first request, on a reused worktree; against the same CLI started by hand in the same worktree,
     resuming the same session (from its start to that request), alternating."""
     from bench.stack import model_environment
-    from tests.agent_clis import claude_binary
     from activities.runs.agents import claude
+    from tests.agent_clis import claude_binary
 
     # Started through a wrapper that notes when it runs, by the service and by hand: what lies before the
     # CLI's start is ours, what lies after is its own start-up (in the sandbox, against unconfined).

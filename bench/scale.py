@@ -45,10 +45,10 @@ from pathlib import Path
 import asyncpg
 
 from activities.database import create_pool
-from activities.environments.records import EnvironmentActivities
-from activities.git.runner import GitResult, run_git
 from activities.environments.isolation import IsolationActivities
+from activities.environments.records import EnvironmentActivities
 from activities.git.paths import worktree_path
+from activities.git.runner import GitResult, run_git
 from activities.providers import build_providers
 from bench.figures import Figure, Latency, timed, verdict
 from bench.messages import say, start_conversation

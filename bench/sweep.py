@@ -15,8 +15,8 @@ from pathlib import Path
 import asyncpg
 
 from activities.database import create_pool
-from activities.environments.records import EnvironmentActivities
 from activities.environments.isolation import IsolationActivities
+from activities.environments.records import EnvironmentActivities
 from activities.providers import build_providers
 from bench.figures import Figure, verdict
 from bench.repos import git, make_repository

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from activities.sandbox import bubblewrap
-from activities.runs.run_agent import final_answer
-from activities.runs.outcome import usage_text
-from activities.runs.queue import plan_for
 from activities.runs.agents import aider, claude, codex, command
 from activities.runs.agents.base import GaveUp, SessionLost, Turn, Usage
+from activities.runs.outcome import usage_text
+from activities.runs.queue import plan_for
+from activities.runs.run_agent import final_answer
+from activities.sandbox import bubblewrap
 from isolator.settings import ConfigurationError, load_settings
 from tests.gitrepos import git, make_repo
 

@@ -15,8 +15,8 @@ import asyncpg
 import uvicorn
 from temporalio.client import Client
 
-from activities.runs.queue import plan_for
 from activities.database import create_pool
+from activities.runs.queue import plan_for
 from api.app import SHUTDOWN_GRACE_SECONDS, create_app
 from isolator.payloads import connect
 from isolator.settings import Settings

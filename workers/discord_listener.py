@@ -27,8 +27,8 @@ from discord.gateway import DiscordWebSocket
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from activities.database import create_pool
 from activities.chat.platforms.discord import use_api_url
+from activities.database import create_pool
 from api.dispatch import UnusableText, start_message
 from api.webhooks.discord_events import PLATFORM, SLASH_COMMAND, strip_bot_mentions, thread_name
 from isolator.contracts.trust import Admission

@@ -11,30 +11,30 @@ import asyncpg
 from temporalio.client import Client
 from temporalio.worker import Interceptor, UnsandboxedWorkflowRunner, Worker
 
-from activities.runs.run_agent import AgentActivities
-from activities.runs.queue import AgentRunActivities
-from activities.runs.session_commands import AgentSessionActivities
-from activities.environments.archives import ArchiveActivities
-from activities.codebases.views import CodebaseViewActivities
-from activities.codebases.registration import CodebaseActivities
-from activities.codebases.host_workers import HostWorkerActivities
 from activities.chat.conversations import ConversationActivities
-from activities.chat.refusals import RefusalActivities
-from activities.environments.signals import EnvironmentSignalActivities
-from activities.environments.records import EnvironmentActivities
-from activities.environments.isolation import IsolationActivities
 from activities.chat.platforms import PlatformActivities, deliverers
-from activities.providers.worktree.bring_back import BringBackActivities
-from activities.environments.ports import PortActivities
-from activities.sandbox import bubblewrap
+from activities.chat.refusals import RefusalActivities
 from activities.chat.replies import ReplyActivities
-from activities.runs.processes import RunProcesses
-from activities.results.delivery import ResultsActivities
+from activities.codebases.host_workers import HostWorkerActivities
+from activities.codebases.registration import CodebaseActivities
+from activities.codebases.views import CodebaseViewActivities
+from activities.environments.archives import ArchiveActivities
+from activities.environments.isolation import IsolationActivities
+from activities.environments.ports import PortActivities
+from activities.environments.records import EnvironmentActivities
 from activities.environments.setup import SetupActivities
+from activities.environments.signals import EnvironmentSignalActivities
+from activities.environments.worktree_facts import WorktreeFactsActivities
+from activities.providers.worktree.bring_back import BringBackActivities
+from activities.results.delivery import ResultsActivities
+from activities.runs.processes import RunProcesses
+from activities.runs.queue import AgentRunActivities
+from activities.runs.run_agent import AgentActivities
+from activities.runs.session_commands import AgentSessionActivities
 from activities.runs.team_runs import TeamAgentRunActivities
+from activities.sandbox import bubblewrap
 from activities.warm.pool import WarmPoolActivities, start_warm_pools
 from activities.warm.refill import WarmRefillActivities
-from activities.environments.worktree_facts import WorktreeFactsActivities
 from isolator.settings import Settings
 from workers.interceptors import worker_interceptors
 from workflows.agent_run import AgentRunWorkflow

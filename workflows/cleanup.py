@@ -38,11 +38,16 @@ with workflow.unsafe.imports_passed_through():
         SurveyInput,
         WorktreeSurvey,
     )
-    from workflows.chat.worktree_texts import human_size
     from isolator.contracts.warm import WarmBudgetInput
+    from workflows.chat.worktree_texts import human_size
     from workflows.steps import versions
     from workflows.steps.codebases import registration as codebases
-    from workflows.steps.environments import archives, signals as environment_signals, records as environments, isolation
+    from workflows.steps.environments import (
+        archives,
+        signals as environment_signals,
+        records as environments,
+        isolation,
+    )
     from workflows.steps.warm import pool as warm_pool
 
 

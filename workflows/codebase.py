@@ -10,9 +10,9 @@ from temporalio.exceptions import ActivityError, ApplicationError, TimeoutType
 from temporalio.exceptions import TimeoutError as TemporalTimeout
 
 with workflow.unsafe.imports_passed_through():
-    from isolator.repositories import normalize_repository_url
     from isolator.contracts.codebase import RegisteredCodebase, RepositorySource
     from isolator.contracts.errors import NO_WORKER, USER_ERRORS
+    from isolator.repositories import normalize_repository_url
     from workflows.steps.codebases import registration as codebases
 
 # A user's mistake (a folder that is no repository, a URL that cannot be cloned) completes the

@@ -39,8 +39,8 @@ with workflow.unsafe.imports_passed_through():
     from workflows.environment_results import deliver_on_request
     from workflows.environment_runs import Runs
     from workflows.environment_setup import READY_TO_WORK, set_up, tear_down
-    from workflows.steps.environments import archives, records as environments, isolation
     from workflows.steps.chat import replies
+    from workflows.steps.environments import archives, records as environments, isolation
 
 # A refused removal is tried again this often: a worktree cleaned by hand then goes by itself.
 RETRY_REFUSED_REMOVAL = timedelta(hours=1)

@@ -15,8 +15,8 @@ with workflow.unsafe.imports_passed_through():
     from isolator.contracts.message import ReplyInput
     from isolator.contracts.results import Delivery, PublishRequest, PullRequestAsk, PushRequest
     from isolator.results_rules import kind_of
-    from workflows.steps.results import delivery as results
     from workflows.steps.chat import replies
+    from workflows.steps.results import delivery as results
 
 # From this version, a run that ends `done` has its work delivered (docs/results.md).
 DELIVERS_RESULTS = "results-after-done-runs"

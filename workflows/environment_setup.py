@@ -19,8 +19,8 @@ with workflow.unsafe.imports_passed_through():
         SetupStateInput,
     )
     from workflows.chat import setup_texts, texts
-    from workflows.steps.environments import records as environments, ports, setup
     from workflows.steps.chat import replies
+    from workflows.steps.environments import records as environments, ports, setup
 
 # The version from which new environments run the repository's set-up (older runs replay without it).
 READY_TO_WORK = "ready-to-work"

@@ -34,17 +34,22 @@ with workflow.unsafe.imports_passed_through():
         Resolution,
     )
     from isolator.contracts.trust import Admission, RefusalReplyInput
+    from workflows import links
     from workflows.chat import agent_texts, texts
     from workflows.chat.commands import parse_command, run_command
-    from workflows import links
     from workflows.codebase import RegisterCodebaseWorkflow
     from workflows.errors import STEP_FAILURES, user_error
     from workflows.lookups import Work, look_up, work_of
     from workflows.provisioning import Provisioner, environment_ref, resolved
     from workflows.restore import RestoreEnvironmentWorkflow
     from workflows.steps import versions
-    from workflows.steps.environments import archives, signals as environment_signals, records as environments, isolation
     from workflows.steps.chat import conversations, platforms, refusals, replies
+    from workflows.steps.environments import (
+        archives,
+        signals as environment_signals,
+        records as environments,
+        isolation,
+    )
     from workflows.steps.runs import queue as agent_runs
 
 

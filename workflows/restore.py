@@ -32,7 +32,12 @@ with workflow.unsafe.imports_passed_through():
     from workflows.errors import STEP_FAILURES, user_error
     from workflows.provisioning import environment_ref
     from workflows.steps import versions
-    from workflows.steps.environments import archives, signals as environment_signals, records as environments, isolation
+    from workflows.steps.environments import (
+        archives,
+        signals as environment_signals,
+        records as environments,
+        isolation,
+    )
 
 
 @workflow.defn

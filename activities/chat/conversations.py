@@ -8,9 +8,9 @@ import asyncpg
 from temporalio import activity
 
 from activities.database import codebase_from_row, environment_from_row
-from isolator.repositories import repository_key
 from isolator.contracts.codebase import Codebase
 from isolator.contracts.environment import EnvironmentCheckInput, MoveConversationInput
+from isolator.repositories import repository_key
 from isolator.contracts.message import (
     CloseInput,
     Conversation,

@@ -12,10 +12,10 @@ from temporalio.client import Client
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities.database import codebase_from_row
-from activities.git.runner import GitError, run_git
 from activities.git.paths import UnsafePathError, ensure_inside, is_valid_codebase_name
-from isolator.repositories import name_from_source, normalize_repository_url, repository_url_of
+from activities.git.runner import GitError, run_git
 from activities.warm.pool import ask_refill, pool_size
+from isolator.repositories import name_from_source, normalize_repository_url, repository_url_of
 from isolator.contracts.codebase import (
     Codebase,
     RegisteredCodebase,

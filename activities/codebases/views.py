@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from temporalio import activity
 
-from activities.sandbox import bubblewrap
-from activities.environments.records import EnvironmentActivities
 from activities.environments.isolation import IsolationActivities
+from activities.environments.records import EnvironmentActivities
+from activities.sandbox import bubblewrap
 from isolator.cleanup_rules import breakdown, tracked_worktrees
 from isolator.contracts.cleanup import CodebaseCounts
 from isolator.contracts.codebase import Codebase

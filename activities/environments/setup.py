@@ -16,8 +16,8 @@ from pathlib import Path
 
 from temporalio import activity
 
-from activities.providers.worktree.base import committed_config, fresh_base, unpushed_config
 from activities.chat.replies import ReplyActivities
+from activities.providers.worktree.base import committed_config, fresh_base, unpushed_config
 from activities.sandbox.user_programs import Finished, run_user_command, user_environment
 from isolator.contracts.environment import EnvironmentRef, PortBlock
 from isolator.contracts.message import ReplyInput

@@ -16,13 +16,13 @@ import asyncpg
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.runs.run_agent import strip_mention
-from activities.runs.answer import DEFAULT_PLATFORM_LIMIT, PLATFORM_LIMITS
+from activities.chat.replies import ReplyActivities
 from activities.git.runner import run_git
-from activities.results import pull_requests
 from activities.providers.worktree.base import committed_config, fresh_base
 from activities.providers.worktree.include import _patterns as included_patterns
-from activities.chat.replies import ReplyActivities
+from activities.results import pull_requests
+from activities.runs.answer import DEFAULT_PLATFORM_LIMIT, PLATFORM_LIMITS
+from activities.runs.run_agent import strip_mention
 from isolator.repositories import repository_key
 from activities.results.commit_and_push import (
     commit_everything,

@@ -36,7 +36,7 @@ class PullRequestRecords:
         )
 
     async def last_message_of_run(self, run_id: str) -> tuple[str, str] | None:
-        """(idempotency key, text) of the run's last message in its conversation (agent_answer.py's keys)."""
+        """(idempotency key, text) of the run's last message in its conversation (activities/runs/answer.py's keys)."""
         row = await self.pool.fetchrow(
             r"""SELECT idempotency_key, body FROM outbound_messages
                 WHERE idempotency_key ~ ('^agent-run:' || $1 || ':[0-9]+$')

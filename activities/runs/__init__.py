@@ -9,7 +9,8 @@ what the agent prints into the conversation's messages and closing line; `record
 `agent_runs` rows; `processes.py` finds what a dead worker left running; `team_runs.py` records a
 team's own agent workflow.
 
-May import: `activities/sandbox/`, `activities/git/`, `activities/chat/` (to reply), `isolator/`.
+May import: `activities/sandbox/`, `activities/git/`, `activities/chat/` (to reply),
+`activities/environments/` (the set-up's variables), `isolator/`.
 Touch it to change how an agent is started, read, resumed or recorded; a new agent is one module in
 `agents/`.
 """

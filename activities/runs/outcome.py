@@ -7,9 +7,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from activities.git.working_trees import Changes
 from activities.runs.agents.base import AgentError, Usage
 from activities.sandbox.user_programs import Finished
-from activities.git.working_trees import Changes
 from isolator.contracts.agent import RunStatus
 
 ADVICE = {

@@ -22,19 +22,19 @@ from pathlib import Path
 import asyncpg
 from temporalio import activity
 
-from activities.runs.answer import AnswerStream
-from activities.runs.verbosity import shows_steps_only
-from activities.runs.outcome import Ending
-from activities.runs.output import RunLog, Silence, keep_flushing, stop_tasks, to_its_end
-from activities.runs.sessions import AgentSessions, Session, renews_in
+from activities.chat.replies import ReplyActivities
+from activities.environments.setup import command_variables
+from activities.git.working_trees import Changes, StagedTree, WorkingTree, changes_since, staged_tree
 from activities.runs.agents import DRIVERS, Driver
 from activities.runs.agents.base import AgentError, GaveUp, Reader, SessionLost, Turn, Usage
-from activities.chat.replies import ReplyActivities
+from activities.runs.answer import AnswerStream
+from activities.runs.outcome import Ending
+from activities.runs.output import RunLog, Silence, keep_flushing, stop_tasks, to_its_end
 from activities.runs.processes import RunProcesses
 from activities.runs.records import Capture, RunRecords
-from activities.environments.setup import command_variables
+from activities.runs.sessions import AgentSessions, Session, renews_in
+from activities.runs.verbosity import shows_steps_only
 from activities.sandbox.user_programs import CannotStart, run_user_program, user_environment
-from activities.git.working_trees import Changes, StagedTree, WorkingTree, changes_since, staged_tree
 from isolator.contracts.agent import AgentRunReport
 from isolator.contracts.environment import AgentRunInput
 from isolator.settings import Settings

@@ -9,11 +9,11 @@ from pathlib import Path
 import asyncpg
 from temporalio import activity
 
-from activities.runs.run_agent import Ending, changes_or_none
-from activities.runs.answer import AnswerStream
 from activities.chat.replies import ReplyActivities
-from activities.runs.records import Capture, RunRecords
 from activities.git.working_trees import WorkingTree, working_tree
+from activities.runs.answer import AnswerStream
+from activities.runs.records import Capture, RunRecords
+from activities.runs.run_agent import Ending, changes_or_none
 from isolator.contracts.agent import AgentRunReport, RunStart, TeamRunEnd
 from isolator.contracts.environment import AgentRunInput
 

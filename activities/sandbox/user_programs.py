@@ -25,9 +25,9 @@ from pathlib import Path
 from pydantic import SecretStr
 
 from activities.sandbox import bubblewrap
-from activities.sandbox.stops import Stop, signal_group
-from activities.sandbox.processes import Watch
 from activities.sandbox.git_view import BranchNotTaken, GitView, take_back
+from activities.sandbox.processes import Watch
+from activities.sandbox.stops import Stop, signal_group
 from isolator.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -18,12 +18,12 @@ from temporalio import activity
 from temporalio.client import Client
 
 from activities.database import codebase_from_row
-from activities.git.runner import GitError, commits_of
 from activities.git.host_locks import host_lock
 from activities.git.paths import UnsafePathError, worktree_path
+from activities.git.runner import GitError, commits_of
 from activities.providers.worktree.base import config_at_commit, fresh_base
-from activities.providers.worktree.warm import WarmDisk, setup_digest
 from activities.providers.worktree.removal_records import RemovalRecords
+from activities.providers.worktree.warm import WarmDisk, setup_digest
 from isolator.contracts.codebase import Codebase
 from isolator.contracts.repository import RepositoryConfig, RepositorySetup, WorktreeBase
 from isolator.contracts.warm import (

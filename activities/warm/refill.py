@@ -18,8 +18,8 @@ import asyncpg
 from temporalio import activity
 
 from activities.git.disk_usage import disk_usage
-from activities.git.runner import GitError, commits_of
 from activities.git.host_locks import host_lock
+from activities.git.runner import GitError, commits_of
 from activities.providers.worktree.base import config_at_commit, fresh_base
 from activities.providers.worktree.warm import WarmDisk, sets_up_warm, setup_digest, warm_root
 from activities.warm.pool import pool_size

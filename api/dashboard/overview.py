@@ -11,10 +11,10 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 from temporalio.client import Client
 
+from activities.runs.sessions import today_utc
 from api.dashboard.access import Session, viewer
 from api.dashboard.cleanup_reports import last_cleanup, refused_by_codebase
 from api.dashboard.rendering import render
-from activities.runs.sessions import today_utc
 from api.deps import get_client, get_pool, get_settings
 from isolator.settings import Settings
 

@@ -10,11 +10,11 @@ import uuid
 import asyncpg
 from temporalio.client import Client
 
-from activities.runs.queue import AgentRunActivities
-from activities.codebases.registration import CodebaseActivities
 from activities.chat.conversations import ConversationActivities
-from activities.environments.records import EnvironmentActivities
 from activities.chat.replies import ReplyActivities
+from activities.codebases.registration import CodebaseActivities
+from activities.environments.records import EnvironmentActivities
+from activities.runs.queue import AgentRunActivities
 from isolator.contracts.agent import QueueRunInput
 from isolator.contracts.codebase import RepositoryInfo
 from isolator.contracts.environment import RetireInput

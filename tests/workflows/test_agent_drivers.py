@@ -18,9 +18,9 @@ from tests.agent_clis import (aider_binary, claude_binary, codex_binary, use_fak
                               use_fake_chat_completions, use_fake_openai)
 from tests.agent_runs import finished_run, replies_when
 from tests.conftest import Stack
-from tests.gitrepos import git
 from tests.fakes import anthropic_api, chat_completions_api, openai_api
 from tests.fakes.model_api import FakeModelApi, run, text, write
+from tests.gitrepos import git
 
 
 @pytest.fixture

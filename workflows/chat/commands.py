@@ -14,24 +14,24 @@ from temporalio.exceptions import ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
     from activities.git.paths import is_valid_codebase_name
-    from isolator.repositories import is_clone_url, looks_like_path
     from isolator.clone_rules import clone_refusal
     from isolator.contracts.agent import StopReport, StopRequest
     from isolator.contracts.agent_session import SessionQuery
     from isolator.contracts.codebase import RepositorySource
     from isolator.contracts.environment import conversation_key
     from isolator.contracts.message import Conversation, LinkCodebaseInput, MessageInput
+    from isolator.repositories import is_clone_url, looks_like_path
     from workflows.chat import agent_texts, pull_requests, session_texts, texts
     from workflows.chat.worktree import WorktreeCommands, status_counts
     from workflows.codebase import RegisterCodebaseWorkflow
     from workflows.errors import user_error
     from workflows.provisioning import Reply
     from workflows.steps import versions
+    from workflows.steps.chat import conversations
     from workflows.steps.codebases import registration as codebases
     from workflows.steps.environments import records as environments
-    from workflows.steps.warm import pool as warm_pool
-    from workflows.steps.chat import conversations
     from workflows.steps.runs import queue as agent_runs, session_commands as agent_sessions
+    from workflows.steps.warm import pool as warm_pool
 
 
 @dataclass

@@ -27,9 +27,14 @@ with workflow.unsafe.imports_passed_through():
     from workflows.naming import task_slug
     from workflows.provisioning import Provisioner, Reply, environment_ref
     from workflows.steps import versions
-    from workflows.steps.environments import signals as environment_signals, records as environments, isolation, worktree_facts
-    from workflows.steps.warm import pool as warm_pool
     from workflows.steps.chat import conversations
+    from workflows.steps.environments import (
+        signals as environment_signals,
+        records as environments,
+        isolation,
+        worktree_facts,
+    )
+    from workflows.steps.warm import pool as warm_pool
 
 _LINK_TARGET = re.compile(r"^(issue|pr|thread|task)-(.+)$")
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from temporalio.exceptions import ApplicationError
 
-from activities.git.runner import run_git
 from activities.git.host_locks import host_locks
 from activities.git.ownership import made_here
 from activities.git.paths import UnsafePathError, worktree_path
+from activities.git.runner import run_git
 from activities.providers.worktree.survey import list_worktrees
 from isolator.contracts.errors import UNSAFE_PATH, WORKTREE_CONFLICT
 from isolator.contracts.worktree import Adoptable, AdoptQuery

@@ -16,8 +16,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
-from activities.git.runner import run_git
 from activities.git.host_locks import host_lock
+from activities.git.runner import run_git
 from isolator.contracts.repository import CONFIG_FILE
 
 FETCH_TIMEOUT_SECONDS = 60

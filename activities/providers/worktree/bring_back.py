@@ -13,12 +13,12 @@ from pathlib import Path
 
 from temporalio import activity
 
-from activities.git.runner import run_git
 from activities.git.host_locks import host_locks
 from activities.git.paths import UnsafePathError, ensure_inside
+from activities.git.runner import run_git
+from activities.git.working_trees import working_tree
 from activities.providers.worktree.archive import archive_and_branch, existing_archive, fill_from_archive
 from activities.providers.worktree.survey import is_dirty
-from activities.git.working_trees import working_tree
 from isolator.contracts.archive import BringBackInput, BroughtBack
 from isolator.settings import Settings
 

@@ -18,15 +18,15 @@ from activities.git.runner import (
     is_valid_branch_name,
     run_git,
 )
-from activities.git.stale_locks import run_git_recovering
 from activities.git.host_locks import host_lock
 from activities.git.ownership import mark_as_made_here
 from activities.git.paths import UnsafePathError, ensure_inside, worktree_path
+from activities.git.stale_locks import run_git_recovering
 from activities.providers.worktree.archive import archives_of_branch
 from activities.providers.worktree.base import committed_config, fresh_base, unpushed_config
 from activities.providers.worktree.include import copy_included
-from activities.providers.worktree.start_points import fast_forward, start_point_of
 from activities.providers.worktree.removal_records import RemovalRecords
+from activities.providers.worktree.start_points import fast_forward, start_point_of
 from isolator.contracts.errors import (
     DISK_FULL,
     INVALID_BRANCH,

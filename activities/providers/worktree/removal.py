@@ -14,10 +14,10 @@ from typing import Literal
 
 from temporalio.exceptions import ApplicationError
 
-from activities.git.runner import GitError, is_valid_branch_name, run_git
-from activities.git.stale_locks import clear_stale_lock
 from activities.git.host_locks import host_locks
 from activities.git.paths import UnsafePathError, ensure_inside
+from activities.git.runner import GitError, is_valid_branch_name, run_git
+from activities.git.stale_locks import clear_stale_lock
 from activities.providers.worktree.archive import (
     Archive,
     archive_ref,
@@ -26,8 +26,8 @@ from activities.providers.worktree.archive import (
     save_archive,
 )
 from activities.providers.worktree.merged import branch_state, read_refs
-from activities.providers.worktree.survey import ListedWorktree, is_dirty, list_worktrees
 from activities.providers.worktree.removal_records import RemovalRecords
+from activities.providers.worktree.survey import ListedWorktree, is_dirty, list_worktrees
 from isolator.contracts.errors import WORKTREE_CONFLICT
 from isolator.contracts.worktree import Refusal, RemovalReport, RemoveWorktreeInput
 from isolator.settings import Settings

@@ -11,10 +11,10 @@ import asyncio
 import shutil
 from pathlib import Path
 
-from activities.git.runner import is_valid_branch_name, run_git
 from activities.git.host_locks import host_locks
 from activities.git.ownership import mark_as_made_here
 from activities.git.paths import UnsafePathError, ensure_inside
+from activities.git.runner import is_valid_branch_name, run_git
 from activities.providers.worktree.archive import (
     archive_and_branch,
     archives_of_branch,
@@ -22,12 +22,12 @@ from activities.providers.worktree.archive import (
     fill_from_archive,
     staging_path,
 )
+from activities.git.working_trees import working_tree
 from activities.providers.worktree.base import Base, committed_config
 from activities.providers.worktree.include import copy_included
 from activities.providers.worktree.merged import branch_state, read_refs
-from activities.providers.worktree.survey import ListedWorktree, list_worktrees
 from activities.providers.worktree.removal_records import RemovalRecords
-from activities.git.working_trees import working_tree
+from activities.providers.worktree.survey import ListedWorktree, list_worktrees
 from isolator.contracts.worktree import (
     PruneArchivesInput,
     PrunedArchive,

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Awaitable, TypeVar
 
+from activities.chat.platforms.github import merged_at_tip
 from activities.git.disk_usage import disk_usage
 from activities.git.runner import GitRunner, run_git
-from activities.chat.platforms.github import merged_at_tip
 from activities.providers.worktree.merged import RefSnapshot, holder, merge_proof, read_refs, unmerged_by_paths
 from activities.providers.worktree.warm import is_warm
 from isolator.cleanup_rules import is_fresh, needs_worktree_facts

@@ -16,11 +16,11 @@ import shutil
 import time
 from pathlib import Path
 
-from activities.git.runner import commits_of, run_git
-from activities.git.stale_locks import run_git_recovering
 from activities.git.host_locks import host_lock
 from activities.git.ownership import mark_as_made_here
 from activities.git.paths import ensure_inside
+from activities.git.runner import commits_of, run_git
+from activities.git.stale_locks import run_git_recovering
 from activities.providers.worktree.include import copy_included
 from activities.sandbox.user_programs import run_user_command, user_environment
 from isolator.contracts.repository import RepositoryConfig

@@ -15,8 +15,8 @@ import os
 import re
 from pathlib import Path
 
-from activities.runs.agents.base import AgentError, GaveUp, Invocation, LineReader, SessionLost, Turn, Usage, short
 from activities.git.runner import admin_dir
+from activities.runs.agents.base import AgentError, GaveUp, Invocation, LineReader, SessionLost, Turn, Usage, short
 from activities.sandbox.bubblewrap import sandboxed
 
 QUIET = ["--no-pretty", "--no-fancy-input", "--no-auto-commits", "--no-gitignore", "--no-check-update",

@@ -9,8 +9,8 @@ import os
 import re
 from pathlib import Path
 
-from activities.sandbox.bubblewrap import sandboxed
 from activities.runs.agents.base import AgentError, Invocation, LineReader, Turn, Usage, relative, short
+from activities.sandbox.bubblewrap import sandboxed
 
 # The one place the permission mode is chosen. In the sandbox, which tells it so (IS_SANDBOX=1), it works
 # autonomously (`bypassPermissions`): it can run the project's tests without asking, and the sandbox is

@@ -12,9 +12,9 @@ import asyncpg
 import pytest
 from pydantic import SecretStr
 
-from activities.runs.answer import AnswerStream
 from activities.chat.platforms import deliverers
 from activities.chat.replies import ReplyActivities
+from activities.runs.answer import AnswerStream
 from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings
 from tests.fakes.discord_api import APPLICATION_ID, CHANNEL_ID, FakeDiscord

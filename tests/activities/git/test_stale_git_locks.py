@@ -10,8 +10,8 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.git.stale_locks import is_held
 from activities.environments.isolation import IsolationActivities
+from activities.git.stale_locks import is_held
 from isolator.contracts.codebase import Codebase
 from isolator.contracts.worktree import WorktreeReady, WorktreeRequest
 from isolator.settings import Settings, load_settings

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from activities.git.runner import run_git
 from activities.environments.isolation import IsolationActivities
+from activities.git.runner import run_git
 from activities.providers import build_providers
 from activities.providers.worktree.survey import list_worktrees
 from isolator.contracts.worktree import SurveyInput, TrackedWorktree, WorktreeState

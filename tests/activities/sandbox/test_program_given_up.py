@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from activities.sandbox import bubblewrap
 from activities.runs.agents.base import GaveUp
+from activities.sandbox import bubblewrap
 from activities.sandbox.user_programs import run_user_program
 
 

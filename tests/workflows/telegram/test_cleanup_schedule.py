@@ -13,8 +13,8 @@ from temporalio.client import (
     WorkflowExecutionStatus,
 )
 
-from activities.git.runner import GitResult, run_git
 from activities.environments.isolation import IsolationActivities
+from activities.git.runner import GitResult, run_git
 from activities.providers import build_providers
 from isolator.contracts.cleanup import CleanupReport, Skipped
 from isolator.settings import Settings
