@@ -95,3 +95,27 @@ async def test_a_worktree_add_killed_before_its_entry_was_written_is_made_whole(
     assert git("rev-parse", "--abbrev-ref", "HEAD", cwd=path).strip() == branch
     assert git("status", "--porcelain", cwd=path) == ""
     assert not (repo / ".git" / "worktrees" / path.name / "locked").exists()
+
+
+async def test_a_worktree_add_killed_while_writing_its_pointer_is_made_whole(settings: Settings, repo: Path) -> None:
+    """git creates the worktree's `.git` file, then writes it: killed between the two (seen once in a
+    loaded suite), the folder holds an empty `.git` and the entry, locked "initializing", names it."""
+    codebase = Codebase(id="1", name="project", canonical_path=str(repo), default_branch="main", host=HOST)
+    branch = "thread-killed-mid-write"
+    path = worktree_path(settings.worktree_base, "project", branch)
+    git("branch", "--", branch, "main", cwd=repo)
+    entry = repo / ".git" / "worktrees" / path.name
+    entry.mkdir(parents=True)
+    (entry / "locked").write_text("initializing")
+    (entry / "gitdir").write_text(f"{path / '.git'}\n")
+    path.mkdir(parents=True)
+    (path / ".git").write_text("")
+
+    ready = await ActivityEnvironment().run(IsolationActivities(settings).create_worktree,
+                                            WorktreeRequest(codebase, branch))
+
+    assert ready.path == str(path)
+    assert git("rev-parse", "--abbrev-ref", "HEAD", cwd=path).strip() == branch
+    assert git("status", "--porcelain", cwd=path) == ""
+    assert [line for line in git("worktree", "list", "--porcelain", cwd=repo).splitlines()
+            if line.startswith("locked")] == []

@@ -113,9 +113,8 @@ class WorktreeCreator:
     async def _clear_half_made(self, repository: Path, path: Path) -> None:
         """What a `git worktree add` killed part way left: git removes it, unless it died before its
         entry was written (git cannot read it then); its files then go by hand. Nobody ever worked there."""
-        removed = await run_git("worktree", "remove", "--force", "--force", "--", str(path), cwd=repository,
-                                check=False)
-        if removed.returncode == 0:
+        if (await run_git("worktree", "remove", "--force", "--force", "--", str(path), cwd=repository,
+                          check=False)).returncode == 0:
             return
         common = Path((await run_git("rev-parse", "--path-format=absolute", "--git-common-dir",
                                      cwd=repository)).stdout.strip()).resolve()
@@ -246,7 +245,7 @@ async def _path_state(repository: Path, path: Path, branch: str) -> PathState:
 def _unfinished_entry(path: Path, common: Path) -> Path | None:
     """The entry (under `common`/worktrees) of `path` when it is a worktree of that repository that git
     has not finished adding: git keeps the entry locked "initializing" until the checkout is complete."""
-    entry = admin_dir(path)
+    entry = admin_dir(path) or _entry_naming(path, common)
     if entry is None:  # a folder of its own, a repository of its own
         return None
     entry = entry.resolve()
@@ -254,6 +253,19 @@ def _unfinished_entry(path: Path, common: Path) -> Path | None:
     if entry.parent != common / "worktrees" or not marker.is_file():
         return None
     return entry if "initializing" in marker.read_text(errors="replace") else None
+
+
+def _entry_naming(path: Path, common: Path) -> Path | None:
+    """The entry whose `gitdir` names `path` while the folder holds only an empty `.git` file: git died
+    between creating that file and writing it (nobody's work is there)."""
+    pointer = path / ".git"
+    if [child.name for child in path.iterdir()] != [".git"] or not pointer.is_file() or pointer.stat().st_size:
+        return None
+    for entry in (common / "worktrees").glob("*"):
+        with contextlib.suppress(OSError):
+            if Path((entry / "gitdir").read_text(errors="replace").strip()) == pointer:
+                return entry
+    return None
 
 
 def _remove_empty_dir(base: Path, path: Path) -> None:
