@@ -48,5 +48,7 @@ async def test_the_team_workflow_answers_and_its_changes_are_reported(
 
     failed = (await stack.say("team-1", "please fail"))["result"]
     assert (await finished_run(stack, failed["agentRunId"]))["status"] == "failed"
-    replies = await replies_when(stack, "team-1", lambda texts: len(texts) == 3)
-    assert "`TeamAgent` failed" in replies[2] and "Failed after" in replies[2]
+    # The first run's record may end a moment before its environment lets it go: a "Queued" reply may
+    # come between (seen once in a loaded suite), so the failure is looked for as the last reply.
+    replies = await replies_when(stack, "team-1", lambda texts: "`TeamAgent` failed" in texts[-1])
+    assert "Failed after" in replies[-1]
