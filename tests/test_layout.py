@@ -7,6 +7,7 @@ top level, and `activities/` is folders by concept, each saying what it is for.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,6 +47,7 @@ def imports_of(path: Path, name: str, known: dict[str, Path]) -> set[str]:
     return {module for module in found if module in known and module != name}
 
 
+@functools.cache  # every test reads the same source: parse it once
 def graph() -> dict[str, set[str]]:
     known = modules()
     return {name: imports_of(path, name, known) for name, path in known.items()}

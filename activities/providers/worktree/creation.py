@@ -259,7 +259,7 @@ def _entry_naming(path: Path, common: Path) -> Path | None:
     """The entry whose `gitdir` names `path` while the folder holds only an empty `.git` file: git died
     between creating that file and writing it (nobody's work is there)."""
     pointer = path / ".git"
-    if [child.name for child in path.iterdir()] != [".git"] or not pointer.is_file() or pointer.stat().st_size:
+    if not pointer.is_file() or pointer.stat().st_size or [child.name for child in path.iterdir()] != [".git"]:
         return None
     for entry in (common / "worktrees").glob("*"):
         with contextlib.suppress(OSError):
