@@ -69,7 +69,11 @@ class Settings(TrustSettings):  # the allow rules' settings: isolator/trust_sett
                                                   validation_alias=_env("AGENT_TASK_QUEUE"))
     # Every user program runs in a bubblewrap sandbox (docs/sandbox.md); `off` runs them unconfined.
     sandbox: Literal["on", "off"] = Field("on", validation_alias=_env("SANDBOX"))
-    sandbox_network: Literal["on", "off"] = Field("on", validation_alias=_env("SANDBOX_NETWORK"))
+    # `egress`: only the allowed hosts, through the service's proxy; `open`: any address (unsafe); `off`: none.
+    sandbox_network: Literal["egress", "open", "off"] = Field("egress", validation_alias=_env("SANDBOX_NETWORK"))
+    # More hosts a sandboxed program may reach with `egress` (`host` or `host:port`, comma-separated; `*`:
+    # the whole public internet); a loopback or private address only when listed with its port.
+    sandbox_allowed_hosts: str | None = Field(None, validation_alias=_env("SANDBOX_ALLOWED_HOSTS"))
     # Folders (absolute, separated by `:`) every sandboxed program may write besides its worktree.
     sandbox_writable_paths: str | None = Field(None, validation_alias=_env("SANDBOX_WRITABLE_PATHS"))
     github_webhook_secret: SecretStr | None = Field(None, validation_alias=_env("GITHUB_WEBHOOK_SECRET"))
@@ -94,6 +98,10 @@ class Settings(TrustSettings):  # the allow rules' settings: isolator/trust_sett
                                    validation_alias=_env("RESULTS_COMMITTER"))
     bot_mention: str = Field("@isolator", min_length=2, validation_alias=_env("BOT_MENTION"))
     api_token: SecretStr | None = Field(None, validation_alias=_env("API_TOKEN"))
+    # Host names the HTTP server answers to besides the loopback names and PUBLIC_URL's (comma-separated).
+    allowed_hosts: str | None = Field(None, validation_alias=_env("ALLOWED_HOSTS"))
+    # How long a dashboard login lasts.
+    session_hours: float = Field(12, gt=0, le=24 * 366, validation_alias=_env("SESSION_HOURS"))
     # Where users reach this server (`https://isolator.example.org`): a run's last chat message links its
     # dashboard page. Unset: no link.
     public_url: str | None = Field(None, pattern=r"^https?://[^\s]+$", validation_alias=_env("PUBLIC_URL"))
@@ -172,10 +180,6 @@ class Settings(TrustSettings):  # the allow rules' settings: isolator/trust_sett
         return [Path(part) for part in (self.sandbox_writable_paths or "").split(":") if part]
 
     @property
-    def agent_home(self) -> Path:
-        return self.data_dir / "agent-home"
-
-    @property
     def ports(self) -> tuple[int, int]:
         first, last = self.port_range.split("-")
         return int(first), int(last)
@@ -200,9 +204,21 @@ class Settings(TrustSettings):  # the allow rules' settings: isolator/trust_sett
         return self.data_dir / "agent-home"
 
     @property
+    def sandbox_extra_hosts(self) -> list[str]:
+        return _listed(self.sandbox_allowed_hosts)
+
+    @property
+    def extra_allowed_hosts(self) -> list[str]:
+        return _listed(self.allowed_hosts)
+
+    @property
     def agent_sessions_dir(self) -> Path:
         """One folder per agent session (the command driver's ISOLATOR_SESSION_DIR, Aider's history)."""
         return self.data_dir / "agent-sessions"
+
+
+def _listed(value: str | None) -> list[str]:
+    return [part.strip().lower() for part in (value or "").replace(" ", ",").split(",") if part.strip()]
 
 
 def agent_queue_of(host_queue: str) -> str:

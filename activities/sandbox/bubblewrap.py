@@ -70,7 +70,7 @@ def configure(settings: Settings) -> Sandbox:
     hidden = tuple(dict.fromkeys([settings.data_dir, settings.worktree_base, settings.workspace_path]))
     enabled = settings.sandbox == "on"
     problem = probe() if enabled else None
-    _current = Sandbox(enabled, problem, settings.sandbox_network == "on", hidden,
+    _current = Sandbox(enabled, problem, settings.sandbox_network != "off", hidden,
                        tuple(settings.sandbox_writable), scratch)
     if not enabled:
         log.warning(OFF_WARNING)
