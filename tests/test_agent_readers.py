@@ -168,7 +168,7 @@ def test_codex_command_line_closes_stdin_and_resumes_its_thread() -> None:
 
 
 def test_aider_keeps_its_history_outside_the_worktree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bubblewrap, "_current", bubblewrap.Sandbox(True, None, True, (), (), tmp_path))
+    monkeypatch.setattr(bubblewrap, "_current", bubblewrap.Sandbox(True, None, "open", (), (), tmp_path))
     first = aider.invocation(["aider", "--model", "openai/gpt-4o"], turn(tmp=tmp_path))
     assert "--yes-always" not in first.argv, "in the sandbox, its questions take their defaults: yes to commands too"
     assert (tmp_path / "message.txt").read_text() == "add a test" and first.stdin is None
@@ -179,7 +179,7 @@ def test_aider_keeps_its_history_outside_the_worktree(tmp_path: Path, monkeypatc
         aider.invocation(["aider"], turn(run_number=2, tmp=tmp_path))
     (tmp_path / "chat-history.md").write_text("# aider chat started\n")
     assert "--restore-chat-history" in aider.invocation(["aider"], turn(run_number=2, tmp=tmp_path)).argv
-    monkeypatch.setattr(bubblewrap, "_current", bubblewrap.Sandbox(False, None, True, (), (), tmp_path))
+    monkeypatch.setattr(bubblewrap, "_current", bubblewrap.Sandbox(False, None, "open", (), (), tmp_path))
     assert "--yes-always" in aider.invocation(["aider"], turn(tmp=tmp_path)).argv, "unconfined, it only edits"
 
 

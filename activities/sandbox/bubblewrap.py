@@ -5,13 +5,17 @@ namespace with its own `/proc` (the worker and its environment are not there to 
 worktree writable at its own path, the `writable_paths` its caller names (the agent's home, a
 session folder), and a per-run view of its repository (activities/sandbox/git_view.py). Hidden behind
 empty folders: WORKTREE_BASE (every other worktree), ISOLATOR_DATA_DIR, WORKSPACE_PATH (the clones)
-and the main checkout of its repository. The network is shared unless SANDBOX_NETWORK=off.
+and the main checkout of its repository. It runs in a user namespace with no capability, whoever
+starts it: even as root it cannot mount, unmount what hides those, or remount the system writable.
+Its network (SANDBOX_NETWORK): `egress`, a namespace of its own whose only way out is the service's
+proxy (activities/sandbox/egress_proxy.py); `off`, none; `open`, the host's, loopback included.
 
 `--die-with-parent` and the PID namespace make the run's end the end of all it started: when the
 namespace's first process ends, the kernel kills every other one in it, wherever it moved to.
 
 SANDBOX=on (the default) needs bubblewrap to work here: `configure` tries it once when the worker
-starts and, where it fails, says so, and every user program is refused with that reason.
+starts, and checks from inside that the program keeps no capability; where either fails, it says so,
+and every user program is refused with that reason.
 SANDBOX=off runs them as before, and `/status` keeps saying so.
 """
 
@@ -26,9 +30,10 @@ from collections.abc import Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import AsyncIterator
+from typing import AsyncIterator, Literal
 
-from activities.sandbox import git_view
+from activities.sandbox import egress_hosts, egress_proxy, git_view
+from isolator.egress_rules import Entry, parse_entry
 from isolator.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -45,10 +50,11 @@ OFF_WARNING = ("Warning: SANDBOX=off: the agent, set-up and teardown run unconfi
 class Sandbox:
     enabled: bool  # SANDBOX=on
     problem: str | None  # why bubblewrap cannot work here (with SANDBOX=on: every program is refused)
-    network: bool
+    network: Literal["egress", "open", "off"]
     hidden: tuple[Path, ...]  # folders the program sees empty
     writable: tuple[Path, ...]  # SANDBOX_WRITABLE_PATHS: folders every program may write (shared caches)
     scratch: Path  # where the per-run git views are made (unseen inside)
+    allowed: tuple[Entry, ...] = ()  # SANDBOX_ALLOWED_HOSTS
 
     @property
     def warning(self) -> str | None:
@@ -69,9 +75,9 @@ def configure(settings: Settings) -> Sandbox:
     scratch = _scratch_root(settings)
     hidden = tuple(dict.fromkeys([settings.data_dir, settings.worktree_base, settings.workspace_path]))
     enabled = settings.sandbox == "on"
-    problem = probe() if enabled else None
-    _current = Sandbox(enabled, problem, settings.sandbox_network != "off", hidden,
-                       tuple(settings.sandbox_writable), scratch)
+    problem = probe(settings.sandbox_network) if enabled else None
+    _current = Sandbox(enabled, problem, settings.sandbox_network, hidden, tuple(settings.sandbox_writable), scratch,
+                       tuple(map(parse_entry, settings.sandbox_extra_hosts)))
     if not enabled:
         log.warning(OFF_WARNING)
     elif problem:
@@ -110,24 +116,40 @@ def sandboxed() -> bool:
     return _current is not None and _current.enabled and _current.problem is None
 
 
-def probe() -> str | None:
-    """None when bubblewrap can make a sandbox here, else what went wrong."""
+def probe(network: str = "off") -> str | None:
+    """None when bubblewrap can make a sandbox here whose program keeps no capability, else what went wrong."""
     if shutil.which(BWRAP) is None:
         return "bubblewrap (`bwrap`) is not installed"
+    if network == "egress" and shutil.which("perl") is None:
+        return "SANDBOX_NETWORK=egress needs perl (Debian's perl-base) for its bridge; or set SANDBOX_NETWORK=off"
     try:
-        result = subprocess.run([BWRAP, *_base_arguments(network=True), "--", "true"],
+        result = subprocess.run([BWRAP, *_base_arguments(own_network=True), "--", "cat", "/proc/self/status"],
                                 capture_output=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"bwrap could not run: {error}"
     if result.returncode != 0:
         return "bwrap failed: " + (result.stderr.decode(errors="replace").strip() or f"exit code {result.returncode}")
+    kept = capabilities_kept(result.stdout.decode(errors="replace"))
+    if kept:
+        return f"a program in the sandbox keeps capabilities ({kept}): this bubblewrap ignores --cap-drop"
     return None
 
 
-def _base_arguments(network: bool) -> list[str]:
+def capabilities_kept(status: str) -> str:
+    """The non-empty capability sets of a `/proc/<pid>/status` (effective, permitted, bounding, ambient)."""
+    sets = dict(line.split(":", 1) for line in status.splitlines() if line.startswith("Cap"))
+    kept = [f"{name} {sets[name].strip()}" for name in ("CapEff", "CapPrm", "CapBnd", "CapAmb")
+            if int(sets.get(name, "1"), 16)]
+    return ", ".join(kept)
+
+
+def _base_arguments(own_network: bool) -> list[str]:
+    # A user namespace without capabilities: started by root, bubblewrap would otherwise leave the
+    # program nearly all of root's (mount, umount of what hides the service's data, raw sockets).
     arguments = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+                 "--unshare-user", "--cap-drop", "ALL",
                  "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent"]
-    return arguments if network else [*arguments, "--unshare-net"]
+    return [*arguments, "--unshare-net"] if own_network else arguments
 
 
 class SandboxRefused(Exception):
@@ -161,19 +183,27 @@ async def sandboxed_run(argv: list[str], cwd: Path, env: dict[str, str],
         path.mkdir(parents=True, exist_ok=True)
     _own_folder(sandbox.scratch)
     scratch = Path(tempfile.mkdtemp(dir=sandbox.scratch))
+    egress: egress_proxy.Egress | None = None
     try:
         try:
             # SANDBOX_WRITABLE_PATHS aside: the operator's, and the tests keep their repositories there.
             git = git_view.prepare(cwd, scratch, [cwd.absolute(), *map(Path.absolute, map(Path, writable_paths))])
         except (git_view.UntrustedGitLayout, OSError) as error:
             raise SandboxRefused(f"the worktree's git layout cannot be trusted: {error}") from None
-        yield Prepared([BWRAP, *arguments(sandbox, cwd.absolute(), writable, git), "--", *argv],
+        if sandbox.network == "egress":
+            entries = await egress_hosts.entries_of_run(sandbox.allowed, git.common if git else None)
+            egress = await egress_proxy.open_egress(entries, scratch, str(cwd))
+            argv, env = egress.wrap(argv), {**env, **egress.environment}
+        yield Prepared([BWRAP, *arguments(sandbox, cwd.absolute(), writable, git, egress), "--", *argv],
                        _inside_environment(env), git, sandboxed=True)
     finally:
+        if egress is not None:
+            await egress.close()
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def arguments(sandbox: Sandbox, worktree: Path, writable: list[Path], git: git_view.GitView | None) -> list[str]:
+def arguments(sandbox: Sandbox, worktree: Path, writable: list[Path], git: git_view.GitView | None,
+              egress: egress_proxy.Egress | None = None) -> list[str]:
     """The mounts, outer folders first, so that a deeper one wins: a writable folder may hold a
     hidden one (which stays hidden), a hidden one may hold the worktree (which is seen)."""
     hidden = list(sandbox.hidden)  # the scratch needs nothing: it lies in /dev/shm (a new /dev inside) or the data dir
@@ -183,7 +213,9 @@ def arguments(sandbox: Sandbox, worktree: Path, writable: list[Path], git: git_v
     mounts += [("--tmpfs", None, path) for path in hidden if path.is_dir()]
     mounts.append(("--bind", worktree, worktree))
     mounts += git.binds if git is not None else []
-    arguments = _base_arguments(sandbox.network)
+    if egress is not None:
+        mounts.append(("--ro-bind", egress.folder, egress_proxy.INSIDE))
+    arguments = _base_arguments(own_network=sandbox.network != "open")
     for option, source, target in sorted(mounts, key=lambda mount: len(mount[2].parts)):
         arguments += [option, str(target)] if source is None else [option, str(source), str(target)]
     return [*arguments, "--chdir", str(worktree)]

@@ -17,7 +17,7 @@ from activities.sandbox.user_programs import run_user_program
 async def test_a_handler_that_gives_up_stops_the_program_and_all_it_started(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(bubblewrap, "_current", bubblewrap.Sandbox(False, None, True, (), (), tmp_path))
+    monkeypatch.setattr(bubblewrap, "_current", bubblewrap.Sandbox(False, None, "open", (), (), tmp_path))
     groups: list[int] = []
 
     async def give_up(chunk: bytes) -> None:

@@ -1,0 +1,68 @@
+"""The allow-list of one sandboxed run (isolator/egress_rules.py says what an entry allows): the
+operator's SANDBOX_ALLOWED_HOSTS, the model APIs and package indexes the agents' and tools' own
+settings name, the tools' default indexes, and the codebase's git host."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from pathlib import Path
+
+from activities.git.runner import run_git
+from isolator.egress_rules import Entry, entries_of_environment, git_host_entry, unique, url_entry
+
+_tool_indexes: tuple[Entry, ...] | None = None
+_git_hosts: dict[tuple[Path, int], Entry | None] = {}
+
+
+async def entries_of_run(allowed: tuple[Entry, ...], common_git_dir: Path | None) -> tuple[Entry, ...]:
+    git_host = await _git_host(common_git_dir) if common_git_dir is not None else None
+    return unique([*allowed, *entries_of_environment(os.environ), *await _tools_default_indexes(),
+                   *([git_host] if git_host else [])])
+
+
+async def _git_host(common_git_dir: Path) -> Entry | None:
+    """The host of the codebase's `origin`, read once per version of its config."""
+    try:
+        key = (common_git_dir, (common_git_dir / "config").stat().st_mtime_ns)
+    except OSError:
+        return None
+    if key not in _git_hosts:
+        result = await run_git("config", "--file", str(common_git_dir / "config"), "--get", "remote.origin.url",
+                               check=False)
+        _git_hosts[key] = git_host_entry(result.stdout.strip() or None)
+    return _git_hosts[key]
+
+
+async def _tools_default_indexes() -> tuple[Entry, ...]:
+    """Where pip and npm install from when nothing else is configured, as they say themselves; asked
+    once per process."""
+    global _tool_indexes
+    if _tool_indexes is None:
+        urls = _pip_default_index()
+        npm = shutil.which("npm")
+        if npm:
+            urls.append(await _npm_registry(npm))
+        _tool_indexes = tuple(entry for entry in map(url_entry, urls) if entry is not None)
+    return _tool_indexes
+
+
+def _pip_default_index() -> list[str]:
+    try:
+        from pip._internal.models.index import PyPI  # pip's own default; no other public name for it
+    except ImportError:
+        return []
+    return [PyPI.url, f"https://{PyPI.file_storage_domain}/"]
+
+
+async def _npm_registry(npm: str) -> str:
+    try:
+        process = await asyncio.create_subprocess_exec(npm, "config", "get", "registry",
+                                                       stdin=asyncio.subprocess.DEVNULL,
+                                                       stdout=asyncio.subprocess.PIPE,
+                                                       stderr=asyncio.subprocess.DEVNULL)
+        output, _ = await asyncio.wait_for(process.communicate(), 30)
+    except (OSError, asyncio.TimeoutError):
+        return ""
+    return output.decode(errors="replace").strip()

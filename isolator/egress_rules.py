@@ -1,0 +1,143 @@
+"""Where a sandboxed program may connect with SANDBOX_NETWORK=egress (pure; the proxy that applies it is
+activities/sandbox/egress_proxy.py).
+
+An entry is `host` (ports 80 and 443), `host:port`, `*.domain` (its subdomains) or `*` (the whole
+public internet). Whatever the entry, the address a name resolves to decides too: a public address is
+reachable; a loopback or private one only through an entry that names its port (an operator's choice,
+as a model API on the host's loopback); a link-local one (169.254.0.0/16, where clouds serve their
+metadata and credentials) never.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+WEB_PORTS = frozenset({80, 443})
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1"})
+# The model APIs of the agents we drive, where their settings name none.
+DEFAULT_MODEL_APIS = ("https://api.anthropic.com", "https://api.openai.com")
+# Variables that name a model API (Claude Code, Codex, Aider) or a package index (pip, uv, npm, yarn).
+MODEL_API_VARIABLES = ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "OPENAI_API_BASE")
+REGISTRY_VARIABLES = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "UV_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX",
+                      "UV_EXTRA_INDEX_URL", "NPM_CONFIG_REGISTRY", "npm_config_registry", "YARN_REGISTRY")
+
+
+@dataclass(frozen=True)
+class Entry:
+    host: str  # lower case, no trailing dot; `*` or `*.domain` for many
+    port: int | None  # None: the web ports
+
+    def names(self, host: str, port: int) -> bool:
+        if port not in ({self.port} if self.port is not None else WEB_PORTS):
+            return False
+        if self.host == "*":
+            return True
+        if self.host.startswith("*."):
+            return host.endswith(self.host[1:])
+        return host == self.host
+
+    @property
+    def loopback_port(self) -> int | None:
+        """The port to mirror on the sandbox's own loopback, for clients that never proxy loopback."""
+        return self.port if self.host in LOOPBACK_NAMES and self.port is not None else None
+
+    def __str__(self) -> str:
+        return self.host if self.port is None else f"{self.host}:{self.port}"
+
+
+class InvalidEntry(ValueError):
+    pass
+
+
+def parse_entry(text: str) -> Entry:
+    """`host`, `host:port`, `*.domain`, `*`; a URL's scheme and path are ignored (`https://h/v1` -> `h`)."""
+    word = text.strip().lower()
+    if "://" in word:
+        split = urlsplit(word)
+        if not split.hostname:
+            raise InvalidEntry(f"`{text}` names no host")
+        return Entry(split.hostname.rstrip("."), split.port)
+    host, colon, port = word.rpartition(":") if word.count(":") == 1 else (word, "", "")
+    if not colon:
+        host, port = word, ""
+    host = host.strip("[]").rstrip(".")
+    if not host or any(ch.isspace() or ch in "/@?#" for ch in host) or ("*" in host and host != "*"
+                                                                       and not host.startswith("*.")):
+        raise InvalidEntry(f"`{text}` is not a host, host:port, *.domain or *")
+    if port and not (port.isdigit() and 0 < int(port) < 65536):
+        raise InvalidEntry(f"`{text}`: the port must be a number from 1 to 65535")
+    return Entry(host, int(port) if port else None)
+
+
+def url_entry(url: str) -> Entry | None:
+    """A model API's or an index's URL as an entry: its host, and its port when the URL names one
+    (which is how a model API on the host's loopback, named on purpose, becomes reachable)."""
+    try:
+        split = urlsplit(url.strip())
+        port = split.port
+    except ValueError:
+        return None
+    if split.scheme not in ("http", "https") or not split.hostname:
+        return None
+    return Entry(split.hostname.rstrip("."), port)
+
+
+def git_host_entry(remote_url: str | None) -> Entry | None:
+    """The codebase's git host, when its remote is reached over http(s) (ssh does not go through a proxy)."""
+    return url_entry(remote_url) if remote_url else None
+
+
+def entries_of_environment(environ: Mapping[str, str], codex_home: Path | None = None) -> list[Entry]:
+    """The model APIs and package indexes the agents' and tools' own settings name, and the defaults."""
+    urls = list(DEFAULT_MODEL_APIS)
+    for name in (*MODEL_API_VARIABLES, *REGISTRY_VARIABLES):
+        urls += environ.get(name, "").split()
+    urls += _codex_providers(codex_home or Path(environ.get("CODEX_HOME", "~/.codex")).expanduser())
+    return [entry for entry in map(url_entry, urls) if entry is not None]
+
+
+def _codex_providers(codex_home: Path) -> list[str]:
+    """The `base_url` of each model provider in Codex's config.toml."""
+    try:
+        config = tomllib.loads((codex_home / "config.toml").read_text())
+    except (OSError, ValueError):
+        return []
+    providers = config.get("model_providers", {})
+    return [provider["base_url"] for provider in providers.values()
+            if isinstance(provider, dict) and isinstance(provider.get("base_url"), str)]
+
+
+def unique(entries: Iterable[Entry]) -> tuple[Entry, ...]:
+    return tuple(dict.fromkeys(entries))
+
+
+@dataclass(frozen=True)
+class Verdict:
+    address: str | None  # where to connect; None when refused
+    reason: str = ""  # why refused
+
+
+def decide(entries: Iterable[Entry], host: str, port: int, addresses: Iterable[str]) -> Verdict:
+    """Whether `host:port`, resolved to `addresses`, may be reached; the first address that may."""
+    host = host.lower().rstrip(".")
+    named = [entry for entry in entries if entry.names(host, port)]
+    if not named:
+        return Verdict(None, "not on the allow-list")
+    explicit_port = any(entry.port == port and entry.host != "*" for entry in named)
+    reasons = []
+    for text in addresses:
+        address = ipaddress.ip_address(text.split("%", 1)[0])
+        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+            address = address.ipv4_mapped
+        if address.is_link_local or address.is_multicast or address.is_unspecified or address.is_reserved:
+            reasons.append(f"{address} is link-local or reserved")
+        elif address.is_global or explicit_port:
+            return Verdict(str(address))
+        else:
+            reasons.append(f"{address} is a loopback or private address (list it with its port to allow it)")
+    return Verdict(None, "; ".join(dict.fromkeys(reasons)) or "the name resolves to no address")
