@@ -1,4 +1,12 @@
-"""Running git: always an argument list, never a shell, never a prompt."""
+"""Running git: always an argument list, never a shell, never a prompt, and never a program that a
+repository's configuration names.
+
+A sandboxed run can write the configuration of a nested repository it makes in its worktree, or of a
+submodule's git dir: were the service's own `git status` to step into one, git would run the command
+its `core.fsmonitor` names, outside the sandbox, with the worker's secrets. So every git command of the
+service gets SAFE_CONFIG first: no hooks, no fsmonitor, no pager, no askpass, no credential helper
+but the caller's own, and no stepping into submodules (their recorded commits are still compared).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +20,22 @@ from typing import Protocol
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 # Transports a clone URL may use; `ext::` would run arbitrary commands.
 _ALLOWED_PROTOCOLS = "file:git:http:https:ssh"
+# Given as `GIT_CONFIG_*` variables, which git hands on to the git commands it starts (a submodule's
+# included); they win over every configuration file. A caller's own come after them.
+SAFE_CONFIG = (
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.pager", "cat"),
+    ("core.askPass", ""),
+    ("credential.helper", ""),  # forgets every helper configured before: a push names its own after it
+    ("submodule.recurse", "false"),
+    ("diff.ignoreSubmodules", "dirty"),  # a submodule's commit is compared; its files are not read
+    ("status.submoduleSummary", "false"),
+    ("fetch.recurseSubmodules", "false"),
+    ("push.recurseSubmodules", "no"),
+    ("commit.gpgSign", "false"),
+    ("tag.gpgSign", "false"),
+)
 
 
 def admin_dir(worktree: Path) -> Path | None:
@@ -41,18 +65,40 @@ class GitResult:
     stderr: str
 
 
-def _environment(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The process environment, then `extra`, then the safety variables: `extra` can never override those."""
-    env = dict(os.environ)
+def git_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The process environment, then `extra`, then the safety variables: `extra` can never override
+    those. `extra`'s `GIT_CONFIG_*` pairs are kept, after SAFE_CONFIG."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("GIT_CONFIG")}
+    extra = dict(extra or {})
+    pairs = [*SAFE_CONFIG, *_config_pairs(extra)]
     safety = {
         "GIT_TERMINAL_PROMPT": "0",
         "GIT_ALLOW_PROTOCOL": _ALLOWED_PROTOCOLS,
         "GIT_SSH_COMMAND": env.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes"),
         "LC_ALL": "C",
+        **config_variables(pairs),
     }
-    env.update(extra or {})
+    env.update(extra)
     env.update(safety)
     return env
+
+
+def config_variables(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    """`git -c` as variables: nothing of it shows in the process's argument list."""
+    variables = {"GIT_CONFIG_COUNT": str(len(pairs))}
+    for index, (key, value) in enumerate(pairs):
+        variables[f"GIT_CONFIG_KEY_{index}"] = key
+        variables[f"GIT_CONFIG_VALUE_{index}"] = value
+    return variables
+
+
+def _config_pairs(variables: dict[str, str]) -> list[tuple[str, str]]:
+    """The `GIT_CONFIG_*` pairs of `variables`, taken out of them."""
+    count = int(variables.pop("GIT_CONFIG_COUNT", "0"))
+    pairs = [(variables.pop(f"GIT_CONFIG_KEY_{index}"), variables.pop(f"GIT_CONFIG_VALUE_{index}"))
+             for index in range(count)]
+    variables.pop("GIT_CONFIG_PARAMETERS", None)
+    return pairs
 
 
 async def run_git(
@@ -65,7 +111,7 @@ async def run_git(
     """Run `git -C cwd args...`, with `input` on its standard input; raise GitError on failure when check is set.
 
     `env` adds variables (GIT_INDEX_FILE, say) on top of the process environment; the safety variables
-    (GIT_TERMINAL_PROMPT, GIT_ALLOW_PROTOCOL, GIT_SSH_COMMAND, LC_ALL) are applied after it and always win.
+    (GIT_TERMINAL_PROMPT, GIT_ALLOW_PROTOCOL, GIT_SSH_COMMAND, LC_ALL, SAFE_CONFIG) always win.
     """
     argv = ["git"]
     if cwd is not None:
@@ -76,7 +122,7 @@ async def run_git(
         stdin=asyncio.subprocess.DEVNULL if input is None else asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env=_environment(env),
+        env=git_environment(env),
     )
     try:
         stdout, stderr = await process.communicate(None if input is None else input.encode())

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from activities.git.runner import run_git
+from activities.git.runner import config_variables, run_git
 
 # A credential helper that reads its answer from the push's own environment; git runs it through
 # the shell, so the token is expanded there and appears in no argument list. `store` and `erase`
@@ -28,24 +28,13 @@ CREDENTIAL_HELPER = (
     'printf "username=x-access-token\\npassword=%s\\n" "$ISOLATOR_PUSH_CREDENTIAL"; }; f'
 )
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
-# What nothing in the repository's configuration may change for the service's own git commands.
+# What the repository's configuration may not change for the push (the git runner's SAFE_CONFIG
+# already keeps hooks, fsmonitor, signing and other credential helpers out of every command).
 _SAFE_CONFIG = [
-    ("core.hooksPath", "/dev/null"),  # the repository's hooks never run
-    ("core.fsmonitor", "false"),  # nor a monitor program it names
-    ("commit.gpgSign", "false"),
     ("http.sslVerify", "true"),
     ("remote.origin.mirror", "false"),  # one branch is pushed, never every ref
     ("push.followTags", "false"),
 ]
-
-
-def config_variables(pairs: list[tuple[str, str]]) -> dict[str, str]:
-    """`git -c` as variables: nothing of it shows in the process's argument list."""
-    variables = {"GIT_CONFIG_COUNT": str(len(pairs))}
-    for index, (key, value) in enumerate(pairs):
-        variables[f"GIT_CONFIG_KEY_{index}"] = key
-        variables[f"GIT_CONFIG_VALUE_{index}"] = value
-    return variables
 
 
 async def current_branch(worktree: Path) -> str | None:
@@ -111,7 +100,7 @@ class Pushed:
 
 async def push_branch(worktree: Path, branch: str, remote_branch: str, token: str | None) -> Pushed:
     """`git push origin refs/heads/<branch>:refs/heads/<remote_branch>`: never forced, no hooks."""
-    pairs = [*_SAFE_CONFIG, ("credential.helper", "")]  # "" forgets every helper configured before
+    pairs = list(_SAFE_CONFIG)
     variables: dict[str, str] = {}
     url = await push_url(worktree)
     target = credential_target(url) if url else None

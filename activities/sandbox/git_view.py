@@ -29,6 +29,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from activities.git.runner import git_environment
+
 ARCHIVE_REFS = "refs/isolator/"
 SHARED_OBJECTS = "shared-objects"  # where the real object store is bound inside the view, read-only
 _OID = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
@@ -223,7 +225,7 @@ async def _git_bytes(cwd: Path, *args: str, stdin: bytes | None = None, env: dic
                      work_tree: bool = False) -> bytes:
     where = ["-C", str(cwd)] if work_tree else ["--git-dir", str(cwd)]
     process = await asyncio.create_subprocess_exec(
-        "git", *where, *args, env={**os.environ, **(env or {})},
+        "git", *where, *args, env=git_environment(env),
         stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )

@@ -79,7 +79,8 @@ class WarmDisk:
         """Did a file the set-up depends on change between the commits? With no inputs named: always."""
         if not inputs:
             return True
-        result = await run_git("diff", "--quiet", old, new, "--", *inputs, cwd=self.repository, check=False)
+        result = await run_git("diff", "--quiet", "--no-ext-diff", "--no-textconv", old, new, "--", *inputs,
+                               cwd=self.repository, check=False)
         return result.returncode != 0
 
     async def set_up(self, path: Path, config: RepositoryConfig) -> str | None:
