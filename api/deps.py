@@ -6,6 +6,7 @@ for what is an attribute lookup.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import secrets
 
@@ -30,10 +31,24 @@ async def get_pool(request: Request) -> asyncpg.Pool:
     return request.app.state.pool
 
 
+def is_loopback_client(request: Request) -> bool:
+    host = request.client.host if request.client else ""
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 async def require_api_token(request: Request) -> None:
-    """`/api` requires `Authorization: Bearer $API_TOKEN` when API_TOKEN is set."""
+    """`/api` and `/test` require `Authorization: Bearer $API_TOKEN` when API_TOKEN is set; without it, they
+    answer only loopback clients, as the dashboard does."""
     expected = (await get_settings(request)).api_token
     if expected is None:
+        if not is_loopback_client(request):
+            log.warning("%s %s refused: API_TOKEN is unset and the client is not on loopback", request.method,
+                        request.url.path)
+            raise HTTPException(status.HTTP_403_FORBIDDEN,
+                                detail="API_TOKEN is unset: this API answers only this machine's loopback address")
         return
     scheme, _, given = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not secrets.compare_digest(given.encode(), expected.get_secret_value().encode()):

@@ -10,12 +10,13 @@ from fastapi import APIRouter, Depends, Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from temporalio.client import Client
 
-from api.deps import get_client, get_pool, get_settings
+from api.deps import get_client, get_pool, get_settings, require_api_token
 from api.dispatch import start_message
 from isolator.settings import Settings
 
 PLATFORM = "test"
-router = APIRouter(prefix="/test", tags=["test adapter"])
+# It starts agents without the platforms' allow rules: with API_TOKEN set, only for its holder.
+router = APIRouter(prefix="/test", tags=["test adapter"], dependencies=[Depends(require_api_token)])
 
 ConversationId = Annotated[str, Path(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")]
 

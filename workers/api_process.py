@@ -64,6 +64,8 @@ async def run_api(settings: Settings, host: str, port: int) -> None:
         async with hosted_worker(client, pool, settings) as worker:
             app = create_app(settings, temporal=client, pool=pool)
             log.info("API on %s:%d%s", host, port, ", starting message workflows eagerly" if worker else "")
+            if settings.api_token is None:
+                log.warning("API_TOKEN is unset: listening on %s only, for this machine's own clients", host)
             # A dashboard page's event stream stays open while its run goes on: the shutdown ends it after this.
             config = uvicorn.Config(app, host=host, port=port, timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS)
             await serve_until(stop, ApiServer(config))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import sys
 import traceback
@@ -79,16 +80,28 @@ def worker() -> None:
 
 @app.command()
 def api(
-    host: str = typer.Option("0.0.0.0", metavar="ADDRESS", help="address to listen on"),
+    host: str = typer.Option("127.0.0.1", metavar="ADDRESS",
+                             help="address to listen on (another than loopback needs API_TOKEN)"),
     port: int = typer.Option(8000, metavar="PORT", help="port to listen on"),
 ) -> None:
     """Run the API server (with EAGER_START, also the shared queue's worker, for eager message starts)."""
     from workers.api_process import run_api
 
     settings = _settings()
+    if settings.api_token is None and not _is_loopback(host):
+        typer.echo(f"isolator: refusing to listen on {host} without API_TOKEN: anyone who reaches it could read "
+                   "and run everything; set API_TOKEN, or listen on 127.0.0.1 (the default)", err=True)
+        raise typer.Exit(2)
     _require_database(settings)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     asyncio.run(run_api(settings, host, port))
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return host == "localhost" or ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 @app.command(short_help="Run the Discord listener (DISCORD_BOT_TOKEN).")
