@@ -15,6 +15,7 @@ from temporalio.client import Client
 
 from activities.database import create_pool
 from api import codebases, dashboard, environments, health, refusals, runs, test_adapter
+from api.hosts import HostCheck
 from api.webhooks import discord, github, slack, telegram
 from api.webhooks.limits import WebhookBodyLimit
 from isolator.payloads import connect
@@ -63,6 +64,7 @@ def create_app(settings: Settings, *, temporal: Client | None = None, pool: asyn
     if settings.discord_public_key:
         app.include_router(discord.build_router(settings))
     app.add_middleware(WebhookBodyLimit)
+    app.add_middleware(HostCheck, settings=settings)  # added last: the outermost, before anything else reads
     app.add_exception_handler(RequestValidationError, _invalid_request)
     return app
 

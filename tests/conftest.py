@@ -81,6 +81,8 @@ def settings(tmp_path: Path, postgres: EmbeddedPostgres, temporal_server: Tempor
         host=f"host-{uuid.uuid4().hex[:8]}",
         task_queue=f"isolation-{uuid.uuid4().hex[:8]}",
         test_adapter=True,
+        # The in-process clients' base URL (http://isolator.test) names a host the API answers to.
+        allowed_hosts="isolator.test",
         # The test agents and set-up commands record what they did in files of the test's own folder;
         # the service's folders in it stay hidden from them (tests/security/test_sandbox.py).
         sandbox_writable_paths=str(tmp_path),
