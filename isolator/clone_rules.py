@@ -8,11 +8,26 @@ from __future__ import annotations
 
 import posixpath
 import re
-from urllib.parse import urlsplit
 
 from isolator.contracts.trust import ClonePolicy
 
-_SCP_LIKE = re.compile(r"^[^@/]+@(?P<host>[^:/]+):")
+# Printable ASCII without space, `\` or brackets (git looks for `@[` anywhere, even in the path):
+# anything else may be read differently by git, curl and ssh.
+_PLAIN = re.compile(r"[\x21-\x5a\x5e-\x7e]+")
+# Host, user and password leave out `%` (git decodes an ssh:// URL before it splits it) and `?`, `#`
+# (where curl ends the host): each reader then finds the same host.
+_NAME = r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*"
+_USER = r"[A-Za-z0-9._~][A-Za-z0-9._~-]*"  # never `-` first: ssh would read it as an option
+_PORT = r"(?::(?P<port>[0-9]{1,5}))?"
+_SCP_HOST = re.compile(rf"(?:{_USER}@)?(?P<host>{_NAME})")
+_HTTP = re.compile(rf"(?:{_USER}(?::[A-Za-z0-9._~-]+)?@)?(?P<host>{_NAME}){_PORT}")
+_SSH = re.compile(rf"(?:{_USER}@)?(?P<host>{_NAME}){_PORT}")
+# The schemes git itself connects with; any other goes to a remote helper.
+_AUTHORITY = {"https": _HTTP, "http": _HTTP, "ssh": _SSH, "git+ssh": _SSH, "ssh+git": _SSH,
+              "git": re.compile(rf"(?P<host>{_NAME}){_PORT}")}
+_UNCLEAR_HOST = ("git would not read one plain host from it: write `https://host/owner/repo`, "
+                "`ssh://user@host/owner/repo` or `user@host:owner/repo`, the host in letters, digits, `-` and `.` "
+                "(no space, `%`, `\\`, `::`, brackets or leading `-`).")
 
 
 def clone_refusal(target: str, policy: ClonePolicy, is_path: bool) -> str | None:
@@ -22,22 +37,38 @@ def clone_refusal(target: str, policy: ClonePolicy, is_path: bool) -> str | None
     if target.lower().startswith("file:"):
         return "a `file://` URL is a local path: give the folder's absolute path instead."
     host = url_host(target)
-    if host is None or host not in policy.hosts:
+    if host is None:
+        return _UNCLEAR_HOST
+    if host not in policy.hosts:
         allowed = ", ".join(f"`{name}`" for name in policy.hosts) or "none"
         return (f"`/clone` from chat only takes URLs on the hosts in `CLONE_ALLOWED_HOSTS` (here: {allowed}), "
-                f"and `{host or target}` is not one of them.")
+                f"and `{host}` is not one of them.")
     return None
 
 
 def url_host(url: str) -> str | None:
-    """The host a clone URL reaches: `https://user@Host:443/o/r` and `git@host:o/r` -> `host`."""
-    scp = _SCP_LIKE.match(url)
-    if scp and "://" not in url:
-        return scp.group("host").lower()
-    try:
-        return urlsplit(url).hostname or None  # lower-cased, without user and port
-    except ValueError:
+    """The host git connects to for a clone URL, lower-cased: `https://user@Host:443/o/r` and `git@host:o/r`
+    -> `host`; None when git would not connect to one plain host (a path, a remote helper, an odd spelling).
+
+    As git reads it (connect.c, transport.c): `<scheme>://` for the schemes it connects with itself, else
+    `[user@]host:path` when a `:` comes before any `/`, the host ending at the first `:`.
+    """
+    if not _PLAIN.fullmatch(url) or "::" in url:  # `ext::cmd`, `fd::`, `https::…`: remote helpers
         return None
+    scheme, separator, rest = url.partition("://")
+    if separator:
+        pattern = _AUTHORITY.get(scheme)
+        found = pattern.fullmatch(rest.partition("/")[0]) if pattern else None
+        if found is None or int(found["port"] or 0) > 65535:  # git hands a bad port to ssh as part of the host
+            return None
+        return found["host"].lower()
+    head, colon, path = url.partition(":")
+    if not colon or "/" in head:  # no `:` before any `/`: a local path to git
+        return None
+    if path.startswith("-"):  # the server's git would read it as an option
+        return None
+    found = _SCP_HOST.fullmatch(head)
+    return found["host"].lower() if found else None
 
 
 def _path_refusal(path: str, roots: list[str]) -> str | None:
