@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from activities.git.runner import admin_dir, run_git
+from activities.git.staging import add_all
 
 MAX_NAMES = 1000  # changed files kept of one comparison
 
@@ -44,7 +45,7 @@ async def staged_tree(path: Path, scratch: Path) -> StagedTree:
         shutil.copyfile(own_index, scratch_index)
     asked, _ = await asyncio.gather(
         run_git("rev-parse", "--verify", "--quiet", "HEAD", cwd=path, check=False),
-        run_git("add", "--all", cwd=path, env={"GIT_INDEX_FILE": str(scratch_index)}),
+        add_all(path, env={"GIT_INDEX_FILE": str(scratch_index)}),
     )
     return StagedTree(path, asked.stdout.strip() or None, scratch_index)
 

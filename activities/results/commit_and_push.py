@@ -17,6 +17,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from activities.git.runner import config_variables, run_git
+from activities.git.staging import add_all
 
 # A credential helper that reads its answer from the push's own environment; git runs it through
 # the shell, so the token is expanded there and appears in no argument list. `store` and `erase`
@@ -56,7 +57,7 @@ async def commit_everything(worktree: Path, message: str, author: tuple[str, str
     identity = {"GIT_AUTHOR_NAME": author[0], "GIT_AUTHOR_EMAIL": author[1],
                 "GIT_COMMITTER_NAME": committer[0], "GIT_COMMITTER_EMAIL": committer[1]}
     with _excludes_file(excludes) as variables:
-        await run_git("add", "--all", cwd=worktree, env=variables)
+        await add_all(worktree, env=variables)
         await run_git("commit", "--quiet", "--no-verify", "--file=-", cwd=worktree, input=message,
                       env={**variables, **identity})
     return (await run_git("rev-parse", "HEAD", cwd=worktree)).stdout.strip()

@@ -123,7 +123,7 @@ def probe(network: str = "off") -> str | None:
     if network == "egress" and shutil.which("perl") is None:
         return "SANDBOX_NETWORK=egress needs perl (Debian's perl-base) for its bridge; or set SANDBOX_NETWORK=off"
     try:
-        result = subprocess.run([BWRAP, *_base_arguments(own_network=True), "--", "cat", "/proc/self/status"],
+        result = subprocess.run([BWRAP, *base_arguments(own_network=True), "--", "cat", "/proc/self/status"],
                                 capture_output=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"bwrap could not run: {error}"
@@ -143,7 +143,7 @@ def capabilities_kept(status: str) -> str:
     return ", ".join(kept)
 
 
-def _base_arguments(own_network: bool) -> list[str]:
+def base_arguments(own_network: bool) -> list[str]:
     # A user namespace without capabilities: started by root, bubblewrap would otherwise leave the
     # program nearly all of root's (mount, umount of what hides the service's data, raw sockets).
     arguments = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
@@ -215,7 +215,7 @@ def arguments(sandbox: Sandbox, worktree: Path, writable: list[Path], git: git_v
     mounts += git.binds if git is not None else []
     if egress is not None:
         mounts.append(("--ro-bind", egress.folder, egress_proxy.INSIDE))
-    arguments = _base_arguments(own_network=sandbox.network != "open")
+    arguments = base_arguments(own_network=sandbox.network != "open")
     for option, source, target in sorted(mounts, key=lambda mount: len(mount[2].parts)):
         arguments += [option, str(target)] if source is None else [option, str(source), str(target)]
     return [*arguments, "--chdir", str(worktree)]
