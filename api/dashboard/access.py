@@ -1,17 +1,18 @@
 """Who may see the dashboard and act from it.
 
-With API_TOKEN set, a login form asks for the token once and sets a session cookie (HttpOnly,
-SameSite=Strict) signed with a key derived from the token; with no token, only loopback clients are
-served, and every page says so. Every action is a form post that must carry the session's CSRF token
-and come from the dashboard's own origin: a form on another site (even another port of this host,
-which SameSite counts as the same site) is refused by its Origin.
+With API_TOKEN set, a login form asks for the token once (wrong tokens are throttled: throttle.py) and
+sets a session cookie (HttpOnly, SameSite=Strict) signed with a key derived from the token; the session
+is also recorded in PostgreSQL (sessions.py), so that its expiry and its logout hold in every API
+process. With no token, only loopback clients are served, and every page says so. Every action is a
+form post that must carry the session's CSRF token and come from the dashboard's own origin: a form on
+another site (even another port of this host, which SameSite counts as the same site) is refused by its
+Origin.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
 import logging
 import secrets
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from fastapi import Request, status
 
+from api.dashboard.sessions import session_is_open
+from api.deps import is_loopback_client
 from isolator.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -50,7 +53,7 @@ class Access:
     def __init__(self, settings: Settings) -> None:
         token = settings.api_token.get_secret_value() if settings.api_token else None
         self.token = token
-        # With a token, sessions survive restarts and hold across API processes; without, they last a process.
+        # With a token, cookies survive restarts and hold across API processes; without, they last a process.
         self.key = hashlib.sha256(b"isolator dashboard:" + token.encode()).digest() if token else secrets.token_bytes(32)
 
     def sign(self, value: str, purpose: str) -> str:
@@ -75,21 +78,15 @@ def access_of(request: Request) -> Access:
     return request.app.state.dashboard_access
 
 
-def is_loopback(request: Request) -> bool:
-    host = request.client.host if request.client else ""
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 async def viewer(request: Request) -> Session:
     """Every page's dependency: the session, or a refusal (no token and not loopback), or the login."""
     access = access_of(request)
-    if access.token is None and not is_loopback(request):
+    if access.token is None and not is_loopback_client(request):
         raise Refused(status.HTTP_403_FORBIDDEN, "The dashboard is served only to this machine's loopback address "
                       "while API_TOKEN is unset: set API_TOKEN to serve it to others.")
     session_id = access.session_of(request)
+    if session_id and access.token and not await session_is_open(request.app.state.pool, session_id):
+        session_id = None  # expired, or logged out
     if session_id is None:
         if access.token is not None:
             raise LoginNeeded()

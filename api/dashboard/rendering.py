@@ -67,8 +67,12 @@ def render(request: Request, session: Session, name: str, status_code: int = 200
 
 
 def set_session_cookie(request: Request, response: Response, value: str) -> None:
-    response.set_cookie(COOKIE, value, httponly=True, samesite="strict", secure=request.url.scheme == "https",
-                        path="/")
+    """The cookie lasts as long as the session; it is sent over HTTPS only when users reach the server so
+    (behind a TLS proxy, the request itself comes in over plain HTTP)."""
+    settings = request.app.state.settings
+    secure = request.url.scheme == "https" or (settings.public_url or "").startswith("https://")
+    response.set_cookie(COOKIE, value, max_age=round(settings.session_hours * 3600), httponly=True,
+                        samesite="strict", secure=secure, path="/")
 
 
 def refused_page(request: Request, error: Exception) -> Response:
