@@ -29,5 +29,5 @@ class CodebaseViewActivities:
         return CodebaseCounts(
             breakdown(listing.environments, survey, listing.limit, listing.stale_threshold_days),
             listing.stale_threshold_days, [state.disk_bytes for state in survey.states if state.exists],
-            bubblewrap.current().warning,
+            bubblewrap.current().status,
         )

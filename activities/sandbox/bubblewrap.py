@@ -45,6 +45,14 @@ SANDBOX_VARIABLES = {"IS_SANDBOX": "1"}
 OFF_WARNING = ("Warning: SANDBOX=off: the agent, set-up and teardown run unconfined, as the service's own user: "
                "they can read other worktrees, the service's data and its processes' secrets.")
 
+NETWORK_STATUS = {
+    "egress": "Sandbox: on. Network: egress (only the model APIs, package indexes, the codebase's git host and "
+              "SANDBOX_ALLOWED_HOSTS, through the service's proxy).",
+    "off": "Sandbox: on. Network: off.",
+    "open": "Warning: SANDBOX_NETWORK=open: sandboxed programs reach every address, the host's loopback (this "
+            "service's API, Temporal, the database) and the cloud's metadata included.",
+}
+
 
 @dataclass(frozen=True)
 class Sandbox:
@@ -57,13 +65,13 @@ class Sandbox:
     allowed: tuple[Entry, ...] = ()  # SANDBOX_ALLOWED_HOSTS
 
     @property
-    def warning(self) -> str | None:
-        """What `/status` says about the sandbox, when anything."""
+    def status(self) -> str:
+        """What `/status` says about the sandbox: its network, or what is wrong."""
         if not self.enabled:
             return OFF_WARNING
         if self.problem:
             return f"Warning: the sandbox cannot start here, so no agent, set-up or teardown runs: {self.problem}"
-        return None
+        return NETWORK_STATUS[self.network]
 
 
 _current: Sandbox | None = None

@@ -94,4 +94,4 @@ class CodebaseCounts:
     counts: Breakdown
     stale_threshold_days: int
     sizes: list[int | None]
-    sandbox_warning: str | None = None  # the host runs user programs unconfined (SANDBOX=off), or cannot run them
+    sandbox_warning: str | None = None  # what /status says of the sandbox: its network, or a warning
