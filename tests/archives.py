@@ -1,12 +1,30 @@
 """A worktree in every state git knows, and a fingerprint of it: what the archive tests compare
-before a removal and after a restore."""
+before a removal and after a restore; and git run in a codebase's archive store, where the archives are."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+from activities.providers.worktree.archive_store import ARCHIVE_PREFIX, STORE
 from tests.gitrepos import git
+
+
+def archive_store_of(repository: Path) -> Path:
+    common = git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=repository).strip()
+    return Path(common) / STORE
+
+
+def archive_git(repository: Path, *args: str) -> str:
+    """git in the archive store of `repository` (`show <ref>:<file>`, `for-each-ref`, ...)."""
+    return git("--git-dir", str(archive_store_of(repository)), *args, cwd=repository)
+
+
+def archive_refs(repository: Path) -> list[str]:
+    """The archives of `repository`: none while its store is not made."""
+    if not archive_store_of(repository).is_dir():
+        return []
+    return archive_git(repository, "for-each-ref", "--format=%(refname)", ARCHIVE_PREFIX).split()
 
 
 def make_a_mess(path: Path) -> None:

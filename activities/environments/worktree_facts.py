@@ -10,7 +10,8 @@ from temporalio import activity
 
 from activities.git.disk_usage import disk_usage
 from activities.git.runner import run_git
-from activities.providers.worktree.archive import archives_of_branch
+from activities.providers.worktree.archive import branch_archives
+from activities.providers.worktree.archive_store import made_archive_store
 from activities.providers.worktree.merged import merge_proof, read_refs
 from isolator.contracts.worktree import ExplainRequest, WorktreeFacts
 
@@ -36,7 +37,9 @@ class WorktreeFactsActivities:
             commits = unpushed.stdout.splitlines()
             facts.unpushed, facts.unpushed_count = commits[:SHOWN], len(commits)
             facts.merged_by = await merged_by(repository, request.branch, request.codebase.default_branch)
-        facts.archive_refs = await archives_of_branch(repository, request.branch)
+        # Read without the repository's lock, so never made here: the first removal or restore makes it.
+        if (store := await made_archive_store(repository)) is not None:
+            facts.archive_refs = await branch_archives(store, request.branch)
         return facts
 
 

@@ -16,8 +16,8 @@ from temporalio import activity
 from activities.git.host_locks import host_locks
 from activities.git.paths import UnsafePathError, ensure_inside
 from activities.git.runner import run_git
-from activities.git.working_trees import working_tree
-from activities.providers.worktree.archive import archive_and_branch, existing_archive, fill_from_archive
+from activities.providers.worktree.archive import fill_from_archive, read_archive, worktree_files
+from activities.providers.worktree.archive_store import archive_store
 from activities.providers.worktree.survey import is_dirty
 from isolator.contracts.archive import BringBackInput, BroughtBack
 from isolator.settings import Settings
@@ -35,10 +35,11 @@ class BringBackActivities:
         except UnsafePathError:
             return BroughtBack("kept", reason=f"`{request.working_path}` is outside the worktree folder")
         async with host_locks(base, path, repository):
-            archive = await existing_archive(repository, request.archive_ref)
-            trees, _ = await archive_and_branch(repository, request.archive_ref, request.branch)
-            if archive is None or trees is None:
+            store = await archive_store(repository)
+            archived = await read_archive(store, request.archive_ref)
+            if archived is None:
                 return BroughtBack("gone")
+            archive, trees = archived
             commit, archived_at = archive.commit, archive.head
             if not (path / ".git").exists():
                 return BroughtBack("kept", commit, f"`{path}` is gone")
@@ -46,14 +47,14 @@ class BringBackActivities:
             on_branch = await run_git("symbolic-ref", "--quiet", "--short", "HEAD", cwd=path, check=False)
             if on_branch.stdout.strip() != request.branch:
                 return BroughtBack("kept", commit, f"`{path}` is not on branch `{request.branch}` now")
-            if head == archived_at and (await working_tree(path)).tree == trees.files:
+            if head == archived_at and (await worktree_files(path, store)).tree == trees.files:
                 return BroughtBack("applied", commit)  # a retry after the files went in
             if await is_dirty(run_git, path):
                 return BroughtBack("kept", commit, f"`{path}` has uncommitted changes of its own")
             if head != archived_at:
                 return BroughtBack("kept", commit, f"branch `{request.branch}` has moved on since it was archived "
                                                    f"(it was at {(archived_at or 'no commit')[:10]}, it is at {(head or 'no commit')[:10]})")
-            await fill_from_archive(path, trees)
+            await fill_from_archive(store, path, trees)
         return BroughtBack("applied", commit)
 
 

@@ -1,10 +1,11 @@
 """Removing a worktree and settling its branch: the one removal every path uses (command, close, cleanup).
 
 Every removal of an environment's worktree is archived first (activities/providers/worktree/archive.py):
-its files, uncommitted and untracked ones included, become a commit under refs/isolator/archive/<id>,
-and its branch stays while the archive lives, so `/worktree restore` can bring it back. A dirty
-worktree goes only with `force` (every path but a plain command or API call sets it). Retries are
-safe: each step checks what is already done.
+its files, uncommitted and untracked ones included, become a commit under refs/isolator/archive/<id>
+in the codebase's archive store (archive_store.py, which no sandboxed run sees), and its branch stays
+while the archive lives, so `/worktree restore` can bring it back. A dirty worktree goes only with
+`force` (every path but a plain command or API call sets it). Retries are safe: each step checks what
+is already done.
 """
 
 from __future__ import annotations
@@ -18,13 +19,8 @@ from activities.git.host_locks import host_locks
 from activities.git.paths import UnsafePathError, ensure_inside
 from activities.git.runner import GitError, is_valid_branch_name, run_git
 from activities.git.stale_locks import clear_stale_lock
-from activities.providers.worktree.archive import (
-    Archive,
-    archive_ref,
-    archives_of_branch,
-    existing_archive,
-    save_archive,
-)
+from activities.providers.worktree.archive import Archive, archive_ref, archives_of_branch, read_archive, save_archive
+from activities.providers.worktree.archive_store import archive_store
 from activities.providers.worktree.merged import branch_state, read_refs
 from activities.providers.worktree.removal_records import RemovalRecords
 from activities.providers.worktree.survey import ListedWorktree, is_dirty, list_worktrees
@@ -91,7 +87,8 @@ class WorktreeRemover:
             await run_git("worktree", "prune", cwd=repository)
             outcome = "already_gone"
             note = f"The worktree at `{path}` was already gone; git's record of it was pruned."
-            archive = await existing_archive(repository, ref) if ref is not None else None
+            archived = await read_archive(await archive_store(repository), ref) if ref is not None else None
+            archive = archived[0] if archived is not None else None
 
         if archive is not None:
             restore = branch or request.branch

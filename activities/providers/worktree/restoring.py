@@ -17,12 +17,13 @@ from activities.git.paths import UnsafePathError, ensure_inside
 from activities.git.runner import is_valid_branch_name, run_git
 from activities.providers.worktree.archive import (
     archive_and_branch,
-    archives_of_branch,
+    branch_archives,
     delete_archive,
     fill_from_archive,
     staging_path,
+    worktree_files,
 )
-from activities.git.working_trees import working_tree
+from activities.providers.worktree.archive_store import ArchiveStore, archive_store, keep_only_archived_objects
 from activities.providers.worktree.base import Base, committed_config
 from activities.providers.worktree.include import copy_included
 from activities.providers.worktree.merged import branch_state, read_refs
@@ -52,21 +53,25 @@ class WorktreeRestorer:
             return _refused(f"`{request.branch}` is not a valid branch name.")
         repository = Path(request.codebase.canonical_path)
         async with host_locks(base, path, repository):
-            (trees, tip), worktrees = await asyncio.gather(
-                archive_and_branch(repository, request.archive_ref, request.branch), list_worktrees(run_git, repository))
-            if trees is None:
+            store = await archive_store(repository)
+            (archive, tip), worktrees = await asyncio.gather(
+                archive_and_branch(store, repository, request.archive_ref, request.branch),
+                list_worktrees(run_git, repository))
+            if archive is None:
                 return _refused(f"The archive `{request.archive_ref}` is gone, so there is nothing to restore.")
+            _, trees = archive
             if path.exists():
-                return await self._already_there(path, request, trees.files)
+                return await self._already_there(store, path, request, trees.files)
             staging = staging_path(base, path)
-            if (problem := await self._branch_problem(repository, tip, worktrees, staging, request)) is not None:
+            if (problem := await self._branch_problem(store, tip, worktrees, staging, request)) is not None:
                 return _refused(problem)
             if staging.exists() or any(entry.path == staging for entry in worktrees):
                 await _clear(repository, staging)
             staging.parent.mkdir(parents=True, exist_ok=True)
             await run_git("worktree", "add", "--no-checkout", "--", str(staging), request.branch, cwd=repository)
             config, _ = await asyncio.gather(
-                committed_config(repository, Base(f"refs/heads/{request.branch}")), fill_from_archive(staging, trees))
+                committed_config(repository, Base(f"refs/heads/{request.branch}")),
+                fill_from_archive(store, staging, trees))
             path.parent.mkdir(parents=True, exist_ok=True)
             await run_git("worktree", "move", "--", str(staging), str(path), cwd=repository)
             RemovalRecords(base).forget(path)
@@ -75,20 +80,21 @@ class WorktreeRestorer:
         await copy_included(repository, path, setup.config.include)
         return RestoredWorktree("restored", setup=setup)
 
-    async def _already_there(self, path: Path, request: RestoreWorktreeInput, files: str) -> RestoredWorktree:
+    async def _already_there(self, store: ArchiveStore, path: Path, request: RestoreWorktreeInput,
+                             files: str) -> RestoredWorktree:
         """A retry after the move: the worktree is there, on its branch, with the archive's files."""
         listed = {entry.path: entry for entry in await list_worktrees(run_git, Path(request.codebase.canonical_path))}
         entry = listed.get(path)
-        if entry is not None and entry.branch == request.branch and (await working_tree(path)).tree == files:
+        if entry is not None and entry.branch == request.branch and (await worktree_files(path, store)).tree == files:
             repository = Path(request.codebase.canonical_path)
             config = read_setup(await committed_config(repository, Base(f"refs/heads/{request.branch}")))
             return RestoredWorktree("restored", setup=config)
         return _refused(f"`{path}` already exists. Move it away or remove it, then restore again.")
 
-    async def _branch_problem(self, repository: Path, tip: str | None, worktrees: list[ListedWorktree], staging: Path,
-                              request: RestoreWorktreeInput) -> str | None:
+    async def _branch_problem(self, store: ArchiveStore, tip: str | None, worktrees: list[ListedWorktree],
+                              staging: Path, request: RestoreWorktreeInput) -> str | None:
         """The branch must be where the archive left it, and free; one deleted by hand is made again."""
-        branch = request.branch
+        branch, repository = request.branch, Path(request.codebase.canonical_path)
         if tip is None:
             if request.branch_tip is None:
                 return f"Branch `{branch}` is gone, and its archive has no commit to make it again from."
@@ -98,7 +104,8 @@ class WorktreeRestorer:
             return (
                 f"Branch `{branch}` has moved since it was archived (it was at {request.branch_tip[:10]}, it is at "
                 f"{tip[:10]} now): its archived files over the new commits would undo them. The archived files "
-                f"can be looked at with `git worktree add <folder> {request.archive_ref}`."
+                f"can be looked at with `mkdir <folder> && git --git-dir={store.path} archive {request.archive_ref} "
+                "| tar -x -C <folder>`."
             )
         for entry in worktrees:
             if entry.branch == branch and entry.path != staging and not entry.prunable:
@@ -119,27 +126,30 @@ def _refused(message: str) -> RestoredWorktree:
 
 
 async def prune_archives(worktree_base: Path, request: PruneArchivesInput) -> list[PrunedArchive]:
-    """Delete each archive, then its branch when no other archive or worktree uses it and its work is
-    upstream or on another branch or remote (a branch with work of its own is kept, as by a removal)."""
+    """Delete each archive and what only it held, then its branch when no other archive or worktree uses it
+    and its work is upstream or on another branch or remote (a branch with work of its own is kept, as by
+    a removal). The objects go before the branches: what one archive held that another's branch reached
+    is copied into the store while that branch still holds it."""
     repository = Path(request.codebase.canonical_path)
     default = request.codebase.default_branch
-    pruned = []
     async with host_locks(worktree_base, repository):
+        store = await archive_store(repository)
         for archive in request.archives:
-            await delete_archive(repository, archive.archive_ref)
-            pruned.append(PrunedArchive(archive.environment_id, archive.branch,
-                                        await _settle(repository, archive.branch, default)))
-    return pruned
+            await delete_archive(store, archive.archive_ref)
+        await keep_only_archived_objects(store)
+        return [PrunedArchive(archive.environment_id, archive.branch,
+                              await _settle(store, repository, archive.branch, default))
+                for archive in request.archives]
 
 
-async def _settle(repository: Path, branch: str, default: str) -> str:
+async def _settle(store: ArchiveStore, repository: Path, branch: str, default: str) -> str:
     if not await is_valid_branch_name(branch) or branch == default:
         return "kept" if branch == default else "absent"
     state = await branch_state(run_git, repository, await read_refs(run_git, repository, default), branch)
     if not state.exists:
         return "absent"
     in_use = any(entry.branch == branch for entry in await list_worktrees(run_git, repository))
-    if in_use or await archives_of_branch(repository, branch) or not (state.merged or state.found_on):
+    if in_use or await branch_archives(store, branch) or not (state.merged or state.found_on):
         return "kept"
     await run_git("branch", "-D", "--", branch, cwd=repository)
     return "deleted"

@@ -1,6 +1,7 @@
 """Archives on real git: every removal of an environment's worktree saves it under
-refs/isolator/archive/<id> and keeps its branch; a restore brings back every file byte for byte, with
-what was staged still staged; the retention prunes archives and the branches nothing needs."""
+refs/isolator/archive/<id> in the codebase's archive store and keeps its branch; a restore brings back
+every file byte for byte, with what was staged still staged; the retention prunes archives and the
+branches nothing needs."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from isolator.contracts.worktree import (
     RestoreWorktreeInput,
 )
 from isolator.settings import Settings, load_settings
-from tests.archives import fingerprint, make_a_mess
+from tests.archives import archive_git, archive_refs, fingerprint, make_a_mess
 from tests.gitrepos import branches, git, worktree_paths
 from tests.worktrees import add_worktree, codebase_of, commit
 
@@ -88,7 +89,7 @@ async def test_without_force_a_dirty_worktree_is_refused_and_nothing_is_archived
     report = await remove(settings, repo, path, "busy", force=False)
 
     assert (report.outcome, report.refused_because) == ("refused", "uncommitted_changes")
-    assert git("for-each-ref", "refs/isolator/", cwd=repo) == ""
+    assert archive_refs(repo) == []
 
 
 async def test_killed_between_archive_and_removal_the_retry_keeps_the_archive(settings: Settings, repo: Path) -> None:
@@ -150,7 +151,7 @@ async def test_a_restore_is_refused_when_the_branch_moved_is_in_use_or_the_archi
     holder = add_worktree(settings, repo, "holder")
     git("switch", "-q", "moving", cwd=holder)
     in_use = await restore(settings, repo, path, "moving", report.branch_tip)
-    git("update-ref", "-d", REF, cwd=repo)
+    archive_git(repo, "update-ref", "-d", REF)
     gone = await restore(settings, repo, path, "moving", report.branch_tip)
 
     assert moved.outcome == in_use.outcome == gone.outcome == "refused"
@@ -175,5 +176,5 @@ async def test_pruning_deletes_the_archive_and_only_the_branches_nothing_else_ne
     pruned = await IsolationActivities(settings).prune_archives(PruneArchivesInput(codebase_of(repo), archives))
 
     assert [(entry.branch, entry.branch_outcome) for entry in pruned] == [("merged", "deleted"), ("solo", "kept")]
-    assert git("for-each-ref", "refs/isolator/", cwd=repo) == ""
+    assert archive_refs(repo) == []
     assert branches(repo) == ["main", "solo"]

@@ -21,6 +21,7 @@ from isolator.contracts.worktree import (
     WorktreeRequest,
 )
 from isolator.settings import Settings, load_settings
+from tests.archives import archive_git
 from tests.gitrepos import branches, git, make_repo, worktree_paths
 
 HOST = "test-host"
@@ -117,7 +118,7 @@ async def test_a_branch_kept_only_for_its_archive_starts_again_from_the_fresh_ba
 
     assert (removed.branch_outcome, again.created, again.fresh_from) == ("archived", True, main.strip())
     assert git("rev-parse", "HEAD", cwd=Path(again.path)).strip() == main.strip()
-    assert git("show", f"{removed.archive_refs[0]}:notes.txt", cwd=repo) == "draft\n"
+    assert archive_git(repo, "show", f"{removed.archive_refs[0]}:notes.txt") == "draft\n"
 
 
 async def test_a_worktree_deleted_behind_gits_back_is_pruned_and_made_again(settings: Settings, repo: Path) -> None:

@@ -12,6 +12,7 @@ from temporalio.testing import ActivityEnvironment
 from activities.environments.isolation import IsolationActivities
 from isolator.contracts.worktree import RemovalReport, RemoveWorktreeInput
 from isolator.settings import Settings, load_settings
+from tests.archives import archive_refs
 from tests.gitrepos import branches, git, make_repo, worktree_paths
 from tests.worktrees import add_worktree, codebase_of, commit
 
@@ -211,7 +212,7 @@ async def test_an_invalid_branch_name_is_left_alone(settings: Settings, repo: Pa
 
     assert (report.outcome, report.branch_outcome) == ("removed", "absent")
     assert branches(repo) == ["main", "odd"]
-    assert not ref_exists(repo, "refs/isolator/")
+    assert archive_refs(repo) == []
 
 
 async def test_a_branch_checked_out_elsewhere_or_the_default_branch_is_kept(settings: Settings, repo: Path) -> None:
