@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import Stack
-from tests.gitrepos import git
 
 
 async def command(stack: Stack, conversation: str, text: str) -> list[str]:
@@ -47,7 +46,3 @@ async def environment_of(stack: Stack, conversation: str) -> dict | None:
 
 async def cwd_of(stack: Stack, conversation: str) -> str | None:
     return await stack.db.fetchval("SELECT cwd FROM conversations WHERE platform_conversation_id = $1", conversation)
-
-
-def archive_refs(repo: Path) -> list[str]:
-    return git("for-each-ref", "--format=%(refname)", "refs/isolator/archive/", cwd=repo).split()

@@ -6,8 +6,8 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
+from tests.archives import archive_git
 from tests.conftest import Stack
-from tests.gitrepos import git
 
 
 async def test_environments_are_listed_filtered_and_read_one_by_one(stack: Stack, repo: Path) -> None:
@@ -86,7 +86,7 @@ async def test_an_environment_is_removed_through_the_api_as_by_worktree_remove(s
     read = (await stack.api.get(f"/api/environments/{created['environmentId']}")).json()
     assert read["status"] == "destroyed"
     snapshot = removed["archive_refs"][0]
-    assert "unsaved work" in git("show", f"{snapshot}:draft.txt", cwd=repo)
+    assert "unsaved work" in archive_git(repo, "show", f"{snapshot}:draft.txt")
 
     assert (await stack.api.delete(f"/api/environments/{uuid.uuid4()}")).status_code == 404
     assert (await stack.api.delete("/api/environments/not-a-uuid")).status_code == 422

@@ -10,9 +10,9 @@ from playwright.async_api import Page
 
 from tests.agent_runs import run_of
 from tests.agents import command
+from tests.archives import archive_refs
 from tests.conftest import Stack
 from tests.dashboard.browser import chromium, served, until
-from tests.gitrepos import git
 
 
 async def _environment(stack: Stack, environment_id: str) -> dict:
@@ -56,7 +56,7 @@ async def test_stop_remove_restore_setup_and_cleanup_do_what_they_say(stack: Sta
         assert "removed" in (await _click_and_read(page, "#force")).lower()
         removed = await _environment(stack, dirty["environmentId"])
         assert not Path(dirty["workingPath"]).exists() and removed["status"] == "destroyed"
-        assert removed["archive_ref"] in git("for-each-ref", "--format=%(refname)", cwd=repo).split()
+        assert removed["archive_ref"] in archive_refs(repo)
 
         # restore: from the codebase page's archives, with the uncommitted file
         await page.goto(f"{base}/codebases/project")

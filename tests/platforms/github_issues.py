@@ -11,9 +11,9 @@ from temporalio.client import WorkflowHandle
 from isolator.contracts.environment import (
     EnvironmentState,
 )
+from tests.archives import archive_git
 from tests.conftest import Stack
 from tests.fakes.github_api import FakeGitHub
-from tests.gitrepos import git
 from tests.platforms.github import (
     REPO,
     deliver,
@@ -71,4 +71,4 @@ async def until(condition: Callable[[], bool], seconds: float = 30) -> None:
 
 def file_in_archive(repo: Path, ref: str) -> str:
     """notes.txt as an archive saved it."""
-    return git("show", f"{ref}:notes.txt", cwd=repo)
+    return archive_git(repo, "show", f"{ref}:notes.txt")

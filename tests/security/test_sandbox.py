@@ -20,6 +20,7 @@ from activities.sandbox import bubblewrap
 from isolator.settings import Settings, load_settings
 from tests.agent_runs import finished_run, replies_when
 from tests.agents import command
+from tests.archives import archive_git
 from tests.conftest import Stack
 from tests.gitrepos import git, make_repo
 
@@ -168,7 +169,7 @@ async def test_set_up_and_teardown_run_in_the_same_sandbox(stack: Stack, project
     assert removed[0].startswith("Removed worktree"), removed
     # What the teardown wrote in the worktree went into the archive, with the rest of it.
     archive = f"refs/isolator/archive/{created['environmentId']}"
-    teardown = git("show", f"{archive}:teardown.txt", cwd=project)
+    teardown = archive_git(project, "show", f"{archive}:teardown.txt")
     assert "sandboxed=1 pid1=bwrap" in teardown and "data-hidden" in teardown and "read-only" in teardown, teardown
     assert not outside.exists()
 

@@ -15,10 +15,10 @@ from api.dispatch import start_message
 from isolator.settings import Settings
 from tests.agent_runs import run_of
 from tests.agents import command as agent_command
-from tests.archives import fingerprint, make_a_mess
+from tests.archives import archive_refs, fingerprint, make_a_mess
 from tests.chat_commands import command, environment_of, say_one
 from tests.conftest import Stack
-from tests.gitrepos import branches, git
+from tests.gitrepos import branches
 from tests.lifecycle import backdate, commit_file, merge_into_main
 from workflows.chat import archive_texts, worktree_texts
 from workflows.chat.worktree_texts import human_size
@@ -196,8 +196,7 @@ async def test_the_retention_prunes_an_old_archive_and_keeps_a_young_one(stack: 
 
     [report] = result["codebases"]
     assert report["pruned"] == [f"{old['branch']} (branch kept)"], report
-    refs = git("for-each-ref", "--format=%(refname)", "refs/isolator/archive/", cwd=repo).split()
-    assert refs == [f"refs/isolator/archive/{young['environmentId']}"]
+    assert archive_refs(repo) == [f"refs/isolator/archive/{young['environmentId']}"]
     assert old["branch"] in branches(repo), "its unmerged commit keeps the branch"
     assert (await row_of(stack, old["environmentId"]))["archive_pruned_at"] is not None
     listing = await say_one(stack, "arch-ret-young", "/worktree removed")
@@ -306,7 +305,7 @@ async def test_restore_and_removed_answer_bad_input_with_how_to_use_them_and_cha
     assert await say_one(stack, "arch-bad", "/worktree removed now") == worktree_texts.USAGE
     assert "Nothing of `project` can be restored" in await say_one(stack, "arch-bad", "/worktree removed")
     rows = await stack.db.fetch("SELECT status FROM isolation_environments")
-    assert [row["status"] for row in rows] == ["active"] and git("for-each-ref", "refs/isolator/", cwd=repo) == ""
+    assert [row["status"] for row in rows] == ["active"] and archive_refs(repo) == []
 
 
 async def test_a_hibernated_environment_gone_stale_is_removed_and_its_next_message_returns_to_it(

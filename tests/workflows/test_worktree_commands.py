@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.archives import archive_git, archive_refs
 from tests.chat_commands import (
     active_rows,
-    archive_refs,
     command,
     cwd_of,
     environment_of,
@@ -300,10 +300,10 @@ async def test_remove_refuses_uncommitted_changes_and_force_archives_them(stack:
     (snapshot,) = archive_refs(repo)
     assert snapshot == f"refs/isolator/archive/{row['id']}"
     assert f"`{snapshot}`" in reply
-    assert git("show", f"{snapshot}:file0.txt", cwd=repo) == "edited\n"
-    saved = git("show", "--name-only", "--format=", snapshot, cwd=repo).split()
+    assert archive_git(repo, "show", f"{snapshot}:file0.txt") == "edited\n"
+    saved = archive_git(repo, "show", "--name-only", "--format=", snapshot).split()
     assert "notes.txt" in saved, saved
-    assert git("show", f"{snapshot}:notes.txt", cwd=repo) == "half-done work\n"
+    assert archive_git(repo, "show", f"{snapshot}:notes.txt") == "half-done work\n"
 
 
 async def test_create_over_a_foreign_folder_says_why_and_touches_nothing(stack: Stack, repo: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from tests.archives import archive_git
 from tests.chat_commands import active_rows, command, environment_of, say_one, task_path
 from tests.conftest import Stack
 from tests.gitrepos import branches, git, worktree_paths
@@ -56,7 +57,7 @@ async def test_cleanup_merged_removes_merged_worktrees_nobody_uses_and_says_why_
         str(task_path(stack, name)) for name in ("next", "used", "elsewhere")
     )
     dirty = await stack.db.fetchval("SELECT archive_ref FROM isolation_environments WHERE branch_name = 'task-dirty'")
-    assert git("show", f"{dirty}:scratch.txt", cwd=repo) == "not committed\n"
+    assert archive_git(repo, "show", f"{dirty}:scratch.txt") == "not committed\n"
     assert [row["branch_name"] for row in await active_rows(stack)] == ["task-next", "task-used", "task-elsewhere"]
     assert (await environment_of(stack, "u"))["branch_name"] == "task-used"
 
@@ -92,7 +93,7 @@ async def test_cleanup_stale_removes_long_silent_worktrees_into_their_archives_b
     assert await environment_of(stack, "s1") is None, "the silent conversation no longer points at it"
     assert git("rev-parse", "task-oldwork", cwd=repo).strip() == unpushed
     dirty = await stack.db.fetchval("SELECT archive_ref FROM isolation_environments WHERE branch_name = 'task-olddirty'")
-    assert git("show", f"{dirty}:scratch.txt", cwd=repo) == "not committed\n"
+    assert archive_git(repo, "show", f"{dirty}:scratch.txt") == "not committed\n"
     assert sorted(worktree_paths(repo)) == sorted(
         str(task_path(stack, name)) for name in ("oldwork", "recent", "quiet")
     )

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from isolator.settings import Settings
+from tests.archives import archive_git
 from tests.chat_commands import active_rows, command, environment_of, say_one, task_path
 from tests.conftest import Stack
-from tests.gitrepos import branches, git, started_from, worktree_paths
+from tests.gitrepos import branches, started_from, worktree_paths
 from tests.lifecycle import (
     backdate,
     commit_file,
@@ -138,7 +139,7 @@ async def test_merged_worktrees_in_use_stay_and_dirty_ones_go_into_their_archive
     ]
     assert sorted(await worktree_dirs(stack)) == ["task-extra", "task-fresh", "task-used"]
     archive = await stack.db.fetchval("SELECT archive_ref FROM isolation_environments WHERE branch_name = 'task-dirty'")
-    assert git("show", f"{archive}:scratch.txt", cwd=repo) == "not committed\n"
+    assert archive_git(repo, "show", f"{archive}:scratch.txt") == "not committed\n"
 
     full = limit_text(SMALL, merged=1, stale=0, active=2)
     chat = await stack.say("newcomer", "hello")

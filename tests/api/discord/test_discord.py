@@ -10,9 +10,10 @@ from pathlib import Path
 from nacl.signing import SigningKey
 
 from isolator.contracts.message import message_workflow_id
+from tests.archives import archive_git
 from tests.conftest import Stack
 from tests.fakes.discord_api import BOT_USER, CHANNEL_ID, OTHER_BOT, FakeDiscord
-from tests.gitrepos import created_reply, git, worktree_paths
+from tests.gitrepos import created_reply, worktree_paths
 from tests.platforms.discord import (
     eventually,
     post,
@@ -193,7 +194,7 @@ async def test_deleting_or_archiving_a_thread_removes_its_worktree_into_its_arch
     assert (await resolution(stack, archive_key)).outcome == "closed"
     report = await environment(stack, environments[dirty["id"]]).result()
     assert report.outcome == "removed" and not dirty_path.exists()
-    assert git("show", f"{report.archive_refs[0]}:notes.txt", cwd=repo) == "half-done work\n"
+    assert archive_git(repo, "show", f"{report.archive_refs[0]}:notes.txt") == "half-done work\n"
 
     # A thread that is no conversation of the bot's closes nothing; its archiving starts no workflow.
     await fake.dispatch("THREAD_UPDATE", fake.thread_update("1999999999999999999", archived=True))

@@ -11,6 +11,7 @@ from isolator.contracts.environment import (
     ConversationSignal,
 )
 from isolator.contracts.worktree import RemovalReport
+from tests.archives import archive_git
 from tests.conftest import Stack
 from tests.fakes.github_api import FakeGitHub
 from tests.gitrepos import branches, git, worktree_paths
@@ -107,7 +108,7 @@ async def test_a_branch_with_unpushed_commits_survives_the_close(stack: Stack, f
     assert (report.outcome, report.branch_outcome) == ("removed", "archived")
     assert not Path(path).exists()
     assert git("rev-parse", "issue-9", cwd=repo).strip() == commit, "committed work is never deleted"
-    assert git("rev-parse", f"{report.archive_refs[0]}^", cwd=repo).strip() == commit
+    assert archive_git(repo, "rev-parse", f"{report.archive_refs[0]}^").strip() == commit
 
 
 async def test_repeated_signals_change_nothing(stack: Stack, fake: FakeGitHub, repo: Path) -> None:

@@ -18,6 +18,7 @@ from activities.git.runner import GitResult, run_git
 from activities.providers import build_providers
 from isolator.contracts.cleanup import CleanupReport, Skipped
 from isolator.settings import Settings
+from tests.archives import archive_git
 from tests.conftest import Stack
 from tests.fakes.telegram_api import FakeTelegram
 from tests.gitrepos import branches, git, worktree_paths
@@ -139,7 +140,7 @@ async def test_a_triggered_sweep_removes_merged_and_stale_work_and_keeps_the_res
     for kept in (busy_id, telegram.environment_id, follow_up):
         assert await row(stack, kept) == "active"
     assert not any(path.exists() for path in (merged_path, squashed_path, stale_path, dirty_path))
-    assert git("show", f"refs/isolator/archive/{dirty_id}:draft.txt", cwd=repo) == "half done\n"
+    assert archive_git(repo, "show", f"refs/isolator/archive/{dirty_id}:draft.txt") == "half done\n"
     assert busy_path.is_dir() and Path(telegram.working_path).is_dir() and orphan.is_dir()
     assert sorted(worktree_paths(repo)) == sorted(
         str(path) for path in (busy_path, Path(telegram.working_path), orphan.resolve(),
