@@ -62,10 +62,12 @@ def parse_entry(text: str) -> Entry:
         if not split.hostname:
             raise InvalidEntry(f"`{text}` names no host")
         return Entry(split.hostname.rstrip("."), split.port)
-    host, colon, port = word.rpartition(":") if word.count(":") == 1 else (word, "", "")
-    if not colon:
-        host, port = word, ""
-    host = host.strip("[]").rstrip(".")
+    if word.startswith("["):  # [v6 address] or [v6 address]:port
+        host, _, port = word[1:].partition("]")
+        port = port.removeprefix(":")
+    else:
+        host, _, port = word.partition(":") if word.count(":") == 1 else (word, "", "")
+    host = host.rstrip(".")
     if not host or any(ch.isspace() or ch in "/@?#" for ch in host) or ("*" in host and host != "*"
                                                                        and not host.startswith("*.")):
         raise InvalidEntry(f"`{text}` is not a host, host:port, *.domain or *")

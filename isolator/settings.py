@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import SettingsConfigDict
 
+from isolator.egress_rules import parse_entry
 from isolator.trust_settings import TrustSettings
 
 
@@ -149,6 +150,13 @@ class Settings(TrustSettings):  # the allow rules' settings: isolator/trust_sett
     def _absolute_paths(cls, value: str | None) -> str | None:
         if value is not None and not all(Path(part).is_absolute() for part in value.split(":") if part):
             raise ValueError("must be absolute paths separated by `:`")
+        return value
+
+    @field_validator("sandbox_allowed_hosts")
+    @classmethod
+    def _allow_entries(cls, value: str | None) -> str | None:
+        for word in _listed(value):
+            parse_entry(word)  # its InvalidEntry (a ValueError) says what is wrong
         return value
 
     @field_validator("agent_workflow_task_queue")
