@@ -114,7 +114,7 @@ async def keep_only_archived_objects(store: ArchiveStore) -> None:
     kept = f"pack-{await pack_own_objects(store, archives)}." if archives else None
     for file in sorted((store.objects / "pack").iterdir(), key=lambda file: file.suffix != ".idx"):
         if kept is None or not file.name.startswith(kept):
-            file.unlink()  # each index first: git never sees a pack without its index
+            file.unlink()  # the indexes first: git never finds an index whose pack is gone
     for folder in store.objects.iterdir():
         if _LOOSE_FOLDER.fullmatch(folder.name):
             shutil.rmtree(folder)
