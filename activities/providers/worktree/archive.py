@@ -63,6 +63,7 @@ async def save_archive(path: Path, ref: str, branch: str) -> Archive:
         read_archive(store, ref),
     )
     index_tree = written.stdout.strip() if written.returncode == 0 else state.tree
+    await store.keep_branch_commit(ref, state.head)
     if saved is not None and (saved[0].head, saved[1].files, saved[1].index) == (state.head, state.tree, index_tree):
         return saved[0]
     head_parent = ["-p", state.head] if state.head else []
@@ -156,6 +157,7 @@ def staging_path(worktree_base: Path, path: Path) -> Path:
 async def delete_archive(store: ArchiveStore, ref: str) -> bool:
     """False when it was already gone. Its objects stay in the store until
     archive_store.keep_only_archived_objects."""
+    await store.let_branch_commit_go(ref)
     exists = await store.git("rev-parse", "--verify", "--quiet", ref, check=False)
     if exists.returncode != 0:
         return False

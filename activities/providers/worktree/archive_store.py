@@ -7,10 +7,11 @@ activities/sandbox/git_view.py), so whatever lies there every conversation's run
 cat-file --batch-all-objects`. The store borrows from the shared store (its `objects/info/alternates`),
 never the reverse, and lies in the common git dir, which no run sees: the view is bound over all of it.
 
-What an archive shares with its branch's commit stays in the shared store, kept there by the branch
-(never deleted while an archive refers to it); everything else it reaches is packed into the store, so
-a `git gc` of the shared repository, which knows nothing of the store, takes none of it away. Every
-writer holds the repository's host lock; a step killed halfway is done again whole by its retry.
+What an archive shares with its branch's commit stays in the shared store, kept from git's gc by the
+branch and by `refs/isolator/kept/<id>` there (that commit was on a shared branch anyway, and a run's
+view names no `refs/isolator/*`); everything else it reaches is packed into the store, so a `git gc` of
+the shared repository, which knows nothing of the store, takes none of it away. Every writer holds the
+repository's host lock; a step killed halfway is done again whole by its retry.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from activities.git.runner import GitResult, run_git
 
 STORE = "isolator-archives"
 ARCHIVE_PREFIX = "refs/isolator/archive/"
+KEPT_PREFIX = "refs/isolator/kept/"  # in the shared repository: each archive's branch commit
 _LOOSE_FOLDER = re.compile(r"[0-9a-f]{2}")
 
 
@@ -43,6 +45,18 @@ class ArchiveStore:
 
     async def git(self, *args: str, check: bool = True, input: str | None = None) -> GitResult:
         return await run_git("--git-dir", str(self.path), *args, check=check, input=input)
+
+    async def keep_branch_commit(self, ref: str, head: str | None) -> None:
+        """The archive's branch commit kept in the shared repository, whatever becomes of the branch."""
+        if head is not None:
+            await run_git("--git-dir", str(self.common), "update-ref", kept_ref(ref), head)
+
+    async def let_branch_commit_go(self, ref: str) -> None:
+        await run_git("--git-dir", str(self.common), "update-ref", "-d", kept_ref(ref), check=False)
+
+
+def kept_ref(ref: str) -> str:
+    return KEPT_PREFIX + ref.removeprefix(ARCHIVE_PREFIX)
 
 
 async def archive_store(checkout: Path) -> ArchiveStore:
@@ -80,17 +94,19 @@ async def _make(store: ArchiveStore, object_format: str) -> None:
 
 async def _move_shared_archives(store: ArchiveStore) -> None:
     """Archives saved in the shared repository move into the store: their objects packed into it, their
-    refs written there, then deleted from the shared repository. Their objects stay in the shared store
-    until git prunes them there (unreachable now): no prune is run, as one would race the runs'."""
+    refs written there, then deleted from the shared repository (their branch commits kept there). Their
+    other objects stay in the shared store until git's gc prunes them (docs/lifecycle.md: how to at once):
+    no prune is run here, where runs and creations go on meanwhile."""
     shared = ["--git-dir", str(store.common)]
     listing = await run_git(*shared, "for-each-ref", "--format=%(refname) %(objectname) %(parent)", ARCHIVE_PREFIX)
-    archives = [line.split() for line in listing.stdout.splitlines()]
-    if not archives:
+    moved = [(ref, commit, _head(parents)) for ref, commit, *parents in map(str.split, listing.stdout.splitlines())]
+    if not moved:
         return
-    await pack_own_objects(store, [(commit, _head(parents)) for _, commit, *parents in archives])
-    await store.git("update-ref", "--stdin", input="".join(f"update {ref} {commit}\n" for ref, commit, *_ in archives))
-    await run_git(*shared, "update-ref", "--stdin",
-                  input="".join(f"delete {ref} {commit}\n" for ref, commit, *_ in archives))
+    await pack_own_objects(store, [(commit, head) for _, commit, head in moved])
+    await store.git("update-ref", "--stdin", input="".join(f"update {ref} {commit}\n" for ref, commit, _ in moved))
+    await run_git(*shared, "update-ref", "--stdin", input="".join(
+        f"delete {ref} {commit}\n" + (f"update {kept_ref(ref)} {head}\n" if head else "")
+        for ref, commit, head in moved))
 
 
 def _head(parents: list[str]) -> str | None:

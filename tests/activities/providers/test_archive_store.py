@@ -57,11 +57,13 @@ def store_files(repo: Path) -> list[str]:
 
 
 async def test_an_archive_survives_a_gc_of_the_shared_repository(settings: Settings, repo: Path) -> None:
-    """Its staged files were objects of the shared store that only the worktree's index reached."""
+    """Its staged files were objects of the shared store that only the worktree's index reached; its
+    branch, deleted by hand, held the only other way to its commit."""
     path = add_worktree(settings, repo, "kept", commits=1)
     make_a_mess(path)
     before = fingerprint(path)
     report = await remove(settings, repo, path, "kept", ONE)
+    git("branch", "-D", "kept", cwd=repo)
 
     collect_garbage(repo)
 
@@ -104,7 +106,7 @@ async def test_archives_kept_in_the_shared_repository_move_into_the_store(settin
     await restore(settings, repo, path, "older", ONE, tip)
 
     assert fingerprint(path) == before
-    assert git("for-each-ref", "refs/isolator/", cwd=repo) == "", "gone from the shared repository"
+    assert git("for-each-ref", "refs/isolator/archive/", cwd=repo) == "", "gone from the shared repository"
     assert archive_refs(repo) == [archive_ref(ONE)]
     assert not archive_store_of(repo).with_name("isolator-archives.new").exists()
     git("worktree", "remove", "--force", str(path), cwd=repo)
