@@ -209,11 +209,14 @@ async def real_cli_hand_off(stack: Stack, codebase_id: str, repository: Path, ru
     finally:
         await pool.close()
     figure, baseline = Latency.of(ours), Latency.of(by_hand)
-    above = figure.p50 - baseline.p50
-    return [Figure("real Claude Code hand-off, 2xx to its first model request", str(figure),
-                   f"by hand: {baseline}", verdict(above <= 40),
-                   {"latency": vars(figure), "baseline": vars(baseline), "above_p50": round(above, 1)}),
-            Figure("  above the CLI started by hand (p50)", f"{above:+.1f} ms (target <= +40)"),
+    above, ratio = figure.p50 - baseline.p50, figure.p50 / baseline.p50
+    network = os.environ.get("SANDBOX_NETWORK", "egress")  # the service's, started with this environment
+    return [Figure(f"real Claude Code hand-off (SANDBOX_NETWORK={network}), 2xx to its first model request",
+                   str(figure), f"by hand: {baseline}", verdict(ratio <= 1.15),
+                   {"latency": vars(figure), "baseline": vars(baseline), "above_p50": round(above, 1),
+                    "ratio_p50": round(ratio, 3), "network": network}),
+            Figure("  ratio to the CLI started by hand (p50)", f"x{ratio:.3f} (target <= 1.15)"),
+            Figure("  above the CLI started by hand (p50)", f"{above:+.1f} ms"),
             Figure("  2xx to the CLI's start (ours)", str(Latency.of(to_start))),
             Figure("  its start to its request: ours, in the sandbox", str(Latency.of(own_start)),
                    f"by hand: {Latency.of(own_start_by_hand)}")]
