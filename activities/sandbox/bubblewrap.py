@@ -46,9 +46,8 @@ OFF_WARNING = ("Warning: SANDBOX=off: the agent, set-up and teardown run unconfi
                "they can read other worktrees, the service's data and its processes' secrets.")
 
 NETWORK_STATUS = {
-    "egress": "Sandbox: on. Network: egress (only the model APIs, package indexes, the codebase's git host and "
-              "SANDBOX_ALLOWED_HOSTS, through the service's proxy).",
-    "off": "Sandbox: on. Network: off.",
+    "egress": "Sandbox: on, network: egress (the allowed hosts only)",
+    "off": "Sandbox: on, network: off",
     "open": "Warning: SANDBOX_NETWORK=open: sandboxed programs reach every address, the host's loopback (this "
             "service's API, Temporal, the database) and the cloud's metadata included.",
 }

@@ -9,6 +9,9 @@ from typing import Literal
 from isolator.contracts.codebase import Codebase
 from isolator.contracts.worktree import ArchivedBranch, PrunedArchive
 
+# The codebase's archive store, in its common git dir (activities/providers/worktree/archive_store.py).
+ARCHIVE_STORE = "isolator-archives"
+
 
 @dataclass
 class RemovedEnvironment:

@@ -121,7 +121,7 @@ async def test_an_attacker_in_a_run_escapes_nothing_and_its_plants_never_run_out
     # Everything the service does with the planted worktree afterwards.
     replies = [(await stack.say("attacker-1", "/status"))["result"]["replies"][0]]
     replies.append((await stack.say("attacker-1", f"/worktree why {created['branch']}"))["result"]["replies"][0])
-    assert "Network: egress" in replies[0], replies[0]
+    assert "Sandbox: on, network: egress" in replies[0], replies[0]
     page = await stack.api.get(f"/environments/{created['environmentId']}")
     assert page.status_code == 200, page.text
     replies.append((await stack.say("attacker-1", "/worktree cleanup stale --dry-run"))["result"]["replies"][0])

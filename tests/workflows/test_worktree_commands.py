@@ -61,8 +61,8 @@ async def ready_ports(stack: Stack, environment_id: str) -> tuple[int, int]:
 async def test_status_shows_the_codebase_the_worktree_and_the_counts(stack: Stack, repo: Path) -> None:
     await stack.register(repo)
     before = await say_one(stack, "status-1", "/status")
-    assert before.splitlines()[-1] == "Disk: 0 KiB in all"
-    assert before.splitlines()[:-1] == [
+    assert before.splitlines()[-2:] == ["Disk: 0 KiB in all", "Sandbox: on, network: egress (the allowed hosts only)"]
+    assert before.splitlines()[:-2] == [
         "Codebase: project",
         "Current working directory: not set",
         "Worktree: none yet",
@@ -77,8 +77,9 @@ async def test_status_shows_the_codebase_the_worktree_and_the_counts(stack: Stac
     await command(stack, "status-2", "/worktree create other")
     first, last = await ready_ports(stack, created["result"]["environmentId"])
     after = await say_one(stack, "status-1", "/status")
-    assert after.splitlines()[-1].startswith("Disk: ") and after.splitlines()[-1].endswith(" KiB in all")
-    assert after.splitlines()[:-1] == [
+    disk, sandbox = after.splitlines()[-2:]
+    assert disk.startswith("Disk: ") and disk.endswith(" KiB in all") and sandbox.startswith("Sandbox: on")
+    assert after.splitlines()[:-2] == [
         "Codebase: project",
         f"Current working directory: {path}",
         f"Worktree: `{path}` (branch `{branch}`)",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from isolator.contracts.archive import RemovedEnvironment, RemovedListing
+from isolator.contracts.archive import ARCHIVE_STORE, RemovedEnvironment, RemovedListing
 from workflows.chat.texts import quoted_safely
 
 RESTORE_USAGE = ("Usage: `/worktree restore <name>`, with a name from `/worktree removed`, for example "
@@ -56,9 +56,10 @@ def brought_back(removed: RemovedEnvironment) -> str:
 def kept(removed: RemovedEnvironment, reason: str) -> str:
     return (f"`{removed.branch}` works at `{removed.holder_path}` again, so its removed files were not put over that "
             f"worktree: {reason}. They are kept (for {removed.days_left} more day(s)) in `{removed.archive_ref}`, "
-            f"a commit shaped like a stash: `git stash apply {removed.archive_ref}` in `{removed.holder_path}` "
-            f"applies them. Or commit or undo that worktree's changes, then `/worktree restore {removed.branch}` "
-            "again brings them in.")
+            f"a commit shaped like a stash in the codebase's archive store: `git fetch -q "
+            f"\"$(git rev-parse --git-common-dir)/{ARCHIVE_STORE}\" {removed.archive_ref} && git stash apply FETCH_HEAD` "
+            f"in `{removed.holder_path}` applies them. Or commit or undo that worktree's changes, then "
+            f"`/worktree restore {removed.branch}` again brings them in.")
 
 
 def woken(removed: RemovedEnvironment) -> str:

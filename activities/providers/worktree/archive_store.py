@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from activities.git.runner import GitResult, run_git
+from isolator.contracts.archive import ARCHIVE_STORE
 
-STORE = "isolator-archives"
+STORE = ARCHIVE_STORE
 ARCHIVE_PREFIX = "refs/isolator/archive/"
 KEPT_PREFIX = "refs/isolator/kept/"  # in the shared repository: each archive's branch commit
 _LOOSE_FOLDER = re.compile(r"[0-9a-f]{2}")
