@@ -1,12 +1,16 @@
 """The state of a worktree as git objects: its HEAD, and a tree of every file in it as it is now
 (uncommitted and untracked changes included, ignored files left out), built in a scratch index so
-the worktree's own index and files are not touched."""
+the worktree's own index and files are not touched.
+
+The objects it writes (the blobs of uncommitted files, their trees) go into a private object store in
+a folder of the caller's, which reads the shared store as its alternate: in the shared store, every
+other conversation's run could read them (`git cat-file --batch-all-objects`). Comparing two states
+needs the folder both were written in."""
 
 from __future__ import annotations
 
 import asyncio
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +26,27 @@ class WorkingTree:
     tree: str
 
 
+def snapshot_objects(folder: Path, worktree: Path) -> dict[str, str]:
+    """git's variables that write objects into `folder`'s own store, reading the worktree's shared one."""
+    (folder / "objects").mkdir(parents=True, exist_ok=True)
+    return {"GIT_OBJECT_DIRECTORY": str(folder / "objects"),
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(_common_dir(worktree) / "objects")}
+
+
+def snapshot_folder(worktree: Path, name: str) -> Path:
+    """A folder for snapshots that must outlast one activity: in the common git dir, which no run sees."""
+    return _common_dir(worktree) / "isolator-snapshots" / name
+
+
+def _common_dir(worktree: Path) -> Path:
+    if (worktree / ".git").is_dir():
+        return worktree / ".git"
+    admin = admin_dir(worktree)
+    if admin is None:
+        raise FileNotFoundError(f"{worktree} is no git checkout")
+    return (admin / (admin / "commondir").read_text().strip()).resolve()
+
+
 @dataclass
 class StagedTree:
     """A worktree's state staged in a scratch index, its tree not yet written: what must be taken
@@ -29,30 +54,33 @@ class StagedTree:
 
     path: Path
     head: str | None
-    index: Path
+    variables: dict[str, str]  # its scratch index and object store
 
     async def written(self) -> WorkingTree:
-        variables = {"GIT_INDEX_FILE": str(self.index)}
-        return WorkingTree(self.head, (await run_git("write-tree", cwd=self.path, env=variables)).stdout.strip())
+        return WorkingTree(self.head, (await run_git("write-tree", cwd=self.path, env=self.variables)).stdout.strip())
 
 
 async def staged_tree(path: Path, scratch: Path) -> StagedTree:
-    """The scratch index (in the folder `scratch`) starts as a copy of the worktree's own (when it can
-    be found): `git add` then rereads only the files whose stat changed, and HEAD is asked meanwhile."""
+    """The scratch index (in the folder `scratch`, with the object store) starts as a copy of the
+    worktree's own (when it can be found): `git add` then rereads only the files whose stat changed,
+    and HEAD is asked meanwhile."""
+    scratch.mkdir(parents=True, exist_ok=True)
     scratch_index = scratch / "index"
+    scratch_index.unlink(missing_ok=True)
     own_index = _index_of(path)
     if own_index is not None and own_index.is_file():
         shutil.copyfile(own_index, scratch_index)
+    variables = {"GIT_INDEX_FILE": str(scratch_index), **snapshot_objects(scratch, path)}
     asked, _ = await asyncio.gather(
         run_git("rev-parse", "--verify", "--quiet", "HEAD", cwd=path, check=False),
-        add_all(path, env={"GIT_INDEX_FILE": str(scratch_index)}),
+        add_all(path, env=variables),
     )
-    return StagedTree(path, asked.stdout.strip() or None, scratch_index)
+    return StagedTree(path, asked.stdout.strip() or None, variables)
 
 
-async def working_tree(path: Path) -> WorkingTree:
-    with tempfile.TemporaryDirectory(prefix="isolator-tree-") as scratch:
-        return await (await staged_tree(path, Path(scratch))).written()
+async def working_tree(path: Path, scratch: Path) -> WorkingTree:
+    """The worktree's state, its objects written in `scratch`."""
+    return await (await staged_tree(path, scratch)).written()
 
 
 def _index_of(path: Path) -> Path | None:
@@ -69,10 +97,11 @@ class Changes:
     commits: int  # commits made on top of the earlier HEAD
 
 
-async def changes_since(path: Path, before: WorkingTree) -> Changes:
-    """What changed in the worktree since `before`, as git reports it."""
-    after = await working_tree(path)
-    names = await run_git("diff-tree", "-r", "--name-only", "--no-renames", "-z", before.tree, after.tree, cwd=path)
+async def changes_since(path: Path, before: WorkingTree, scratch: Path) -> Changes:
+    """What changed in the worktree since `before`, whose objects were written in `scratch`."""
+    after = await working_tree(path, scratch)
+    names = await run_git("diff-tree", "-r", "--name-only", "--no-renames", "-z", before.tree, after.tree, cwd=path,
+                          env=snapshot_objects(scratch, path))
     files = [name for name in names.stdout.split("\0") if name][:MAX_NAMES]
     commits = 0
     if after.head is not None and after.head != before.head:

@@ -116,7 +116,7 @@ class AgentActivities:
             async def wrap_up() -> None:
                 await marked
                 await stop_tasks(posting, ticking)
-                changes = await changes_or_none(worktree, await _taken(before))
+                changes = await changes_or_none(worktree, await _taken(before), Path(scratch.name))
                 if reader.error is not None and ending.error is None:
                     ending.failed(reader.error)
                 if driver.streams_events and ending.problem is None:
@@ -263,12 +263,13 @@ async def _taken(before: asyncio.Future[StagedTree]) -> WorkingTree | None:
         return None
 
 
-async def changes_or_none(worktree: Path, before: WorkingTree | None) -> Changes | None:
-    """What the run changed; None when there is nothing to compare (it never started, the worktree went)."""
+async def changes_or_none(worktree: Path, before: WorkingTree | None, scratch: Path) -> Changes | None:
+    """What the run changed (`before`'s objects lie in `scratch`); None when there is nothing to compare
+    (it never started, the worktree went)."""
     if before is None or not worktree.is_dir():
         return None
     try:
-        return await changes_since(worktree, before)
+        return await changes_since(worktree, before, scratch)
     except Exception as error:  # noqa: BLE001 - the summary goes without it
         activity.logger.warning("changes of %s not read: %s", worktree, error)
         return None

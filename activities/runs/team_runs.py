@@ -3,6 +3,7 @@ worktree as the run found it, and at its end the answer, how it ended and what c
 
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import asyncpg
 from temporalio import activity
 
 from activities.chat.replies import ReplyActivities
-from activities.git.working_trees import WorkingTree, working_tree
+from activities.git.working_trees import WorkingTree, snapshot_folder, working_tree
 from activities.runs.answer import AnswerStream
 from activities.runs.records import Capture, RunRecords
 from activities.runs.run_agent import Ending, changes_or_none
@@ -26,7 +27,8 @@ class TeamAgentRunActivities:
     @activity.defn
     async def begin_team_run(self, request: AgentRunInput) -> RunStart:
         await self.records.started(request.run.run_id)
-        state = await working_tree(Path(request.environment.working_path))
+        worktree = Path(request.environment.working_path)
+        state = await working_tree(worktree, snapshot_folder(worktree, request.run.run_id))
         return RunStart(state.head, state.tree)
 
     @activity.defn
@@ -34,7 +36,13 @@ class TeamAgentRunActivities:
         run = request.run
         platform, conversation_id = run.conversation.split(":", 1)
         before = WorkingTree(end.start.head, end.start.tree) if end.start else None
-        changes = await changes_or_none(Path(request.environment.working_path), before)
+        worktree = Path(request.environment.working_path)
+        try:
+            snapshots = snapshot_folder(worktree, run.run_id)
+            changes = await changes_or_none(worktree, before, snapshots)
+            shutil.rmtree(snapshots, ignore_errors=True)
+        except OSError:  # the worktree went: nothing to compare
+            changes = None
         output = Capture(self.records, run.run_id, "output")
         await output.add(end.answer)
         await output.flush()

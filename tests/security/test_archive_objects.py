@@ -1,4 +1,4 @@
-"""Another conversation's archived, uncommitted files cannot be read from a run (the red team's row 7).
+"""Another conversation's archived or uncommitted files cannot be read from a run (the red team's row 7).
 
 A run's view of the repository has the shared object store as its alternate, so a program in the
 sandbox can list and print every object there (`git cat-file --batch-all-objects --batch`). What an
@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from activities.environments.isolation import IsolationActivities
+from activities.git.working_trees import changes_since, working_tree
 from activities.sandbox import bubblewrap
 from activities.sandbox.user_programs import run_user_program, user_environment
 from isolator.contracts.worktree import RemoveWorktreeInput, RestoreWorktreeInput
@@ -77,3 +78,19 @@ async def test_a_run_cannot_read_another_conversations_archived_files_and_the_ar
     assert (one / "file0.txt").read_text() == f"{SECRET}, an unstaged edit\n"
     assert SECRET not in await everything_a_run_reads(two, store), "a restore writes files, not shared objects"
     assert os.listdir(store / "objects" / "pack"), "the archive's objects are in its store"
+
+
+async def test_a_run_cannot_read_the_files_another_conversations_run_left_uncommitted(
+    settings: Settings, repo: Path, tmp_path: Path
+) -> None:
+    """An agent run reads its worktree's state before and after (what it changed, for its summary):
+    those snapshots' objects go into a store of the run's own, not into the shared one."""
+    one = add_worktree(settings, repo, "one")
+    two = add_worktree(settings, repo, "two")
+    before = await working_tree(one, tmp_path / "snapshots")
+    (one / "secret.txt").write_text(f"{SECRET}, written by its agent\n")
+
+    changes = await changes_since(one, before, tmp_path / "snapshots")
+
+    assert changes.files == ["secret.txt"]
+    assert SECRET not in await everything_a_run_reads(two, archive_store_of(repo))
