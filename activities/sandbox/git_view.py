@@ -1,8 +1,8 @@
 """What git needs inside the sandbox, and only that: a per-run view of the repository.
 
-A worktree's branch, every other conversation's branch and the archives (`refs/isolator/*`) live in
-one common git dir. The program in the sandbox must commit on its own branch, yet must change
-nothing else there. So it never sees the real common dir: in its place (bound at the same path) it
+A worktree's branch and every other conversation's branch live in one common git dir (with the
+archive store, activities/providers/worktree/archive_store.py, and `refs/isolator/kept/*`). The
+program in the sandbox must commit on its own branch, yet must change nothing else there. So it never sees the real common dir: in its place (bound at the same path) it
 sees a per-run scratch copy, the "view":
 
 - `refs/` and `packed-refs`: copies, without `refs/isolator/*` (the archives are not even named);
