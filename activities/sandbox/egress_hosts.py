@@ -13,7 +13,7 @@ from activities.git.runner import run_git
 from isolator.egress_rules import Entry, entries_of_environment, git_host_entry, unique, url_entry
 
 _tool_indexes: tuple[Entry, ...] | None = None
-_git_hosts: dict[tuple[Path, int], Entry | None] = {}
+_git_hosts: dict[Path, tuple[int, Entry | None]] = {}  # per common git dir: its config's mtime, its host
 
 
 async def entries_of_run(allowed: tuple[Entry, ...], common_git_dir: Path | None) -> tuple[Entry, ...]:
@@ -25,14 +25,15 @@ async def entries_of_run(allowed: tuple[Entry, ...], common_git_dir: Path | None
 async def _git_host(common_git_dir: Path) -> Entry | None:
     """The host of the codebase's `origin`, read once per version of its config."""
     try:
-        key = (common_git_dir, (common_git_dir / "config").stat().st_mtime_ns)
+        changed = (common_git_dir / "config").stat().st_mtime_ns
     except OSError:
         return None
-    if key not in _git_hosts:
+    known = _git_hosts.get(common_git_dir)
+    if known is None or known[0] != changed:
         result = await run_git("config", "--file", str(common_git_dir / "config"), "--get", "remote.origin.url",
                                check=False)
-        _git_hosts[key] = git_host_entry(result.stdout.strip() or None)
-    return _git_hosts[key]
+        known = _git_hosts[common_git_dir] = (changed, git_host_entry(result.stdout.strip() or None))
+    return known[1]
 
 
 async def _tools_default_indexes() -> tuple[Entry, ...]:
@@ -62,7 +63,12 @@ async def _npm_registry(npm: str) -> str:
                                                        stdin=asyncio.subprocess.DEVNULL,
                                                        stdout=asyncio.subprocess.PIPE,
                                                        stderr=asyncio.subprocess.DEVNULL)
+    except OSError:
+        return ""
+    try:
         output, _ = await asyncio.wait_for(process.communicate(), 30)
-    except (OSError, asyncio.TimeoutError):
+    except asyncio.TimeoutError:
+        process.kill()
+        await process.wait()
         return ""
     return output.decode(errors="replace").strip()
