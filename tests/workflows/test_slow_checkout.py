@@ -10,7 +10,7 @@ from pathlib import Path
 from temporalio.api.enums.v1 import EventType
 
 from tests.conftest import Stack
-from tests.gitrepos import created_reply, worktree_paths
+from tests.gitrepos import created_reply, git, worktree_paths
 from workflows.naming import thread_branch
 
 WORKFLOW_TASK_TIMEOUT_SECONDS = 10  # the server's default, which the service keeps
@@ -18,9 +18,11 @@ WORKFLOW_TASK_TIMEOUT_SECONDS = 10  # the server's default, which the service ke
 
 async def test_a_checkout_slower_than_the_workflow_task_timeout_completes_once(stack: Stack, repo: Path) -> None:
     await stack.register(repo)
-    hook = repo / ".git" / "hooks" / "post-checkout"  # `git worktree add` runs it after the checkout
-    hook.write_text(f"#!/bin/sh\nsleep {WORKFLOW_TASK_TIMEOUT_SECONDS + 2}\n")
-    hook.chmod(0o755)
+    # A smudge filter of the repository's own configuration (the operator's; a hook no longer runs in
+    # the service's git): `git worktree add` runs it on checking out the file.
+    git("config", "filter.slow.smudge", f"sleep {WORKFLOW_TASK_TIMEOUT_SECONDS + 2}; cat", cwd=repo)
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "attributes").write_text("file0.txt filter=slow\n")
 
     answer = await stack.say("slow")
 
