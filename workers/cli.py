@@ -45,6 +45,7 @@ def dev(
                                             help="state directory (default: ISOLATOR_DATA_DIR or ~/.isolator)"),
 ) -> None:
     """Run the whole service on this machine: Temporal, PostgreSQL, worker and API."""
+    from workers.data_dir_owner import DataDirInUse
     from workers.dev import DevPorts, PortInUse, run_dev, with_default_agent
 
     overrides = {"data_dir": data_dir} if data_dir else {}
@@ -52,7 +53,7 @@ def dev(
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         asyncio.run(run_dev(settings, DevPorts(api=api_port, temporal=temporal_port, ui=ui_port)))
-    except PortInUse as error:
+    except (PortInUse, DataDirInUse) as error:
         typer.echo(f"isolator: {error}", err=True)
         raise typer.Exit(1) from None
 

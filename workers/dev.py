@@ -21,6 +21,7 @@ from api.app import SHUTDOWN_GRACE_SECONDS, create_app
 from isolator.payloads import connect
 from isolator.settings import Settings
 from migrations.runner import apply_migrations
+from workers.data_dir_owner import own_data_dir
 from workers.discord_listener import running_discord_listener
 from workers.postgres import EmbeddedPostgres, start_embedded_postgres
 from workers.schedule import ensure_cleanup_schedule
@@ -86,10 +87,10 @@ def check_ports_free(ports: DevPorts) -> None:
 
 async def run_dev(settings: Settings, ports: DevPorts) -> None:
     check_ports_free(ports)
+    owner = own_data_dir(settings.data_dir)
     stop = asyncio.Event()
     stop_on_signals(stop)
     data_dir = settings.data_dir
-    data_dir.mkdir(parents=True, exist_ok=True)
     postgres: EmbeddedPostgres | None = None
     temporal: TemporalDevServer | None = None
     try:
@@ -122,6 +123,7 @@ async def run_dev(settings: Settings, ports: DevPorts) -> None:
             await temporal.stop()
         if postgres is not None:
             await postgres.stop()
+        owner.close()
         print("isolator dev stopped", file=sys.stderr, flush=True)
 
 

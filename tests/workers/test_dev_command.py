@@ -167,3 +167,22 @@ def test_the_same_port_for_two_flags_is_refused_up_front(tmp_path: Path, first: 
     ports[FLAGS[second]] = ports[FLAGS[first]]
     error = refused_start(tmp_path, ports)
     assert FLAGS[first] in error and FLAGS[second] in error and str(ports[FLAGS[first]]) in error, error
+
+
+def test_a_second_dev_on_the_same_data_dir_is_refused_naming_the_first(start_dev, tmp_path: Path) -> None:
+    first = start_dev(tmp_path / "data")
+    assert first.process is not None
+    second = Dev(tmp_path, first.data_dir, free_ports(3))
+    process = second.start(wait_ready=False).process
+    assert process is not None
+    try:
+        returncode = process.wait(60)
+    finally:
+        if process.poll() is None:  # Dev.kill would also end the first's PostgreSQL, in the same data dir
+            second.kill()
+
+    assert returncode != 0
+    lines = second.err_path.read_text().strip().splitlines()
+    assert lines == [f"isolator: another isolator dev (pid {first.process.pid}) uses this data dir, "
+                     f"{first.data_dir}: stop it first, or give this one another with --data-dir"], second.logs()
+    assert httpx.get(f"{first.api}/readyz").status_code == 200, "the first goes on"
