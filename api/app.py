@@ -11,6 +11,7 @@ from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi_offline import FastAPIOffline
 from temporalio.client import Client
 
 from activities.database import create_pool
@@ -43,7 +44,8 @@ def create_app(settings: Settings, *, temporal: Client | None = None, pool: asyn
             await app.state.run_listener.close()
             await app.state.pool.close()
 
-    app = FastAPI(title="isolator", version="0.1.0", lifespan=lifespan)
+    # FastAPI's own /docs loads Swagger UI from a CDN, blank on a machine that cannot reach it.
+    app = FastAPIOffline(title="isolator", version="0.1.0", lifespan=lifespan)
     app.state.settings = settings
     app.state.pool, app.state.temporal = pool, temporal
     app.include_router(health.router)
