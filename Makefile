@@ -11,6 +11,16 @@ $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "isolator needs Python 3.11 or newer")'
 	$(PYTHON) -m venv $(VENV)
 
+# `make dev` installs what the service needs (with AGENT=claude, Claude Code too); `make test` adds the
+# test extra (pytest, Playwright, schemathesis, hypothesis, Claude Code: about 1 GB more).
+SERVICE_EXTRAS := $(if $(filter claude,$(AGENT)),[claude],)
+SERVICE_INSTALLED := $(VENV)/.installed-service$(if $(SERVICE_EXTRAS),-claude,)
+
+$(SERVICE_INSTALLED): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.$(SERVICE_EXTRAS)'
+	touch $@
+
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
@@ -52,7 +62,7 @@ install: $(VENV)/.installed bubblewrap
 # `isolator dev` with ARGS as its flags: `make dev ARGS="--api-port 18000"`. Unless AGENT or AGENT_COMMAND is
 # set (AGENT_COMMAND empty: isolation only), the example agent answers, driven as Claude Code is.
 ARGS ?=
-dev: install
+dev: $(SERVICE_INSTALLED) bubblewrap
 	$(BIN)/isolator dev $(ARGS)
 
 # The tests run in TEST_WORKERS processes (pytest-xdist), each with its own PostgreSQL and Temporal:
