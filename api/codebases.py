@@ -3,6 +3,7 @@ agent) and forget them."""
 
 from __future__ import annotations
 
+import logging
 import uuid
 from typing import Annotated, Literal
 
@@ -12,10 +13,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError
 
 from activities.database import codebase_from_row
 from activities.git.paths import is_valid_codebase_name
-from activities.warm.pool import ask_refill, warm_pool_view
+from activities.warm.pool import ask_deleted_pool_to_end, ask_refill, warm_pool_view
 from api.deps import get_client, get_pool, get_settings, require_api_token
 from isolator.contracts.codebase import RepositorySource
 from isolator.contracts.errors import NAME_TAKEN, USER_ERRORS
@@ -23,6 +25,7 @@ from isolator.repositories import is_clone_url
 from isolator.settings import Settings
 from workflows.codebase import RegisterCodebaseWorkflow, register_workflow_id
 
+log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/codebases", tags=["codebases"], dependencies=[Depends(require_api_token)])
 
 
@@ -211,9 +214,11 @@ async def get_codebase(codebase_id: uuid.UUID, pool: Annotated[asyncpg.Pool, Dep
 
 
 @router.delete("/{codebase_id}", status_code=status.HTTP_204_NO_CONTENT)
-async def delete_codebase(codebase_id: uuid.UUID, pool: Annotated[asyncpg.Pool, Depends(get_pool)]) -> Response:
+async def delete_codebase(codebase_id: uuid.UUID, pool: Annotated[asyncpg.Pool, Depends(get_pool)],
+                          client: Annotated[Client, Depends(get_client)]) -> Response:
     """Forget a codebase whose worktrees are all gone (a hibernated one counts as there); its checkout on
-    disk is left as it is, and so are the archives in it (`refs/isolator/archive/`)."""
+    disk is left as it is, and so are the archives in it (`refs/isolator/archive/`). Its warm pool removes
+    its warm worktrees and ends, in the background on the codebase's host."""
     async with pool.acquire() as connection, connection.transaction():
         row = await connection.fetchrow("SELECT name FROM codebases WHERE id = $1 FOR UPDATE", codebase_id)
         if row is None:
@@ -229,6 +234,10 @@ async def delete_codebase(codebase_id: uuid.UUID, pool: Annotated[asyncpg.Pool, 
                        "(`/worktree remove`, or `GET /api/environments?codebase=...` to see them)",
             )
         await connection.execute("DELETE FROM codebases WHERE id = $1", codebase_id)
+    try:
+        await ask_deleted_pool_to_end(client, str(codebase_id))
+    except RPCError as error:  # the pool finds its codebase gone at its next look (FETCH_INTERVAL_SECONDS)
+        log.warning("the warm pool of deleted `%s` not told at once: %s", row["name"], error)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 

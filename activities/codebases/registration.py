@@ -189,6 +189,11 @@ class CodebaseActivities:
         if bare == "true":
             raise _invalid(f"`{path}` is a bare repository; register a checkout with a working tree.")
         canonical = Path(common_dir).resolve().parent  # a worktree resolves to its main checkout
+        top = await run_git("rev-parse", "--show-toplevel", cwd=path, check=False)
+        if top.returncode != 0 or Path(top.stdout.strip()).resolve() != path.resolve():
+            # Registering it would register the whole repository, under a name the user did not expect.
+            raise _invalid(f"`{path}` is a folder inside the repository `{canonical}`; "
+                           f"give the repository's root `{canonical}`.")
         if canonical.is_relative_to(self.settings.worktree_base.resolve()):
             raise _invalid(f"`{path}` lies inside the worktree base; register the main checkout instead.")
         if (await run_git("rev-parse", "--verify", "--quiet", "HEAD", cwd=canonical, check=False)).returncode != 0:

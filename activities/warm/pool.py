@@ -16,6 +16,7 @@ from pathlib import Path
 import asyncpg
 from temporalio import activity
 from temporalio.client import Client
+from temporalio.service import RPCError, RPCStatusCode
 
 from activities.database import codebase_from_row
 from activities.git.host_locks import host_lock
@@ -48,9 +49,11 @@ RETURNING *"""
 
 
 async def pool_size(pool: asyncpg.Pool, settings: Settings, codebase_id: str) -> int:
-    """The codebase's own size, or WARM_WORKTREES."""
-    own = await pool.fetchval("SELECT warm_worktrees FROM codebases WHERE id = $1", codebase_id)
-    return settings.warm_worktrees if own is None else own
+    """The codebase's own size, or WARM_WORKTREES; 0 for a codebase deleted meanwhile (its pool ends)."""
+    row = await pool.fetchrow("SELECT warm_worktrees FROM codebases WHERE id = $1", codebase_id)
+    if row is None:
+        return 0
+    return settings.warm_worktrees if row["warm_worktrees"] is None else row["warm_worktrees"]
 
 
 async def ask_refill(client: Client, settings: Settings, codebase: Codebase) -> None:
@@ -60,6 +63,16 @@ async def ask_refill(client: Client, settings: Settings, codebase: Codebase) -> 
         id=warm_pool_workflow_id(codebase.id), task_queue=settings.task_queue, start_signal="refill",
         static_summary=f"warm worktrees of {codebase.name}",
     )
+
+
+async def ask_deleted_pool_to_end(client: Client, codebase_id: str) -> None:
+    """A deleted codebase's pool: its next refill removes its warm worktrees and ends it, now rather than at
+    its next look. A pool that no longer runs has removed them already (it ends only when emptied)."""
+    try:
+        await client.get_workflow_handle(warm_pool_workflow_id(codebase_id)).signal("refill")
+    except RPCError as error:
+        if error.status != RPCStatusCode.NOT_FOUND:
+            raise
 
 
 class WarmPoolActivities:

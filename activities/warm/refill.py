@@ -4,11 +4,13 @@ One refill at a time per codebase (a host lock). It first clears what a killed r
 `making`, `refreshing` or `removing`, folders no row knows), then brings every ready worktree to the
 fresh base (setting it up again only when one of the set-up's inputs changed), rebuilds the ones whose
 set-up failed, and makes new ones up to the pool's size, within DISK_BUDGET_GB. Every worktree is
-recorded (`making`) before anything is made on disk, so nothing made is ever lost track of.
+recorded (`making`) before anything is made on disk, so nothing made is ever lost track of. A refill
+for a codebase deleted meanwhile removes the warm worktrees it left and answers size 0: its pool ends.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import uuid
 from datetime import timedelta
@@ -43,8 +45,12 @@ class WarmRefillActivities:
 
     @activity.defn
     async def refill_warm_pool(self, request: WarmPoolInput) -> RefillReport:
+        if not await self.pool.fetchval("SELECT EXISTS (SELECT 1 FROM codebases WHERE id = $1)", request.codebase.id):
+            return await self._clear_deleted(request)
         try:
             return await self._refill(request)
+        except asyncpg.ForeignKeyViolationError:  # the codebase was deleted while this refill ran
+            return await self._clear_deleted(request)
         except (GitError, OSError) as error:  # a checkout gone or broken: tried again at the next refill
             log.warning("warm pool of %s could not be refilled: %s", request.codebase.name, error)
             return RefillReport(await pool_size(self.pool, self.settings, request.codebase.id), problems=[str(error)])
@@ -117,12 +123,34 @@ class WarmRefillActivities:
         for row in await self._rows(codebase_id, "claimed"):
             if row["updated_at"] < await self._now() - CLAIM_ABANDONED_AFTER:
                 await self._remove(row, disk, report, states=("claimed",))
-        known = {Path(row["path"]) for row in await self._rows(codebase_id)}
-        if root.is_dir():
-            for folder in root.iterdir():
-                if folder not in known:
-                    await disk.remove(folder)
-                    report.removed += 1
+        await self._remove_unrecorded(root, disk, report)
+
+    async def _clear_deleted(self, request: WarmPoolInput) -> RefillReport:
+        """The codebase was deleted, and its rows with it: the warm worktrees it left go from the disk and
+        from git's list, and the pool ends (size 0)."""
+        codebase = request.codebase
+        root = warm_root(self.settings.worktree_base, codebase.name)
+        report = RefillReport(0)
+        async with host_lock(self.settings.worktree_base, root):
+            await self._remove_unrecorded(root, WarmDisk(self.settings.worktree_base, Path(codebase.canonical_path)),
+                                          report)
+            with contextlib.suppress(OSError):
+                root.rmdir()  # empty unless a codebase registered again under its name has a pool
+        log.info("warm pool of %s ended: the codebase was deleted (%d warm worktree(s) removed)", codebase.name,
+                 report.removed)
+        return report
+
+    async def _remove_unrecorded(self, root: Path, disk: WarmDisk, report: RefillReport) -> None:
+        """Folders no row records: a killed refill's, or a deleted codebase's. Rows of any codebase count: one
+        registered again under the same name (the same folder) keeps its own."""
+        if not root.is_dir():
+            return
+        known = {Path(row["path"]) for row in await self.pool.fetch(
+            "SELECT path FROM warm_worktrees WHERE starts_with(path, $1)", f"{root}/")}
+        for folder in root.iterdir():
+            if folder not in known:
+                await disk.remove(folder)
+                report.removed += 1
 
     async def _bring_up_to_date(self, row: asyncpg.Record, commit: str | None, config: RepositoryConfig,
                                 digest: str, disk: WarmDisk, report: RefillReport) -> bool:
@@ -218,8 +246,6 @@ class WarmRefillActivities:
         return row["used"], row["largest"]
 
     async def _rows(self, codebase_id: str, *states: str) -> list[asyncpg.Record]:
-        if not states:
-            return await self.pool.fetch("SELECT * FROM warm_worktrees WHERE codebase_id = $1", codebase_id)
         return await self.pool.fetch("SELECT * FROM warm_worktrees WHERE codebase_id = $1 AND state = ANY($2::text[]) "
                                      "ORDER BY created_at", codebase_id, list(states))
 

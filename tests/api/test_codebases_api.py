@@ -58,7 +58,8 @@ async def test_register_by_path_records_the_checkout_once(stack: Stack, tmp_path
     assert workspace_entries(stack) == [], "registering a checkout clones nothing"
 
 
-async def test_a_worktree_or_subdirectory_registers_the_main_checkout(stack: Stack, repo: Path, tmp_path: Path) -> None:
+async def test_a_worktree_registers_the_main_checkout_and_a_subfolder_is_refused(
+        stack: Stack, repo: Path, tmp_path: Path) -> None:
     linked = tmp_path / "elsewhere" / "feature"
     git("worktree", "add", "-q", "-b", "feature", str(linked), cwd=repo)
     (repo / "src" / "deep").mkdir(parents=True)
@@ -69,10 +70,10 @@ async def test_a_worktree_or_subdirectory_registers_the_main_checkout(stack: Sta
     assert first.json()["name"] == "project"
     assert first.json()["default_branch"] == "main", "the main checkout's branch, not the worktree's"
 
-    for path in (repo / "src" / "deep", repo):
-        again = await post(stack, {"path": str(path)})
-        assert again.status_code == 200, again.text
-        assert again.json()["id"] == first.json()["id"]
+    again = await post(stack, {"path": str(repo)})
+    assert again.status_code == 200 and again.json()["id"] == first.json()["id"], again.text
+    inside = await post(stack, {"path": str(repo / "src" / "deep")})
+    assert inside.status_code == 422 and f"give the repository's root `{repo.resolve()}`" in inside.json()["detail"]
     assert await codebase_count(stack) == 1
 
 

@@ -64,3 +64,16 @@ async def test_a_name_taken_is_still_a_409(stack: Stack, repo: Path, tmp_path: P
     taken = await stack.api.post("/api/codebases", json={"path": str(other / "inner"), "name": "project"})
     assert taken.status_code == 409 and "already registered as `project`" in taken.json()["detail"]
     assert (await say_one(stack, "mistake-2", f"/clone {other / 'inner'}")).startswith("Registered repository `inner`")
+
+
+async def test_a_subfolder_of_a_repository_is_refused_with_its_root(stack: Stack, repo: Path) -> None:
+    """Registering a folder inside a checkout used to register the whole repository without a word."""
+    (repo / "src").mkdir()
+    refused = await stack.api.post("/api/codebases", json={"path": str(repo / "src")})
+    assert refused.status_code == 422
+    assert refused.json()["detail"] == (f"`{repo / 'src'}` is a folder inside the repository `{repo.resolve()}`; "
+                                        f"give the repository's root `{repo.resolve()}`.")
+    in_chat = await say_one(stack, "mistake-3", f"/clone {repo / 'src'}")
+    assert "give the repository's root" in in_chat, in_chat
+    assert await stack.db.fetchval("SELECT count(*) FROM codebases") == 0
+    assert (await stack.api.post("/api/codebases", json={"path": str(repo)})).status_code == 201

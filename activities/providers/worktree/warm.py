@@ -137,10 +137,14 @@ class WarmDisk:
             await run_git("branch", "-D", "--", branch, cwd=self.repository, check=False)
 
     async def remove(self, path: Path) -> None:
-        """Gone from git's list and from the disk, whatever state a crash left it in."""
+        """Gone from git's list and from the disk, whatever state a crash left it in (or the checkout:
+        a deleted codebase's may be gone, and git's list with it)."""
+        has_checkout = self.repository.is_dir()
         async with host_lock(self.base, self.repository):
-            await run_git("worktree", "remove", "--force", "--force", "--", str(path), cwd=self.repository,
-                          check=False)
+            if has_checkout:
+                await run_git("worktree", "remove", "--force", "--force", "--", str(path), cwd=self.repository,
+                              check=False)
             with contextlib.suppress(FileNotFoundError):
                 shutil.rmtree(ensure_inside(self.base, path))
-            await run_git("worktree", "prune", cwd=self.repository, check=False)
+            if has_checkout:
+                await run_git("worktree", "prune", cwd=self.repository, check=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 
 from temporalio import workflow
@@ -20,6 +21,9 @@ SHOWS_POOL = "status-shows-warm-pool"
 WARM_IN_BUDGET = "warm-worktrees-in-disk-budget"
 # A refill can run a set-up: bounded by the longest `[setup] timeout_minutes`, with room for git.
 REFILL_TIMEOUT = timedelta(hours=25)
+# A refill that keeps failing is given up after these attempts: the pool says so in the worker's log and
+# tries again at its next look, instead of retrying every 10 s for ever.
+REFILL_RETRY_POLICY = dataclasses.replace(RETRY_POLICY, maximum_attempts=5)
 
 
 async def claim_or_create(request: WorktreeRequest, locally: bool) -> WorktreeReady:
@@ -44,7 +48,7 @@ async def claim_or_create(request: WorktreeRequest, locally: bool) -> WorktreeRe
 async def refill(request: WarmPoolInput) -> RefillReport:
     return await workflow.execute_activity(
         "refill_warm_pool", request, result_type=RefillReport, task_queue=host_queue(request.codebase.host),
-        start_to_close_timeout=REFILL_TIMEOUT, heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
+        start_to_close_timeout=REFILL_TIMEOUT, heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=REFILL_RETRY_POLICY,
     )
 
 
