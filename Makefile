@@ -13,17 +13,20 @@ $(BIN)/python:
 
 # `make dev` installs what the service needs (with AGENT=claude, Claude Code too); `make test` adds the
 # test extra (pytest, Playwright, schemathesis, hypothesis, Claude Code: about 1 GB more).
+# setuptools warns at every editable install that a folder named as a package could shadow it: ours
+# are the packages.
+QUIET_BUILD := PYTHONWARNINGS=ignore::Warning
 SERVICE_EXTRAS := $(if $(filter claude,$(AGENT)),[claude],)
 SERVICE_INSTALLED := $(VENV)/.installed-service$(if $(SERVICE_EXTRAS),-claude,)
 
 $(SERVICE_INSTALLED): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.$(SERVICE_EXTRAS)'
+	$(QUIET_BUILD) $(BIN)/python -m pip install --quiet -e '.$(SERVICE_EXTRAS)'
 	touch $@
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(QUIET_BUILD) $(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
 # The real Codex CLI for the agent tests (Claude Code comes in the claude-agent-sdk wheel of the test
