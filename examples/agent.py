@@ -6,8 +6,14 @@ on standard input, `--resume <session id>` on later turns), so isolator drives i
 driver: `AGENT=claude AGENT_EXECUTABLE=/path/to/examples/agent.py` (what `make dev` does unless AGENT
 or AGENT_COMMAND is set). It prints the same JSON events Claude Code does: it looks around the
 worktree, writes the message into NOTES.md, runs `git status`, and answers with what it remembers
-of the conversation, which it keeps as a session in its home folder. It costs nothing; the tokens
-it reports are a rough count of the characters it read and wrote.
+of the conversation, which it keeps as a session in its home folder (the driver's agent home, which
+the sandbox lets it write). It costs nothing; the tokens it reports are a rough count of the
+characters it read and wrote.
+
+Run as a plain command (`AGENT_COMMAND=/path/to/examples/agent.py`), it prints plain text, the answer
+as the command driver passes it on, and keeps its memory where such a program must: in
+`ISOLATOR_SESSION_DIR`, the conversation's own folder, writable in the sandbox and kept between its
+runs (its `HOME` is read-only there).
 
 Replace it with a real coding agent: `AGENT=claude`, `AGENT=codex` or `AGENT=aider` (docs/agent-drivers.md).
 """
@@ -24,8 +30,15 @@ from pathlib import Path
 
 
 def emit(event: dict, pause: float = 0.6) -> None:
-    print(json.dumps({**event, "session_id": session_id}), flush=True)
+    if streaming:
+        print(json.dumps({**event, "session_id": session_id}), flush=True)
     time.sleep(pause)
+
+
+def show(line: str) -> None:
+    """A line of the plain-text answer (as a command); the events say it when streaming."""
+    if not streaming:
+        print(line, flush=True)
 
 
 def tool(name: str, given: dict, run) -> None:  # noqa: ANN001 - a function returning (text, failed)
@@ -33,11 +46,13 @@ def tool(name: str, given: dict, run) -> None:  # noqa: ANN001 - a function retu
     emit({"type": "assistant", "message": {"role": "assistant", "content": [
         {"type": "tool_use", "id": call, "name": name, "input": given}]}}, pause=0.3)
     text, failed = run()
+    show(f"{name} {given.get('command') or Path(given['file_path']).name}: {text.strip()}")
     emit({"type": "user", "message": {"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": call, "content": text, "is_error": failed}]}})
 
 
 def say(text: str) -> None:
+    show(text)
     emit({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": text}]}})
 
 
@@ -50,9 +65,12 @@ options.add_argument("--resume")
 options.add_argument("--max-budget-usd")
 arguments, _ = options.parse_known_args()
 
-sessions = Path(os.environ.get("HOME", ".")) / ".isolator-example-agent"
+streaming = arguments.output_format == "stream-json"  # driven as Claude Code is; else a plain command
 session_id = arguments.resume or str(uuid.uuid4())
-history_file = sessions / f"{session_id}.json"
+if "ISOLATOR_SESSION_DIR" in os.environ:  # the command driver's folder of the conversation: one session
+    history_file = Path(os.environ["ISOLATOR_SESSION_DIR"]) / "example-agent-history.json"
+else:
+    history_file = Path(os.environ.get("HOME", ".")) / ".isolator-example-agent" / f"{session_id}.json"
 if arguments.resume and not history_file.is_file():
     message = f"No conversation found with session ID: {session_id}"
     print(message, file=sys.stderr)
@@ -86,7 +104,7 @@ remembered = (" Earlier in this conversation you said: " + "; ".join(f"“{said}
 answer = f"I took a note of your message in NOTES.md.{remembered} A real agent would have changed the code."
 say(answer)
 history.append(message)
-sessions.mkdir(parents=True, exist_ok=True)
+history_file.parent.mkdir(parents=True, exist_ok=True)
 history_file.write_text(json.dumps(history))
 read = sum(len(said) for said in history) // 4 + 200
 emit({"type": "result", "subtype": "success", "is_error": False, "num_turns": len(history), "result": answer,

@@ -101,6 +101,7 @@ def test_claude_retries_show_and_limits_and_lost_sessions_are_told_apart() -> No
 def test_claude_command_line_resumes_caps_cost_and_bounds_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CLAUDE_CODE_MAX_RETRIES", raising=False)
     monkeypatch.setattr(claude, "sandboxed", lambda: False)  # SANDBOX=off
+    monkeypatch.setattr(claude, "bundled_claude", lambda: None)  # `claude` as it is, wherever PATH finds it
     fresh = claude.invocation(["claude", "--model", "opus"], turn())
     assert fresh.argv == ["claude", "-p", "--output-format", "stream-json", "--verbose",
                           "--permission-mode", claude.UNCONFINED_MODE, "--model", "opus"]

@@ -16,6 +16,7 @@ import uvicorn
 from temporalio.client import Client
 
 from activities.database import create_pool
+from activities.runs.agents import HOW_TO_GET, program_path
 from activities.runs.queue import plan_for
 from api.app import SHUTDOWN_GRACE_SECONDS, create_app
 from isolator.payloads import connect
@@ -57,8 +58,13 @@ def agent_line(settings: Settings) -> str:
         if plan.argv == [str(EXAMPLE_AGENT)]:
             return (f"the example agent, {EXAMPLE_AGENT}, driven as Claude Code is "
                     "(AGENT or AGENT_COMMAND chooses another; AGENT_COMMAND= empty: isolation only)")
-        driver = f"the {plan.driver} driver: " if plan.driver != "command" else ""
-        return f"{driver}{shlex.join(plan.argv)} ({plan.source})"
+        if plan.driver == "command":
+            return f"{shlex.join(plan.argv)} ({plan.source})"
+        found = program_path(plan.driver, plan.argv[0])
+        if found is None:
+            return (f"the {plan.driver} driver, but `{plan.argv[0]}` ({plan.source}) was not found: "
+                    f"{HOW_TO_GET[plan.driver]}, or set AGENT_EXECUTABLE to it")
+        return f"the {plan.driver} driver: {shlex.join([found, *plan.argv[1:]])} ({plan.source})"
     return "none, isolation only: messages get a worktree and no answer (AGENT or AGENT_COMMAND sets an agent)"
 
 

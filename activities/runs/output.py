@@ -15,6 +15,8 @@ from activities.runs.records import FLUSH_SECONDS, Capture
 LOG_TAIL_LINES = 10
 LOG_TAIL_CHARS = 300  # of each line shown on failure
 WORKING_AFTER = 10.0  # seconds of silence before the working line shows
+PANIC = "' panicked at "  # Rust's (`thread 'main' panicked at src/x.rs:1:2:`); its message follows
+CRASH_LINES = 4
 
 
 class Silence:
@@ -45,6 +47,7 @@ class RunLog:
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.tail: deque[str] = deque(maxlen=LOG_TAIL_LINES)
         self.head: list[str] = []  # the first lines: an agent's error may come before a long backtrace
+        self.crash: list[str] = []  # a panic's line and the message after it, wherever it came
         self.partial = ""
 
     async def add(self, chunk: bytes) -> None:
@@ -53,6 +56,11 @@ class RunLog:
         self.partial = self.partial[-LOG_TAIL_CHARS:]
         self.tail.extend(line[:LOG_TAIL_CHARS] for line in lines)
         self.head.extend(line[:LOG_TAIL_CHARS] for line in lines[:LOG_TAIL_LINES - len(self.head)])
+        for line in lines:
+            if PANIC in line:
+                self.crash = []
+            if PANIC in line or 0 < len(self.crash) < CRASH_LINES:
+                self.crash.append(line[:LOG_TAIL_CHARS])
         await self.capture.add(text)
 
     def last_lines(self) -> list[str]:
@@ -62,11 +70,12 @@ class RunLog:
         """What a turn's agent says of itself is read from its own lines only (the log keeps all)."""
         self.tail.clear()
         self.head.clear()
+        self.crash.clear()
         self.partial = ""
 
     def telling_lines(self) -> list[str]:
         """The first and the last lines, where agents say what went wrong."""
-        return [*self.head, *self.last_lines()]
+        return [*self.head, *self.crash, *self.last_lines()]
 
 
 async def keep_flushing(*captures: Capture) -> None:

@@ -160,7 +160,7 @@ class AgentActivities:
             "ISOLATOR_MESSAGE": run.text, "ISOLATOR_PLATFORM": platform, "ISOLATOR_CONVERSATION": conversation_id,
             "ISOLATOR_RUN_ID": run.run_id, **invocation.env,
         }
-        writable = [session_dir]
+        writable = [session_dir, *invocation.writable]
         if driver.name != "command":  # the named agents keep their sessions and credentials in their home
             self.settings.agent_home.mkdir(parents=True, exist_ok=True)
             variables["HOME"] = str(self.settings.agent_home)

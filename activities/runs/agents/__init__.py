@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -30,3 +31,16 @@ DRIVERS = {
     "aider": _driver("aider", aider, True, False),
     "command": _driver("command", command, False, False),
 }
+
+# How to get each named agent, for the banner of `isolator dev` when its program is nowhere.
+HOW_TO_GET = {
+    "claude": "install Claude Code (`npm install -g @anthropic-ai/claude-code`) or run `make install`, whose "
+              "claude-agent-sdk package bundles it",
+    "codex": "install Codex (`npm install -g @openai/codex`)",
+    "aider": "install Aider (`pipx install aider-chat`)",
+}
+
+
+def program_path(driver: str, program: str) -> str | None:
+    """Where the program a run of the driver starts is (`claude`: on PATH, else the bundled one); None: nowhere."""
+    return shutil.which(claude.executable(program) if driver == "claude" else program)

@@ -16,7 +16,8 @@ import re
 from pathlib import Path
 
 from activities.git.runner import admin_dir
-from activities.runs.agents.base import AgentError, GaveUp, Invocation, LineReader, SessionLost, Turn, Usage, short
+from activities.runs.agents.base import (AgentError, GaveUp, Invocation, LineReader, SessionLost, Turn, Usage,
+                                         last_words, short)
 from activities.sandbox.bubblewrap import sandboxed
 
 QUIET = ["--no-pretty", "--no-fancy-input", "--no-auto-commits", "--no-gitignore", "--no-check-update",
@@ -197,8 +198,7 @@ class Reader(LineReader):
     def end(self, exit_code: int | None, stderr_tail: list[str]) -> None:
         self.end_lines()
         if self.error is None and exit_code not in (0, None):
-            last = next((line for line in reversed(stderr_tail) if line.strip()), "")
-            self.error = AgentError("other", short(last, 300) or f"exit code {exit_code}")
+            self.error = AgentError("other", last_words(stderr_tail) or f"exit code {exit_code}")
 
 
 def classify(name: str, line: str) -> AgentError:

@@ -8,6 +8,8 @@ lines worth showing, the final answer, the session id, usage and cost, and a kno
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
@@ -35,6 +37,9 @@ class Invocation:
     stdin: bytes | None  # None: standard input is closed at once
     env: dict[str, str] = field(default_factory=dict)
     session_id: str | None = None  # known before the agent says it (the command driver's own ids)
+    # Folders outside the agent's home it must write, as its configuration names them (CODEX_HOME):
+    # the sandbox keeps everything else read-only.
+    writable: list[Path] = field(default_factory=list)
 
 
 @dataclass
@@ -121,6 +126,38 @@ def short(text: str, limit: int = 120) -> str:
     """One line of at most `limit` characters."""
     line = " ".join(str(text).split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def folders_named_by(variable: str) -> list[Path]:
+    """The folder an agent's variable names for its own files (CODEX_HOME), when the worker sets it."""
+    folder = os.environ.get(variable)
+    return [Path(folder).expanduser()] if folder else []
+
+
+# Rust's panic (Codex is Rust): `thread 'main' panicked at src/x.rs:1:2:` then the message on its own
+# lines (Rust 1.73 on), or `panicked at 'message', src/x.rs:1:2` (before); a backtrace may follow.
+_PANIC = re.compile(r"thread '[^']*' panicked at (?P<rest>.*)$")
+_OLD_PANIC = re.compile(r"'(?P<message>.*)', \S+:\d+:\d+$")
+# What follows a message, never its words: a backtrace's header and frames (`13: <unknown>`,
+# `2: 0x55d1 - main`, `at src/x.rs:1:2`), Rust's notes. A numbered cause (`0: no such file`) is words.
+_NOT_WORDS = re.compile(r"^\s*(?:stack backtrace:|note: |\d+: (?:<unknown>|0x[0-9a-f]+|[\w<>]+::)|at \S+:\d+)",
+                        re.IGNORECASE)
+
+
+def last_words(stderr_lines: list[str]) -> str:
+    """What a failed agent said of its failure: a panic's message, else its last line that is no
+    backtrace frame; empty when it said nothing."""
+    for index, line in enumerate(stderr_lines):
+        if found := _PANIC.search(line):
+            old = _OLD_PANIC.match(found.group("rest"))
+            message = [old.group("message")] if old else []
+            for after in stderr_lines[index + 1:] if not old else []:
+                if not after.strip() or _NOT_WORDS.match(after):
+                    break
+                message.append(after.strip())
+            return short("it crashed: " + (" ".join(message) or found.group("rest")), 300)
+    words = [line for line in stderr_lines if line.strip() and not _NOT_WORDS.match(line)]
+    return short(words[-1], 300) if words else ""
 
 
 def relative(path: str, worktree: Path | None) -> str:

@@ -4,12 +4,15 @@ the final answer, the session id, usage, cost and errors."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 
-from activities.runs.agents.base import AgentError, Invocation, LineReader, Turn, Usage, relative, short
+from activities.runs.agents.base import (AgentError, Invocation, LineReader, Turn, Usage, last_words, folders_named_by,
+                                         relative, short)
 from activities.sandbox.bubblewrap import sandboxed
 
 # The one place the permission mode is chosen. In the sandbox, which tells it so (IS_SANDBOX=1), it works
@@ -25,7 +28,7 @@ EDIT_TOOLS = {"Write": "Wrote", "Edit": "Edited", "MultiEdit": "Edited", "Notebo
 
 def invocation(program: list[str], turn: Turn) -> Invocation:
     mode = SANDBOXED_MODE if sandboxed() else UNCONFINED_MODE
-    argv = [*program[:1], "-p", "--output-format", "stream-json", "--verbose", "--permission-mode", mode]
+    argv = [executable(program[0]), "-p", "--output-format", "stream-json", "--verbose", "--permission-mode", mode]
     if turn.session_id:
         argv += ["--resume", turn.session_id]
     if turn.max_cost_usd is not None:
@@ -33,7 +36,24 @@ def invocation(program: list[str], turn: Turn) -> Invocation:
     env = {}
     if "CLAUDE_CODE_MAX_RETRIES" not in os.environ:
         env["CLAUDE_CODE_MAX_RETRIES"] = DEFAULT_MAX_RETRIES
-    return Invocation([*argv, *program[1:]], turn.message.encode(), env)
+    return Invocation([*argv, *program[1:]], turn.message.encode(), env, writable=folders_named_by("CLAUDE_CONFIG_DIR"))
+
+
+def executable(program: str) -> str:
+    """`claude` on PATH, else the Claude Code that the claude-agent-sdk package bundles (`make dev`
+    installs it); any other program (AGENT_EXECUTABLE) as it is."""
+    if program != "claude" or shutil.which(program):
+        return program
+    bundled = bundled_claude()
+    return str(bundled) if bundled is not None else program
+
+
+def bundled_claude() -> Path | None:
+    spec = importlib.util.find_spec("claude_agent_sdk")  # found, not imported: the run needs only its binary
+    if spec is None or spec.origin is None:
+        return None
+    binary = Path(spec.origin).parent / "_bundled" / "claude"
+    return binary if binary.is_file() else None
 
 
 class Reader(LineReader):
@@ -118,8 +138,7 @@ class Reader(LineReader):
         if UNKNOWN_SESSION in stderr or UNKNOWN_SESSION in (self.result or ""):
             self.error = AgentError("session", UNKNOWN_SESSION)
         elif self.error is None and exit_code not in (0, None) and self.result is None:
-            last = next((line for line in reversed(stderr_tail) if line.strip()), "")
-            self.error = AgentError("other", short(last, 300) or f"exit code {exit_code}")
+            self.error = AgentError("other", last_words(stderr_tail) or f"exit code {exit_code}")
 
 
 def _error(subtype: str, status: object, text: str) -> AgentError:

@@ -8,7 +8,8 @@ import json
 import re
 from pathlib import Path
 
-from activities.runs.agents.base import AgentError, Invocation, LineReader, Turn, Usage, relative, short
+from activities.runs.agents.base import (AgentError, Invocation, LineReader, Turn, Usage, last_words, folders_named_by,
+                                         relative, short)
 
 UNKNOWN_SESSION = "no rollout found"
 CHANGE_KINDS = {"add": "Wrote", "update": "Edited", "delete": "Deleted"}
@@ -19,7 +20,8 @@ def invocation(program: list[str], turn: Turn) -> Invocation:
     argv = [*program[:1], "exec", "--json", *program[1:]]
     if turn.session_id:
         argv += ["resume", turn.session_id]
-    return Invocation([*argv, "--", turn.message], None)
+    # Codex writes its sessions and logs into CODEX_HOME (default: ~/.codex, in the agent home).
+    return Invocation([*argv, "--", turn.message], None, writable=folders_named_by("CODEX_HOME"))
 
 
 class Reader(LineReader):
@@ -90,8 +92,7 @@ class Reader(LineReader):
         if UNKNOWN_SESSION in stderr.lower():
             self.error = AgentError("session", UNKNOWN_SESSION)
         elif self.error is None and exit_code not in (0, None):
-            last = next((line for line in reversed(stderr_tail) if line.strip()), "")
-            self.error = classify(last or f"exit code {exit_code}")
+            self.error = classify(last_words(stderr_tail) or f"exit code {exit_code}")
 
 
 def classify(message: str) -> AgentError:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from activities.runs.agents.base import AgentError, Invocation, Turn, Usage, short
+from activities.runs.agents.base import AgentError, Invocation, Turn, Usage, last_words
 
 
 def invocation(program: list[str], turn: Turn) -> Invocation:
@@ -28,4 +28,4 @@ class Reader:
 
     def end(self, exit_code: int | None, stderr_tail: list[str]) -> None:
         if exit_code not in (0, None):
-            self.error = AgentError("other", short(stderr_tail[-1], 300) if stderr_tail else f"exit code {exit_code}")
+            self.error = AgentError("other", last_words(stderr_tail) or f"exit code {exit_code}")
