@@ -31,6 +31,9 @@ REGISTRY_VARIABLES = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "UV_INDEX_URL", "U
 class Entry:
     host: str  # lower case, no trailing dot; `*` or `*.domain` for many
     port: int | None  # None: the web ports
+    # Whether its port opens a loopback or private address: not when a file a run can write named it
+    # (Codex's config.toml, in a CODEX_HOME the sandbox lets it write).
+    trusted: bool = True
 
     def names(self, host: str, port: int) -> bool:
         if port not in ({self.port} if self.port is not None else WEB_PORTS):
@@ -44,7 +47,7 @@ class Entry:
     @property
     def loopback_port(self) -> int | None:
         """The port to mirror on the sandbox's own loopback, for clients that never proxy loopback."""
-        return self.port if self.host in LOOPBACK_NAMES and self.port is not None else None
+        return self.port if self.host in LOOPBACK_NAMES and self.port is not None and self.trusted else None
 
     def __str__(self) -> str:
         return self.host if self.port is None else f"{self.host}:{self.port}"
@@ -99,8 +102,9 @@ def entries_of_environment(environ: Mapping[str, str], codex_home: Path | None =
     urls = list(DEFAULT_MODEL_APIS)
     for name in (*MODEL_API_VARIABLES, *REGISTRY_VARIABLES):
         urls += environ.get(name, "").split()
-    urls += _codex_providers(codex_home or Path(environ.get("CODEX_HOME", "~/.codex")).expanduser())
-    return [entry for entry in map(url_entry, urls) if entry is not None]
+    entries = [entry for entry in map(url_entry, urls) if entry is not None]
+    codex = _codex_providers(codex_home or Path(environ.get("CODEX_HOME", "~/.codex")).expanduser())
+    return entries + [Entry(entry.host, entry.port, trusted=False) for entry in map(url_entry, codex) if entry]
 
 
 def _codex_providers(codex_home: Path) -> list[str]:
@@ -130,7 +134,7 @@ def decide(entries: Iterable[Entry], host: str, port: int, addresses: Iterable[s
     named = [entry for entry in entries if entry.names(host, port)]
     if not named:
         return Verdict(None, "not on the allow-list")
-    explicit_port = any(entry.port == port and entry.host != "*" for entry in named)
+    explicit_port = any(entry.port == port and entry.host != "*" and entry.trusted for entry in named)
     reasons = []
     for text in addresses:
         address = ipaddress.ip_address(text.split("%", 1)[0])

@@ -59,6 +59,9 @@ stream_max_retries = 0
 ''')
     monkeypatch.setenv("CODEX_HOME", str(codex_home))
     monkeypatch.setenv("FAKE_OPENAI_API_KEY", "sk-test")
+    # The fake listens on loopback: the sandbox's egress reaches it only when the service's own
+    # environment names it (a run may rewrite config.toml, so a port named there opens no loopback).
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{api.url}/v1")
 
 
 def use_fake_chat_completions(monkeypatch: pytest.MonkeyPatch, api: FakeChatCompletionsApi) -> None:

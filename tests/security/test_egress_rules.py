@@ -65,6 +65,9 @@ def test_the_agents_own_settings_name_their_model_apis_and_indexes(tmp_path: Pat
 
     entries = entries_of_environment(environ)
 
-    assert {Entry("127.0.0.1", 7000), Entry("127.0.0.1", 9999), Entry("a.example", None),
+    assert {Entry("127.0.0.1", 7000), Entry("127.0.0.1", 9999, trusted=False), Entry("a.example", None),
             Entry("b.example", None), Entry("api.anthropic.com", None)} <= set(entries)
     assert Entry("127.0.0.1", 7000).loopback_port == 7000
+    # A run can rewrite Codex's config.toml (its CODEX_HOME is writable): a port it names opens no loopback.
+    assert decide(entries, "127.0.0.1", 9999, ["127.0.0.1"]).address is None
+    assert Entry("127.0.0.1", 9999, trusted=False).loopback_port is None
