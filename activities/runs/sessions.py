@@ -43,10 +43,28 @@ class AgentSessions:
             "SELECT * FROM agent_sessions WHERE platform = $1 AND conversation_id = $2", platform, conversation_id)
         if row is not None and row["driver"] == driver and str(row["environment_id"]) == environment_id:
             return _session(row)
+        if row is not None and row["driver"] == driver and await self._restored_from(environment_id,
+                                                                                      row["environment_id"]):
+            # The conversation's own worktree, removed and restored: the same work, the same session.
+            moved = await self.pool.fetchrow(
+                """UPDATE agent_sessions SET environment_id = $3 WHERE platform = $1 AND conversation_id = $2
+                   RETURNING *""", platform, conversation_id, uuid.UUID(environment_id))
+            return _session(moved)
         renewed = None if row is None else "agent" if row["driver"] != driver else "moved"
         session = await self.start(platform, conversation_id, driver, environment_id)
         session.renewed = renewed
         return session
+
+    async def _restored_from(self, environment_id: str, earlier: uuid.UUID) -> bool:
+        """Whether `environment_id` is a restore (or a restore of a restore) of `earlier`."""
+        return bool(await self.pool.fetchval(
+            """WITH RECURSIVE restores(id, depth) AS (
+                   SELECT (metadata->>'restored_from')::uuid, 1 FROM isolation_environments WHERE id = $1
+                   UNION ALL
+                   SELECT (e.metadata->>'restored_from')::uuid, r.depth + 1
+                   FROM isolation_environments e JOIN restores r ON e.id = r.id WHERE r.depth < 100)
+               SELECT EXISTS (SELECT 1 FROM restores WHERE id = $2)""",
+            uuid.UUID(environment_id), earlier))
 
     async def start(self, platform: str, conversation_id: str, driver: str, environment_id: str) -> Session:
         row = await self.pool.fetchrow(
