@@ -14,7 +14,7 @@ from typing import Awaitable, Callable, TypeVar
 
 from temporalio import workflow
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
-from temporalio.exceptions import ActivityError, ChildWorkflowError
+from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 from temporalio.exceptions import TimeoutError as StepTimeout
 from temporalio.workflow import ParentClosePolicy
 
@@ -128,6 +128,12 @@ async def _ended_without_report(run: AgentRunInput, error: BaseException, stoppe
         return AgentRunReport(run_id, "stopped")
     cause = error.cause if isinstance(error, ActivityError) else error
     reason = ("its worker stopped answering" if isinstance(cause, StepTimeout)
+              else "the service restarted while the agent worked" if _worker_shut_down(cause)
               else f"it failed unexpectedly ({cause})")
     await agent_runs.record_interrupted_run(InterruptedRun(run_id, run.run.conversation, run.environment.branch, reason))
     return AgentRunReport(run_id, "interrupted")
+
+
+def _worker_shut_down(cause: BaseException | None) -> bool:
+    """The failure Temporal gives an activity whose worker shut down before it ended."""
+    return isinstance(cause, ApplicationError) and cause.type == "WorkerShutdown"

@@ -54,6 +54,7 @@ class Ending:
     exit_code: int | None = None
     problem: str | None = None  # it could not start
     error: AgentError | None = None  # the agent said what went wrong
+    restarted: bool = False  # its worker shut down under it
 
     def finished(self, finished: Finished) -> None:
         self.exit_code = finished.exit_code
@@ -71,6 +72,10 @@ class Ending:
     def stopped(self) -> None:
         self.status = "stopped"
 
+    def service_restarted(self) -> None:
+        """Its worker shut down (the service stopping or restarting), not a `/stop`."""
+        self.status, self.restarted = "interrupted", True
+
     def summary(self, changes: Changes | None, log_tail: list[str], usage: Usage | None = None) -> str:
         took = _duration(time.monotonic() - self.started)
         headline = {
@@ -83,6 +88,9 @@ class Ending:
         }[self.status]
         if self.problem is not None:
             headline = f"The agent could not start: {self.problem}."
+        if self.restarted:
+            headline = (f"The service restarted while the agent worked ({took} in): send your message again "
+                        "to go on; it is not started again by itself.")
         spent = usage_text(usage) if usage is not None else ""
         lines = [" ".join(part for part in (f"— {headline}", changes_text(changes), spent) if part)]
         if self.error is not None:

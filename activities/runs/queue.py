@@ -129,8 +129,10 @@ class AgentRunActivities:
 
     @activity.defn
     async def record_interrupted_run(self, run: InterruptedRun) -> None:
-        """A run whose worker died: recorded as interrupted, and its conversation told, once."""
-        await self.records.finished(run.run_id, "interrupted", None, [], None)
+        """A run whose worker died: recorded as interrupted, and its conversation told, once. A run that
+        recorded its own end (a worker shut down gracefully lets it finish its answer) has said it already."""
+        if not await self.records.finished(run.run_id, "interrupted", None, [], None):
+            return
         platform, conversation_id = run.conversation.split(":", 1)
         text = (f"The agent's run in `{run.branch}` was interrupted: {run.reason}. It is not started again "
                 "by itself; send your message again to retry.")

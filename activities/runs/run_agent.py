@@ -108,7 +108,10 @@ class AgentActivities:
         except GaveUp:  # the reader stopped the agent; its error says why
             ending.status = "failed"
         except asyncio.CancelledError:
-            ending.stopped()
+            if activity.is_worker_shutdown():
+                ending.service_restarted()
+            else:
+                ending.stopped()
             raise
         finally:
             self.processes.forget(run.run_id)

@@ -71,3 +71,29 @@ async def test_a_run_whose_worker_is_killed_is_interrupted_once_and_the_queue_go
         told = [reply for reply in replies if "was interrupted" in reply]
         assert len(told) == 1 and "send your message again" in told[0]
         assert any(reply.startswith("quick answer") for reply in replies)
+
+
+async def test_a_run_whose_worker_shuts_down_says_so_once_in_plain_words(
+    worker: WorkerProcess, api: httpx.AsyncClient, temporal: Client, db: asyncpg.Pool,
+    settings: Settings, repo: Path, tmp_path: Path,
+) -> None:
+    """Ctrl-C or a restart: the worker shuts down gracefully, the run ends its answer with one plain
+    message, is recorded as interrupted, and is not said to be stopped nor to have failed."""
+    pids, conversation = tmp_path / "pids", "shut-down"
+    worker.start(AGENT_COMMAND=command("spawner", str(pids)))
+    await register(api, repo)
+    first = await api.post("/test/message", params={"wait": "true"},
+                           json={"conversationId": conversation, "message": "work for ever"})
+    run = first.json()["result"]["agentRunId"]
+    await wait_for(pids, worker)
+
+    worker.stop()
+    worker.start()
+
+    await until_status(db, run, "interrupted")
+    replies = [row["body"] for row in await db.fetch(
+        "SELECT body FROM outbound_messages WHERE platform_conversation_id = $1 ORDER BY id", conversation)]
+    said = [reply for reply in replies if "restarted" in reply or "interrupted" in reply or "Stopped" in reply]
+    assert len(said) == 1, replies
+    assert "The service restarted while the agent worked" in said[0] and "send your message again" in said[0]
+    assert "failed unexpectedly" not in "".join(replies) and "WorkerShutdown" not in "".join(replies)
