@@ -27,7 +27,8 @@ log = logging.getLogger(__name__)
 
 def cleanup_schedule(settings: Settings) -> Schedule:
     return Schedule(
-        action=ScheduleActionStartWorkflow(CleanupWorkflow.run, id=SCHEDULE_ID, task_queue=settings.task_queue),
+        action=ScheduleActionStartWorkflow(CleanupWorkflow.run, id=SCHEDULE_ID, task_queue=settings.task_queue,
+                                           static_summary="the scheduled cleanup of every codebase"),
         spec=ScheduleSpec(intervals=[ScheduleIntervalSpec(every=timedelta(hours=settings.cleanup_interval_hours))]),
         # a sweep still running when the next is due: the next is skipped, never stacked
         policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP),

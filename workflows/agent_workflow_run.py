@@ -32,6 +32,7 @@ async def run_team_workflow(request: AgentRunInput) -> AgentRunReport:
                 "environment_id": environment.environment_id, "run_id": run.run_id,
             },
             id=f"agent-run:{run.run_id}:agent", task_queue=run.plan.task_queue,
+            static_summary=f"the team's agent in `{environment.branch}`: {run.text[:80]}",
             execution_timeout=timedelta(minutes=run.plan.timeout_minutes),
             retry_policy=RetryPolicy(maximum_attempts=1), result_type=Any,
         )

@@ -168,6 +168,7 @@ class CleanupWorkflow:
                 CodebaseCleanupWorkflow.run,
                 CodebaseCleanupInput(codebase, ["missing", "merged", "stale", "archives", "budget"], key=run_id),
                 id=f"{run_id}:{codebase.name}",
+                static_summary=f"cleanup of {codebase.name}: missing, merged and stale worktrees, old archives, disk",
             ))
             report = reports[-1]
             if report.removed or report.pruned or report.hibernated:

@@ -134,7 +134,9 @@ class MessageWorkflow:
             removed.id, key=workflow.info().workflow_id, conversation_row_id=conversation.row_id,
             platform=self._message.platform, conversation_id=self._message.conversation_id,
             previous_environment_id=current.id if current is not None else None,
-        ), id=f"{workflow.info().workflow_id}:restore")
+        ), id=f"{workflow.info().workflow_id}:restore",
+            static_summary=f"bringing back the archived worktree of {self._message.platform} "
+                           f"{self._message.conversation_id}")
         if report.outcome not in ("restored", "already_restored"):
             return None
         if report.outcome == "restored":
@@ -184,7 +186,8 @@ class MessageWorkflow:
         if conversation.codebase is None and hints.clone_url:
             source = RepositorySource(host=self._message.default_host, url=hints.clone_url)
             registered = await workflow.execute_child_workflow(
-                RegisterCodebaseWorkflow.run, source, id=f"{workflow.info().workflow_id}:register"
+                RegisterCodebaseWorkflow.run, source, id=f"{workflow.info().workflow_id}:register",
+                static_summary=f"registering {hints.clone_url}",
             )
             if registered.codebase is None:  # the user's to fix: answered as a failed registration was
                 raise ApplicationError(registered.problem or "the repository could not be registered",

@@ -152,6 +152,7 @@ class Provisioner:
         report = await workflow.execute_child_workflow(
             CodebaseCleanupWorkflow.run, CodebaseCleanupInput(self.codebase, ["merged"], key=wfid),
             id=f"{wfid}:make-room",
+            static_summary=f"making room in {self.codebase.name}: removing merged worktrees",
         )
         if report.removed:
             await self.reply(worktree_texts.made_room(len(report.removed)))

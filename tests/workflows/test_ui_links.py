@@ -4,6 +4,7 @@ workflow's description (user metadata) and its current details (the metadata que
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 from temporalio.api.sdk.v1 import WorkflowMetadata
@@ -12,6 +13,7 @@ from isolator.contracts.environment import environment_workflow_id
 from tests.agent_runs import finished_run
 from tests.agents import command
 from tests.conftest import Stack
+from workflows.cleanup import CleanupWorkflow
 
 
 async def test_a_messages_page_links_to_its_environment_and_its_agent_run(
@@ -34,3 +36,14 @@ async def test_a_messages_page_links_to_its_environment_and_its_agent_run(
     described = await stack.temporal.get_workflow_handle(environment).describe()
     assert await described.static_summary() == f"worktree `{created['branch']}` of {repo.name}"
     assert f"Path: {created['workingPath']}" in (await described.static_details() or "")
+
+
+async def test_every_workflow_of_a_cleanup_says_what_it_does(stack: Stack, repo: Path) -> None:
+    """The Temporal UI lists workflows by id (`cleanup-…:project`); their summary says what each is."""
+    await stack.register(repo)
+    run_id = f"cleanup-{uuid.uuid4().hex[:8]}"
+
+    await stack.temporal.execute_workflow(CleanupWorkflow.run, id=run_id, task_queue=stack.settings.task_queue)
+
+    child = await stack.temporal.get_workflow_handle(f"{run_id}:{repo.name}").describe()
+    assert (await child.static_summary() or "").startswith(f"cleanup of {repo.name}:")
