@@ -17,6 +17,7 @@ from temporalio.client import Client
 from activities.database import create_pool
 from api import codebases, dashboard, environments, health, refusals, runs, test_adapter
 from api.hosts import HostCheck
+from api.request_hints import request_hint
 from api.webhooks import discord, github, slack, telegram
 from api.webhooks.limits import WebhookBodyLimit
 from isolator.payloads import connect
@@ -81,10 +82,15 @@ class _AsciiJSONResponse(JSONResponse):
 async def _invalid_request(request: Request, error: Exception) -> JSONResponse:
     """FastAPI's 422 for a request that fails validation, naming the field, what is wrong and the limit
     (`msg`, `ctx`), without the value sent: echoed back, a 200 KB message came back whole. (Its default
-    handler also answers 500 to a lone surrogate.)"""
+    handler also answers 500 to a lone surrogate.) Each problem's `hint` says what the route takes there."""
     assert isinstance(error, RequestValidationError)
-    problems = [{key: value for key, value in problem.items() if key not in ("input", "url")}
-                for problem in error.errors()]
+    route = request.scope.get("route")
+    problems = []
+    for problem in error.errors():
+        shown = {key: value for key, value in problem.items() if key not in ("input", "url")}
+        if (hint := request_hint(route, tuple(problem.get("loc", ())))) is not None:
+            shown["hint"] = hint
+        problems.append(shown)
     return _AsciiJSONResponse({"detail": jsonable_encoder(problems)}, status_code=422)
 
 

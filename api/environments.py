@@ -108,15 +108,20 @@ def _view(row: asyncpg.Record) -> EnvironmentView:
 async def list_environments(
     pool: Annotated[asyncpg.Pool, Depends(get_pool)],
     codebase: Annotated[str | None, Query(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
-                                          description="a codebase's name")] = None,
+                                          description="a codebase's name or id")] = None,
     environment_status: Annotated[Literal["active", "hibernated", "destroyed"] | None, Query(alias="status")] = None,
     conversation: Annotated[str | None, Query(min_length=3, max_length=300, pattern=r"^[a-z]+:[^\x00-\x1f\x7f]+$",
                                               description="`platform:conversation id`")] = None,
 ) -> list[EnvironmentView]:
     platform, _, conversation_id = (conversation or "").partition(":")
+    if codebase is not None and not await pool.fetchval(
+            "SELECT EXISTS (SELECT 1 FROM codebases WHERE name = $1 OR id::text = $1)", codebase):
+        # an empty list would read as "no environments" where the codebase was misnamed
+        raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no codebase `{codebase}`: pass a codebase's name "
+                                                              "or id, as `GET /api/codebases` lists them")
     rows = await pool.fetch(
         _SELECT + """
-        WHERE ($1::text IS NULL OR c.name = $1) AND ($2::text IS NULL OR e.status = $2)
+        WHERE ($1::text IS NULL OR c.name = $1 OR c.id::text = $1) AND ($2::text IS NULL OR e.status = $2)
           AND ($3::text IS NULL OR e.id IN (SELECT environment_id FROM conversations
                                            WHERE platform = $3 AND platform_conversation_id = $4))
         GROUP BY e.id, c.name ORDER BY e.created_at, e.id""",

@@ -41,6 +41,8 @@ class InboundTestMessage(BaseModel):
     def _storable(cls, value: str) -> str:
         if "\x00" in value:  # PostgreSQL text cannot hold it, and replies quote the message
             raise ValueError("must not contain NUL characters")
+        if not value.strip():  # refused as "" is: it would start an agent's run with nothing to do
+            raise ValueError("must not be blank: write what the agent should do, or a command such as `/help`")
         return value
 
 
@@ -79,7 +81,7 @@ async def post_message(
     return answer
 
 
-@router.get("/messages/{conversation_id}")
+@router.get("/messages/{conversation_id:path}")  # a conversation id may hold `/`
 async def get_messages(
     conversation_id: ConversationId, pool: Annotated[asyncpg.Pool, Depends(get_pool)]
 ) -> dict[str, Any]:
@@ -94,7 +96,7 @@ async def get_messages(
     }
 
 
-@router.delete("/messages/{conversation_id}")
+@router.delete("/messages/{conversation_id:path}")
 async def clear_messages(
     conversation_id: ConversationId, pool: Annotated[asyncpg.Pool, Depends(get_pool)]
 ) -> dict[str, Any]:

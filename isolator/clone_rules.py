@@ -35,15 +35,31 @@ def clone_refusal(target: str, policy: ClonePolicy, is_path: bool) -> str | None
     if is_path:
         return _path_refusal(target, policy.roots)
     if target.lower().startswith("file:"):
-        return "a `file://` URL is a local path: give the folder's absolute path instead."
+        return _file_url_refusal(policy)
     host = url_host(target)
     if host is None:
         return _UNCLEAR_HOST
     if host not in policy.hosts:
-        allowed = ", ".join(f"`{name}`" for name in policy.hosts) or "none"
-        return (f"`/clone` from chat only takes URLs on the hosts in `CLONE_ALLOWED_HOSTS` (here: {allowed}), "
-                f"and `{host}` is not one of them.")
+        return (f"`/clone` from chat only takes URLs on the hosts in `CLONE_ALLOWED_HOSTS` (here: "
+                f"{_listed(policy.hosts)}), and `{host}` is not one of them.")
     return None
+
+
+def _file_url_refusal(policy: ClonePolicy) -> str:
+    """A `file://` URL is a local path: say which form of it, if any, this chat takes."""
+    if policy.roots:
+        return (f"a `file://` URL is a local path: give the folder's absolute path instead, under "
+                f"`CLONE_ALLOWED_ROOTS` ({_listed(policy.roots)}).")
+    if policy.hosts:
+        return ("a `file://` URL is a local path, and `/clone` from chat takes none here (`CLONE_ALLOWED_ROOTS` is "
+                f"not set): give a repository URL on a host in `CLONE_ALLOWED_HOSTS` ({_listed(policy.hosts)}), "
+                "or register the checkout with the REST API.")
+    return ("a `file://` URL is a local path, and `/clone` from chat takes none here, nor any URL (neither "
+            "`CLONE_ALLOWED_ROOTS` nor `CLONE_ALLOWED_HOSTS` is set): register the checkout with the REST API.")
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(f"`{name}`" for name in names) or "none"
 
 
 def url_host(url: str) -> str | None:
@@ -77,7 +93,7 @@ def _path_refusal(path: str, roots: list[str]) -> str | None:
     if not roots:
         return ("`/clone` from chat takes no local path here (`CLONE_ALLOWED_ROOTS` is not set): "
                 "give a repository URL, or register the checkout with the REST API.")
-    where = ", ".join(f"`{root}`" for root in roots)
+    where = _listed(roots)
     if ".." in path.split("/"):
         return f"a path with `..` is refused: give the absolute path of a checkout under {where}."
     normal = posixpath.normpath(path)

@@ -58,12 +58,15 @@ def parse_message(event: Mapping[str, Any], bot_user_id: str | None) -> SlackMes
     if thread_ts is not None and not _matches(_TS, thread_ts):
         return None
     text, user = event.get("text"), event.get("user")
+    text = strip_bot_mentions(text if isinstance(text, str) else "", bot_user_id)
+    if not text:
+        return None  # a bare mention or blank text: nothing to do, and no run started for it
     team = next((value for value in (event.get("user_team"), event.get("team")) if isinstance(value, str)), None)
     return SlackMessage(
         channel=channel,
         ts=ts,
         thread_ts=thread_ts,
-        text=strip_bot_mentions(text if isinstance(text, str) else "", bot_user_id),
+        text=text,
         user=user if isinstance(user, str) else "",
         team=team,
     )

@@ -150,7 +150,7 @@ def read_message(update: Update, bot_username: str) -> TelegramMessage | str:
     message = update.message
     if message is None:
         return "not a new message (edits, callback queries, channel posts and the like are not answered)"
-    if not message.text:
+    if not message.text or not message.text.strip():
         return "the message has no text"
     sender = message.from_user
     if sender is None or sender.is_bot:
@@ -168,11 +168,13 @@ def read_message(update: Update, bot_username: str) -> TelegramMessage | str:
         return "in a group, only mentions of the bot, commands and replies to the bot are answered"
     # Outside forum topics `message_thread_id` only names a chain of replies: not a conversation.
     topic = message.message_thread_id if message.is_topic_message and message.message_thread_id else 0
+    if not (text := strip_leading_mention(message.text, bot_username)):
+        return "the message is only a mention of the bot"
     return TelegramMessage(
         update_id=update.update_id,
         chat_id=message.chat.id,
         topic_id=topic,
-        text=strip_leading_mention(message.text, bot_username),
+        text=text,
         sender=TelegramSender(sender.id, sender.username if isinstance(sender.username, str) else None),
     )
 

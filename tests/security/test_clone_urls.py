@@ -77,6 +77,16 @@ def test_the_refusal_of_an_unclear_url_says_how_to_write_one() -> None:
     assert refusal is not None and "`https://host/owner/repo`" in refusal and "`user@host:owner/repo`" in refusal
 
 
+def test_a_file_url_is_answered_with_what_this_chat_takes_instead() -> None:
+    with_roots = clone_refusal("file:///srv/repos/r", ClonePolicy(hosts=[], roots=["/srv/repos"]), is_path=False)
+    hosts_only = clone_refusal("file:///srv/repos/r", GITHUB_ONLY, is_path=False)
+    nothing = clone_refusal("FILE:///srv/repos/r", ClonePolicy(), is_path=False)
+    assert with_roots is not None and "absolute path instead, under `CLONE_ALLOWED_ROOTS` (`/srv/repos`)" in with_roots
+    assert hosts_only is not None and "absolute path" not in hosts_only
+    assert "a repository URL on a host in `CLONE_ALLOWED_HOSTS` (`github.com`)" in hosts_only
+    assert nothing is not None and "absolute path" not in nothing and "register the checkout with the REST API" in nothing
+
+
 def test_the_red_team_strings_are_refused_when_only_github_is_allowed() -> None:
     for url in RED_TEAM:
         assert clone_refusal(url, GITHUB_ONLY, is_path=False) is not None, url

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from tests.chat_commands import say_one
 from tests.conftest import Stack
-from workflows.chat import agent_texts
+from tests.gitrepos import make_repo
+from workflows.chat import agent_texts, worktree_texts
 
 
 async def test_an_unknown_command_is_named(stack: Stack, repo: Path) -> None:
@@ -15,6 +16,12 @@ async def test_an_unknown_command_is_named(stack: Stack, repo: Path) -> None:
     reply = await say_one(stack, "words-1", "/frobnicate now")
     assert reply.startswith("Unknown command `/frobnicate`."), reply
     assert "`/help`" in reply, "the help follows"
+
+
+async def test_an_unknown_worktree_subcommand_is_named_before_the_usage(stack: Stack, repo: Path) -> None:
+    await stack.register(repo)
+    reply = await say_one(stack, "words-6", "/worktree Frob now")
+    assert reply == "Unknown subcommand `/worktree Frob`.\n\n" + worktree_texts.USAGE
 
 
 async def test_a_name_with_accents_is_refused_with_ascii_named(stack: Stack, repo: Path) -> None:
@@ -58,3 +65,17 @@ async def test_removed_after_a_restore_does_not_claim_nothing_was_removed(stack:
     assert "no worktree was removed" not in listing, listing
     assert listing == ("Nothing of `project` waits to be restored: the 1 worktree(s) removed in the last 30 days "
                        "are back already (`/worktree list` shows them).")
+
+
+async def test_a_message_before_a_codebase_is_chosen_is_asked_again(stack: Stack, repo: Path, tmp_path: Path) -> None:
+    nothing = (await stack.say("words-5", "fix the login"))["result"]
+    assert nothing["outcome"] == "no_codebase"
+    assert "your message was not handed on" in nothing["replies"][0]
+    assert nothing["replies"][0].endswith("`/clone <repository-url-or-path>`, then send your message again.")
+
+    await stack.register(repo)
+    await stack.register(make_repo(tmp_path / "repos" / "other"))
+    undecided = (await stack.say("words-5", "fix the login"))["result"]
+    assert undecided["outcome"] == "no_codebase"
+    assert "`other`, `project`" in undecided["replies"][0] and "not handed on" in undecided["replies"][0]
+    assert undecided["replies"][0].endswith("for example `/clone other`, then send your message again.")

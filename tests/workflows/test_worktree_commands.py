@@ -101,7 +101,7 @@ async def test_an_unknown_command_gets_the_help(stack: Stack, repo: Path, text: 
     assert await active_rows(stack) == [] and worktree_paths(repo) == []
 
 
-@pytest.mark.parametrize("text", ["/worktree", "/worktree frob", "/worktree cleanup", "/worktree cleanup all",
+@pytest.mark.parametrize("text", ["/worktree", "/worktree cleanup", "/worktree cleanup all",
                                   "/worktree remove a b", "/worktree remove -x"])
 async def test_an_unknown_or_malformed_subcommand_gets_the_usage(stack: Stack, repo: Path, text: str) -> None:
     await stack.register(repo)

@@ -69,13 +69,16 @@ def woken(branch: str, path: str) -> str:
 
 
 def no_codebase(choices: list[str]) -> str:
+    """Nothing of the message was kept (a command's too): the user must send it again once there is one."""
     if choices:
         names = ", ".join(f"`{name}`" for name in choices)
         return (
-            f"Several repositories are registered ({names}) and this conversation uses none yet. "
-            "Choose one by its name, for example `/clone " + choices[0] + "`."
+            f"Several repositories are registered ({names}) and this conversation uses none yet, so your message "
+            "was not handed on. Choose one by its name, for example `/clone " + choices[0] + "`, then send your "
+            "message again."
         )
-    return "No repository is registered yet. Register one with `/clone <repository-url-or-path>`."
+    return ("No repository is registered yet, so your message was not handed on. Register one with "
+            "`/clone <repository-url-or-path>`, then send your message again.")
 
 
 def unknown_command(name: str) -> str:

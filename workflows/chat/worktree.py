@@ -57,7 +57,7 @@ class WorktreeCommands:
         }
         handler = handlers.get(subcommand)
         if handler is None:
-            await self.reply(worktree_texts.USAGE)
+            await self.reply(worktree_texts.unknown_subcommand(words[0]) if words else worktree_texts.USAGE)
             return
         try:
             await handler(args)
@@ -130,8 +130,11 @@ class WorktreeCommands:
         await self.reply(report.message)  # what was removed, archived or refused, said once
 
     async def _link(self, args: list[str]) -> None:
-        if len(args) != 1 or not _LINK_TARGET.match(args[0]):
+        if len(args) != 1:
             await self.reply(worktree_texts.LINK_USAGE)
+            return
+        if not _LINK_TARGET.match(args[0]):  # no worktree is named so: said without looking
+            await self.reply(worktree_texts.not_a_worktree_name(args[0]) + "\n\n" + worktree_texts.LINK_USAGE)
             return
         target = await environments.find_named_environment(NamedEnvironmentQuery(self.codebase.id, args[0]))
         if target is None:

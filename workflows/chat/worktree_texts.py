@@ -19,7 +19,7 @@ USAGE = """Usage:
 `/worktree removed`: removed worktrees that can still be restored
 `/worktree restore <name>`: bring a removed worktree back, with its uncommitted changes"""
 
-LINK_USAGE = """Usage: `/worktree link <workflow>`
+LINK_USAGE = """Usage: `/worktree link <name>`, a worktree's name as `/worktree list` shows it
 
 Examples:
   `/worktree link issue-42`
@@ -93,6 +93,15 @@ def no_worktree_here() -> str:
 
 def unknown_worktree(name: str, codebase: str) -> str:
     return f"No active worktree `{quoted_safely(name)}` in **{codebase}**. See `/worktree list`."
+
+
+def not_a_worktree_name(name: str) -> str:
+    return (f"No worktree `{quoted_safely(name)}`: a worktree's name starts with `issue-`, `pr-`, `thread-` or "
+            "`task-` (`/worktree list` shows them).")
+
+
+def unknown_subcommand(name: str) -> str:
+    return f"Unknown subcommand `/worktree {quoted_safely(name, 40)}`.\n\n{USAGE}"
 
 
 def still_used(branch: str, others: int) -> str:

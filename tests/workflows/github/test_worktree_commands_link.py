@@ -87,13 +87,24 @@ async def test_link_moves_a_conversation_between_issue_pr_thread_and_task_worktr
     assert again == f"This conversation already works in branch `task-my-feature` at `{base / 'task-my-feature'}`."
 
 
-@pytest.mark.parametrize("text", ["/worktree link", "/worktree link foo", "/worktree link 42", "/worktree link a b"])
-async def test_link_with_a_bad_target_gets_the_usage(stack: Stack, repo: Path, text: str) -> None:
+@pytest.mark.parametrize("text", ["/worktree link", "/worktree link a b"])
+async def test_link_without_one_target_gets_the_usage(stack: Stack, repo: Path, text: str) -> None:
     await stack.register(repo, url=URL)
     reply = await say_one(stack, "bad-link", text)
     assert reply == worktree_texts.LINK_USAGE
     assert "`/worktree link issue-42`" in reply and "`/worktree link task-my-feature`" in reply
+    assert "<workflow>" not in reply
     assert await environment_of(stack, "bad-link") is None
+
+
+@pytest.mark.parametrize("target", ["nope", "42"])
+async def test_link_to_a_name_no_worktree_can_have_says_there_is_none(stack: Stack, repo: Path, target: str) -> None:
+    await stack.register(repo, url=URL)
+    reply = await say_one(stack, "bad-link-2", f"/worktree link {target}")
+    assert reply.startswith(f"No worktree `{target}`: a worktree's name starts with `issue-`, `pr-`, `thread-` or "
+                            "`task-`"), reply
+    assert reply.endswith(worktree_texts.LINK_USAGE)
+    assert await environment_of(stack, "bad-link-2") is None
 
 
 @pytest.mark.parametrize("target", ["issue-77", "pr-1", "thread-00000000", "task-nothing"])
