@@ -37,7 +37,8 @@ async def set_up(state: EnvironmentState) -> None:
     assert repository_setup is not None
     state.setup = repository_setup
     if repository_setup.config.ports and state.ports is None:
-        state.ports = await ports.allocate_ports(environment, repository_setup.config.ports)
+        state.ports = await ports.allocate_ports(environment, repository_setup.config.ports,
+                                                 repository_setup.warm_ports)
     tail: list[str] = []
     if repository_setup.problem is not None:
         state.setup_state = "skipped"  # the creation reply said what is wrong with the file

@@ -1,4 +1,5 @@
-"""Ports of its own: each active environment holds a block of consecutive ports from PORT_RANGE.
+"""Ports of its own: each active environment holds a block of consecutive ports from PORT_RANGE; so does
+each warm worktree from its making, and the environment that claims it takes that very block over.
 
 The block is unique among the host's active environments by the database's primary key on
 (host, port), not by a lock in memory: concurrent allocations that pick the same ports collide
@@ -9,6 +10,7 @@ binding each port. It is released when the environment is destroyed.
 from __future__ import annotations
 
 import socket
+from typing import Literal
 
 import asyncpg
 from temporalio import activity
@@ -35,43 +37,67 @@ class PortActivities:
 
     @activity.defn
     async def allocate_ports(self, request: PortRequest) -> PortBlock:
-        """The environment's block: the one it holds already (a retry), or a new one."""
-        held = await self._held(request.environment_id)
+        """The environment's block: the one it holds already (a retry), the one of the warm worktree it
+        claimed (its set-up may have written it), or a new one."""
+        held = await held_block(self.pool, "environment_id", request.environment_id)
         if held is not None:
             return held
-        for _ in range(ATTEMPTS):
-            taken = {row["port"] for row in await self.pool.fetch(
-                "SELECT port FROM port_allocations WHERE host = $1", self.settings.host)}
-            first = self._free_block(taken, request.count)
+        if request.preferred is not None and request.preferred.last - request.preferred.first + 1 == request.count:
             try:
-                async with self.pool.acquire() as connection, connection.transaction():
-                    await connection.executemany(
-                        "INSERT INTO port_allocations (host, port, environment_id) VALUES ($1, $2, $3)",
-                        [(self.settings.host, port, request.environment_id) for port in range(first, first + request.count)],
-                    )
-                return PortBlock(first, first + request.count - 1)
+                return await self._take(request.environment_id, request.preferred.first, request.count)
             except asyncpg.UniqueViolationError:
-                continue  # a concurrent allocation took one of them first: pick again
-            except asyncpg.ForeignKeyViolationError:
-                raise ApplicationError("the environment is gone", non_retryable=True) from None
-        raise ApplicationError(f"no block of {request.count} free ports in PORT_RANGE {self.settings.port_range}")
+                pass  # taken in the moment between the claim and now (rare): a new block; what the warm
+                # set-up wrote of the old one is then out of date until `/worktree setup` runs it again
+        return await allocate_block(self.pool, self.settings, "environment_id", request.environment_id, request.count)
 
-    async def _held(self, environment_id: str) -> PortBlock | None:
-        row = await self.pool.fetchrow(
-            "SELECT min(port) AS first, max(port) AS last FROM port_allocations WHERE environment_id = $1",
-            environment_id,
+    async def _take(self, environment_id: str, first: int, count: int) -> PortBlock:
+        return await _insert(self.pool, self.settings.host, "environment_id", environment_id, first, count)
+
+
+Holder = Literal["environment_id", "warm_worktree_id"]
+
+
+async def allocate_block(pool: asyncpg.Pool, settings: Settings, holder: Holder, holder_id: object,
+                         count: int) -> PortBlock:
+    """A new block of `count` free ports for the environment or warm worktree `holder_id`."""
+    for _ in range(ATTEMPTS):
+        taken = {row["port"] for row in await pool.fetch(
+            "SELECT port FROM port_allocations WHERE host = $1", settings.host)}
+        first = _free_block(settings, taken, count)
+        try:
+            return await _insert(pool, settings.host, holder, holder_id, first, count)
+        except asyncpg.UniqueViolationError:
+            continue  # a concurrent allocation took one of them first: pick again
+        except asyncpg.ForeignKeyViolationError:
+            raise ApplicationError("the environment is gone", non_retryable=True) from None
+    raise ApplicationError(f"no block of {count} free ports in PORT_RANGE {settings.port_range}")
+
+
+async def held_block(pool: asyncpg.Pool, holder: Holder, holder_id: object) -> PortBlock | None:
+    row = await pool.fetchrow(
+        f"SELECT min(port) AS first, max(port) AS last FROM port_allocations WHERE {holder} = $1", holder_id)
+    return PortBlock(row["first"], row["last"]) if row["first"] is not None else None
+
+
+async def _insert(pool: asyncpg.Pool, host: str, holder: Holder, holder_id: object, first: int,
+                  count: int) -> PortBlock:
+    async with pool.acquire() as connection, connection.transaction():
+        await connection.executemany(
+            f"INSERT INTO port_allocations (host, port, {holder}) VALUES ($1, $2, $3)",
+            [(host, port, holder_id) for port in range(first, first + count)],
         )
-        return PortBlock(row["first"], row["last"]) if row["first"] is not None else None
+    return PortBlock(first, first + count - 1)
 
-    def _free_block(self, taken: set[int], count: int) -> int:
-        low, high = self.settings.ports
-        start = low
-        while start + count - 1 <= high:
-            clash = next((port for port in range(start, start + count) if port in taken or not _bindable(port)), None)
-            if clash is None:
-                return start
-            start = clash + 1
-        raise ApplicationError(f"no block of {count} free ports in PORT_RANGE {self.settings.port_range}")
+
+def _free_block(settings: Settings, taken: set[int], count: int) -> int:
+    low, high = settings.ports
+    start = low
+    while start + count - 1 <= high:
+        clash = next((port for port in range(start, start + count) if port in taken or not _bindable(port)), None)
+        if clash is None:
+            return start
+        start = clash + 1
+    raise ApplicationError(f"no block of {count} free ports in PORT_RANGE {settings.port_range}")
 
 
 def _bindable(port: int) -> bool:

@@ -21,11 +21,12 @@ from temporalio import activity
 
 from activities.git.disk_usage import disk_usage
 from activities.git.host_locks import host_lock
+from activities.environments.ports import allocate_block, held_block
 from activities.git.runner import GitError, commits_of
 from activities.providers.worktree.base import config_at_commit, fresh_base
 from activities.providers.worktree.warm import WarmDisk, sets_up_warm, setup_digest, warm_root
 from activities.warm.pool import pool_size
-from isolator.contracts.repository import RepositoryConfig
+from isolator.contracts.repository import PortBlock, RepositoryConfig
 from isolator.contracts.warm import RefillReport, WarmBudgetInput, WarmPoolInput
 from isolator.repository_config import read_setup
 from isolator.settings import Settings
@@ -169,7 +170,7 @@ class WarmRefillActivities:
         try:
             await disk.move_to(path, commit, config)  # type: ignore[arg-type]
             again = row["setup_ran"] and await disk.inputs_changed(row["base_commit"], commit, config.setup_inputs)
-            failure = await disk.set_up(path, config) if again else None
+            failure = await disk.set_up(path, config, await self._ports(row["id"], config)) if again else None
         except (GitError, OSError) as error:
             await self._remove(taken, disk, report, states=("refreshing",))
             report.problems.append(f"could not bring a warm worktree to the base: {error}")
@@ -188,7 +189,7 @@ class WarmRefillActivities:
         try:
             await disk.make(path, commit, config)
             warm = sets_up_warm(config, path)
-            failure = await disk.set_up(path, config) if warm else None
+            failure = await disk.set_up(path, config, await self._ports(warm_id, config)) if warm else None
         except (GitError, OSError) as error:
             await disk.remove(path)
             failure, warm = f"could not be made: {error}", False
@@ -196,6 +197,14 @@ class WarmRefillActivities:
         if failure is not None:
             report.problems.append(f"warm set-up failed: {failure}")
         await self._settle(warm_id, commit, warm, failure, path)
+
+    async def _ports(self, warm_id: object, config: RepositoryConfig) -> PortBlock | None:
+        """The warm worktree's block, taken before its first set-up: what the set-up writes of it (a `.env`)
+        stays true for the environment that claims it, which takes the block over."""
+        if not config.ports:
+            return None
+        held = await held_block(self.pool, "warm_worktree_id", warm_id)
+        return held or await allocate_block(self.pool, self.settings, "warm_worktree_id", warm_id, config.ports)
 
     async def _settle(self, warm_id: object, commit: str, setup_ran: bool, failure: str | None, path: Path) -> None:
         size, _ = disk_usage(path, MEASURE_SECONDS) if path.is_dir() else (0, True)

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from isolator.contracts.agent import RunRequest
 from isolator.contracts.codebase import Codebase
-from isolator.contracts.repository import RepositorySetup, SetupState
+from isolator.contracts.repository import PortBlock, RepositorySetup, SetupState
 from isolator.contracts.worktree import WORKTREE_PROVIDER, RemovalReport, RestoredWorktree
 
 
@@ -219,18 +219,11 @@ class DestroyEnvironmentInput:
 
 
 @dataclass
-class PortBlock:
-    """Consecutive ports an environment holds: `ISOLATOR_PORT` is the first, `ISOLATOR_PORTS` `first-last`."""
-
-    first: int
-    last: int
-
-
-@dataclass
 class PortRequest:
     environment_id: str
     count: int
     host: str  # the codebase's: its ports are bound and checked there
+    preferred: PortBlock | None = None  # the block of the warm worktree it claimed, taken over when still free
 
 
 @dataclass

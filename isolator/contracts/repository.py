@@ -57,6 +57,15 @@ class ConfigProblem:
 
 
 @dataclass
+class PortBlock:
+    """Consecutive ports an environment (or a warm worktree) holds: `ISOLATOR_PORT` is the first,
+    `ISOLATOR_PORTS` `first-last`."""
+
+    first: int
+    last: int
+
+
+@dataclass
 class RepositorySetup:
     """The set-up a repository asks for, as its environment workflow holds it."""
 
@@ -69,6 +78,8 @@ class RepositorySetup:
     unpushed: str | None = None
     # whether the new worktree has a `.gitmodules` (None: not looked at, as for a set-up run again)
     gitmodules: bool | None = None
+    # the ports the warm worktree it claimed held when its set-up ran: the environment takes them over
+    warm_ports: PortBlock | None = None
 
     def nothing_to_run(self) -> bool:
         """No command, and no submodule in the worktree it was read for: no step is taken for it."""

@@ -19,8 +19,8 @@ from tests.workflows.test_archives import run_scheduled_cleanup
 from tests.workflows.test_ready_to_work import commit_config, ports_of, settled, why_not_ready
 
 # Each run of the set-up adds a line: the number of lines is the number of runs in that worktree.
-SLOW_SETUP = ('[setup]\ncommands = ["sleep 3", "echo run >> setup-runs.txt", "cp .env built-from-env.txt"]\n'
-              '[worktree]\nports = 2\n')
+SLOW_SETUP = ('[setup]\ncommands = ["sleep 3", "echo run >> setup-runs.txt", "cp .env built-from-env.txt", '
+              '"echo $ISOLATOR_PORTS > ports.txt"]\n[worktree]\nports = 2\n')
 
 
 @pytest.fixture
@@ -54,7 +54,7 @@ async def refills_done(stack: Stack, codebase_id: str) -> int:
 
 
 def with_include(repo: Path) -> None:
-    (repo / ".gitignore").write_text(".env\nsetup-runs.txt\nbuilt-from-env.txt\n")
+    (repo / ".gitignore").write_text(".env\nsetup-runs.txt\nbuilt-from-env.txt\nports.txt\n")
     (repo / ".worktreeinclude").write_text(".env\n")
     git("add", ".gitignore", ".worktreeinclude", cwd=repo)
     git("commit", "-q", "-m", "include .env", cwd=repo)
@@ -88,6 +88,8 @@ async def test_a_new_conversation_claims_a_set_up_warm_worktree_on_its_own_branc
     assert (worktree / "setup-runs.txt").read_text() == "run\n"
     ports = await ports_of(stack, created["environmentId"])
     assert len(ports) == 2
+    # The warm set-up wrote the ports it was given: the environment holds those very ports.
+    assert (worktree / "ports.txt").read_text() == f"{min(ports)}-{max(ports)}\n"
     replies = await stack.replies("warm-1")
     assert replies[0].startswith(f"Working in isolated branch `{created['branch']}`"), replies
     assert not any("Setting up" in reply for reply in replies)

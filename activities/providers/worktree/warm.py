@@ -23,7 +23,7 @@ from activities.git.runner import commits_of, run_git
 from activities.git.stale_locks import run_git_recovering
 from activities.providers.worktree.include import copy_included
 from activities.sandbox.user_programs import run_user_command, user_environment
-from isolator.contracts.repository import RepositoryConfig
+from isolator.contracts.repository import PortBlock, RepositoryConfig
 
 WARM_FOLDER = ".warm"
 SUBMODULES = "git submodule update --init --recursive"  # as activities/environments/setup.py runs it first
@@ -83,14 +83,18 @@ class WarmDisk:
                                cwd=self.repository, check=False)
         return result.returncode != 0
 
-    async def set_up(self, path: Path, config: RepositoryConfig) -> str | None:
-        """The repository's set-up, before any branch is known; None when it worked, else why not."""
+    async def set_up(self, path: Path, config: RepositoryConfig, ports: PortBlock | None = None) -> str | None:
+        """The repository's set-up, before any branch is known, told the ports the worktree holds (which
+        the environment that claims it takes over); None when it worked, else why not."""
         commands = list(config.setup_commands)
         if config.submodules and (path / ".gitmodules").is_file():
             commands.insert(0, SUBMODULES)
         limit = 60.0 * config.setup_timeout_minutes
         started = time.monotonic()
-        variables = user_environment({"ISOLATOR_WORKTREE": str(path), "ISOLATOR_WARM": "1"})
+        told = {"ISOLATOR_WORKTREE": str(path), "ISOLATOR_WARM": "1"}
+        if ports is not None:
+            told |= {"ISOLATOR_PORT": str(ports.first), "ISOLATOR_PORTS": f"{ports.first}-{ports.last}"}
+        variables = user_environment(told)
         for command in commands:
             argv = ["git", "submodule", "update", "--init", "--recursive"] if command == SUBMODULES \
                 else ["sh", "-c", command]

@@ -10,10 +10,10 @@ from isolator.contracts.environment import EnvironmentRef, PortBlock, PortReques
 from workflows.steps.options import HEARTBEAT_TIMEOUT, LOCAL_OPTIONS, RETRY_POLICY, host_queue
 
 
-async def allocate_ports(environment: EnvironmentRef, count: int) -> PortBlock:
+async def allocate_ports(environment: EnvironmentRef, count: int, preferred: PortBlock | None = None) -> PortBlock:
     """Locally when the codebase is on this worker's host (a database call and a few binds), else on
-    the host's queue."""
-    request = PortRequest(environment.environment_id, count, environment.codebase.host)
+    the host's queue. `preferred`: the claimed warm worktree's block, taken over when still free."""
+    request = PortRequest(environment.environment_id, count, environment.codebase.host, preferred)
     here = await workflow.execute_local_activity(
         "allocate_ports_here", request, result_type=PortBlock | None, **LOCAL_OPTIONS
     )
