@@ -73,13 +73,16 @@ class DiscordListener(discord.Client):
                      or (where == "thread" and (mentioned or self._replies_to_bot(message))))
         if not addressed:
             return
+        text = strip_bot_mentions(message.content, self.user.id)
+        if not text.strip():  # a bare mention, or an attachment alone: nothing for the agent to do
+            await message.reply("Write what the agent should do after the mention, or a command such as `/help`.")
+            return
         admission = admit_discord(sender_of(message), self.settings)
         conversation_id: int | None = message.channel.id
         if where == "channel" and admission.refused is None:  # a refused sender gets one reply, and no thread
             conversation_id = await self._start_thread(message)
             if conversation_id is None:
                 return
-        text = strip_bot_mentions(message.content, self.user.id)
         try:
             await self._start(str(conversation_id), text, str(message.id), "message", admission)
         except UnusableText as error:

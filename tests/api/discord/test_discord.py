@@ -4,6 +4,8 @@ discord.py to the fake REST API."""
 
 from __future__ import annotations
 
+import asyncio
+
 import json
 from pathlib import Path
 
@@ -204,3 +206,20 @@ async def test_deleting_or_archiving_a_thread_removes_its_worktree_into_its_arch
     keys = [clean["id"], dirty["id"], f"deleted:{clean['id']}", archive_key, last["id"]]
     expected = {message_workflow_id("discord", key) for key in keys}
     assert await settled_workflows(stack, expected) == expected
+
+
+async def test_a_bare_mention_starts_nothing_and_says_what_to_write(
+    stack: Stack, fake: FakeDiscord, repo: Path, listener: object
+) -> None:
+    await stack.register(repo)
+    fake.add_dm("1300000000000000098")
+    blank = fake.message_create("   ", channel_id="1300000000000000098", mentions=())
+    await fake.dispatch("MESSAGE_CREATE", blank)
+    for _ in range(600):
+        if fake.sent:
+            break
+        await asyncio.sleep(0.05)
+
+    assert [sent.content for sent in fake.sent] == [
+        "Write what the agent should do after the mention, or a command such as `/help`."]
+    assert not await started(stack, blank["id"])
