@@ -5,7 +5,6 @@ discord.py to the fake REST API."""
 from __future__ import annotations
 
 import asyncio
-
 import json
 from pathlib import Path
 
