@@ -13,13 +13,12 @@ from activities.sandbox.user_programs import Finished
 from isolator.contracts.agent import RunStatus
 
 ADVICE = {
-    "auth": "The model API refused the agent's credentials: {detail}. Check its API key "
-            "(ANTHROPIC_API_KEY, OPENAI_API_KEY, ...) or log the agent in once with HOME set to the agent home.",
+    "auth": "The model API refused the agent's credentials: {detail}. Check {credentials}.",
     "rate_limit": "The agent's usage limit or rate limit is reached{resets}: {detail}. Send the message again "
                   "once it renews.",
     "overloaded": "The model API is overloaded: {detail}. Try again in a few minutes.",
     "api": "The model API failed or could not be reached: {detail}. Try again; if it persists, check the "
-           "API's address (ANTHROPIC_BASE_URL, OPENAI_BASE_URL) and the network.",
+           "API's address ({address}) and the network.",
     "turn_limit": "The agent reached its turn limit: {detail}. Send a follow-up to let it go on, or raise its "
                   "limit in AGENT_ARGS.",
     "budget": "Stopped by the budget: {detail}.",
@@ -28,9 +27,21 @@ ADVICE = {
 }
 
 
-def problem_text(error: AgentError) -> str:
+# Where each driver's credentials and model API address come from: the hint names the driver's own.
+CREDENTIALS = {
+    "claude": "ANTHROPIC_API_KEY, or log Claude Code in once with HOME set to the agent home",
+    "codex": "OPENAI_API_KEY, or the `env_key` of its provider in `$CODEX_HOME/config.toml`",
+    "aider": "the key of its model's provider (ANTHROPIC_API_KEY, OPENAI_API_KEY, ...)",
+}
+ADDRESSES = {"claude": "ANTHROPIC_BASE_URL", "codex": "OPENAI_BASE_URL, or its provider's `base_url`",
+             "aider": "OPENAI_API_BASE, or its model's"}
+
+
+def problem_text(error: AgentError, driver: str = "") -> str:
     resets = f" (it resets {error.resets})" if error.resets else ""
-    return ADVICE[error.kind].format(detail=error.detail.rstrip("."), resets=resets)
+    return ADVICE[error.kind].format(detail=error.detail.rstrip("."), resets=resets,
+                                     credentials=CREDENTIALS.get(driver, "the agent's API key"),
+                                     address=ADDRESSES.get(driver, "the agent's own setting"))
 
 
 def usage_text(usage: Usage) -> str:
@@ -51,6 +62,7 @@ class Ending:
 
     started: float
     status: RunStatus = "interrupted"
+    driver: str = ""  # its hints name this driver's own settings
     exit_code: int | None = None
     problem: str | None = None  # it could not start
     error: AgentError | None = None  # the agent said what went wrong
@@ -80,7 +92,7 @@ class Ending:
         took = _duration(time.monotonic() - self.started)
         headline = {
             "done": f"Done in {took}.",
-            "failed": f"Failed with exit code {self.exit_code} after {took}." if self.exit_code is not None
+            "failed": f"Failed with exit code {self.exit_code} after {took}." if self.exit_code
                       else f"Failed after {took}.",
             "timed_out": f"Timed out after {took} (the limit is AGENT_TIMEOUT_MINUTES) and was stopped.",
             "stopped": f"Stopped after {took}.",
@@ -94,7 +106,7 @@ class Ending:
         spent = usage_text(usage) if usage is not None else ""
         lines = [" ".join(part for part in (f"— {headline}", changes_text(changes), spent) if part)]
         if self.error is not None:
-            lines.append(problem_text(self.error))
+            lines.append(problem_text(self.error, self.driver))
         shown = [line for line in log_tail if line.strip()] if self.status in ("failed", "timed_out") else []
         if shown and self.problem is None and self.error is None:
             lines.append("Its last lines of standard error:\n```\n" + "\n".join(shown) + "\n```")

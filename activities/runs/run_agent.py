@@ -69,7 +69,7 @@ class AgentActivities:
         output = Capture(self.records, run.run_id, "output")
         errors = RunLog(Capture(self.records, run.run_id, "log"))
         started = time.monotonic()
-        ending = Ending(started)
+        ending = Ending(started, driver=driver.name)
         # What the run changes is measured against the worktree as it was: the agent starts once that is
         # staged, its sandbox made meanwhile; its tree is written after the run.
         scratch = tempfile.TemporaryDirectory(prefix="isolator-before-")
@@ -123,7 +123,9 @@ class AgentActivities:
                 if reader.error is not None and ending.error is None:
                     ending.failed(reader.error)
                 if driver.streams_events and ending.problem is None:
-                    final = "".join(notices) + final_answer(reader)
+                    # An error's words are said once, in the closing lines, not also as its answer.
+                    said = final_answer(reader)
+                    final = "".join(notices) + ("" if ending.error and said.strip() in ending.error.detail else said)
                     answer.replace(final)
                     await output.add(f"\n{final}")
                 await output.flush()

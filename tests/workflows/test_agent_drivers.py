@@ -187,6 +187,10 @@ async def test_model_api_errors_get_a_clear_reply_quickly(
     replies = await replies_when(stack, conversation, lambda texts: "— Failed" in texts[-1])
     assert time.time() - (agent.calls[0].at if aider else started) < 30
     assert record["status"] == "failed" and words in replies[-1], replies[-1]
+    if failure == "refused_key":  # said once, after the closing line; the hint names this agent's own key
+        assert [line for line in replies[-1].splitlines() if line.strip()][0].startswith("— Failed"), replies[-1]
+        other = {"/v1/messages": "OPENAI_API_KEY", "/v1/responses": "ANTHROPIC_API_KEY"}.get(agent.path)
+        assert other is None or other not in replies[-1], replies[-1]
     if failure == "rate_limited" and api is openai_api:
         assert "it resets at" in replies[-1]
     if failure == "rate_limited" and api is chat_completions_api:
