@@ -53,9 +53,9 @@ def test_with_an_empty_agent_command_the_banner_and_the_conversation_say_isolati
     second = say(dev, "dev-agent-2", "are you there?")
     assert second["result"]["agentRunId"] is None
     assert second["result"]["replies"] == [
-        "No coding agent answers in this conversation: messages get their own worktree, and no answer. Set "
-        "AGENT_COMMAND (or the codebase's `agent_command`) to have an agent work on them. (Said once per "
-        "conversation.)"]
+        "No coding agent answers in this conversation: messages get their own worktree, and no answer. Start the "
+        "service with one (`AGENT=claude`, `AGENT=codex`, or your own program in AGENT_COMMAND), or set the "
+        "codebase's `agent_command`, to have it work on them. (Said once per conversation.)"]
     assert say(dev, "dev-agent-2", "hello?")["result"]["replies"] == [], "said once"
 
 

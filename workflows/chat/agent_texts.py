@@ -24,8 +24,8 @@ def after_failed_setup(branch: str) -> str:
 
 def no_agent() -> str:
     return ("No coding agent answers in this conversation: messages get their own worktree, and no answer. "
-            "Set AGENT_COMMAND (or the codebase's `agent_command`) to have an agent work on them. "
-            "(Said once per conversation.)")
+            "Start the service with one (`AGENT=claude`, `AGENT=codex`, or your own program in AGENT_COMMAND), "
+            "or set the codebase's `agent_command`, to have it work on them. (Said once per conversation.)")
 
 
 def worktree_going() -> str:
