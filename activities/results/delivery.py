@@ -93,11 +93,11 @@ class ResultsActivities:
         ahead = await commits_beyond(worktree, environment.branch, base.revision) if wants_pr else 0
         if not dirty and new == 0 and ahead == 0:
             return PushReport("nothing")
+        if await push_url(worktree) is None:
+            return PushReport("kept", where_the_work_is(environment, "as the checkout has no `origin`"))
         github = _github_repository(codebase.repository_url)
         if github is None:
             return PushReport("kept", where_the_work_is(environment, "as origin is not a GitHub repository"))
-        if await push_url(worktree) is None:
-            return PushReport("kept", where_the_work_is(environment, "as the checkout has no `origin`"))
         checked_out = await current_branch(worktree)
         committed = False
         if dirty and config.commit and checked_out == environment.branch:

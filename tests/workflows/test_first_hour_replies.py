@@ -79,3 +79,15 @@ async def test_a_message_before_a_codebase_is_chosen_is_asked_again(stack: Stack
     assert undecided["outcome"] == "no_codebase"
     assert "`other`, `project`" in undecided["replies"][0] and "not handed on" in undecided["replies"][0]
     assert undecided["replies"][0].endswith("for example `/clone other`, then send your message again.")
+
+
+async def test_pr_in_a_checkout_without_origin_says_there_is_no_origin(stack: Stack, repo: Path) -> None:
+    await stack.register(repo)
+    created = (await stack.say("pr-no-origin", "hello"))["result"]
+    (Path(created["workingPath"]) / "new.txt").write_text("work\n")
+
+    said = (await stack.say("pr-no-origin", "/pr add a file"))["result"]["replies"]
+
+    assert said == [f"The work stays on the server, on branch `{created['branch']}` ({created['workingPath']}): "
+                    f"nothing was pushed, as the checkout has no `origin`. `/worktree why {created['branch']}` "
+                    "shows it."], said

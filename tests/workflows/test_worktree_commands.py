@@ -219,10 +219,11 @@ async def test_list_shows_every_worktree_and_marks_the_conversations_own(stack: 
     lines = reply.splitlines()
     assert lines[0] == "Worktrees of **project** (2/25):"
     assert lines[1].startswith(f"• `{thread_branch}` at `{thread_path}` (") and lines[1].endswith(" KiB)")
-    assert lines[2].startswith(f"• `task-alpha` at `{task_path(stack, 'alpha')}` (") and lines[2].endswith(" KiB) ← active")
+    assert lines[2].startswith(f"• `task-alpha` at `{task_path(stack, 'alpha')}` (") and lines[2].endswith(" KiB) ← this conversation's")
     assert lines[3].startswith("Disk: ") and lines[3].endswith(" KiB in all") and len(lines) == 4
     other = await say_one(stack, "list-b", "/worktree list")
-    assert other.splitlines()[1].endswith("← active") and not other.splitlines()[2].endswith("← active")
+    assert other.splitlines()[1].endswith("← this conversation's")
+    assert not other.splitlines()[2].endswith("← this conversation's")
     sizes = [int(line.rsplit("(", 1)[1].split(" KiB")[0]) for line in lines[1:3]]
     assert all(4 <= size < 100 for size in sizes), "three small files and git's pointer: a few blocks each"
 

@@ -62,7 +62,7 @@ def counts(breakdown: Breakdown, stale_days: int) -> str:
 def listing(codebase: str, lines: list[tuple[str, str, bool, int | None]], breakdown: Breakdown) -> str:
     if not lines:
         return f"No worktrees for **{codebase}** yet.\nWorktrees: 0/{breakdown.limit}"
-    rows = [f"• `{branch}` at `{path}` ({_size(size)})" + (" ← active" if active else "")
+    rows = [f"• `{branch}` at `{path}` ({_size(size)})" + (" ← this conversation's" if active else "")
             for branch, path, active, size in lines]
     return (f"Worktrees of **{codebase}** ({breakdown.total}/{breakdown.limit}):\n" + "\n".join(rows) + "\n"
             + disk_total([size for *_, size in lines]))
