@@ -72,7 +72,8 @@ async def codebase_page(
     sort: Literal["branch", "state", "setup", "activity", "disk", "created"] = "activity",
     direction: Annotated[Literal["asc", "desc"], Query(alias="dir")] = "desc",
     branch: Annotated[str | None, Query(max_length=200)] = None,
-    state: Literal["active", "hibernated"] | None = None,
+    # The form's "any" sends an empty state: no filter.
+    state: Literal["active", "hibernated", ""] | None = None,
     page: Annotated[int, Query(ge=1, le=100_000)] = 1,
 ) -> Response:
     codebase = await pool.fetchrow("SELECT * FROM codebases WHERE name = $1", name)
@@ -81,7 +82,7 @@ async def codebase_page(
     threshold = settings.stale_threshold_days
     rows = await pool.fetch(
         _ENVIRONMENTS.replace("ORDERING", f"{SORTS[sort]} {direction.upper()} NULLS LAST"),
-        codebase["id"], threshold, _like(branch) if branch else None, state, PAGE_SIZE, (page - 1) * PAGE_SIZE,
+        codebase["id"], threshold, _like(branch) if branch else None, state or None, PAGE_SIZE, (page - 1) * PAGE_SIZE,
     )
     total = rows[0]["total"] if rows else 0
     environments = [

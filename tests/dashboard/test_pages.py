@@ -103,3 +103,17 @@ async def test_with_public_url_the_run_s_last_message_links_its_page(stack: Stac
     await finished_run(stack, run_id)
     replies = await stack.replies("pages-link")
     assert any(f"The run, live and in full: https://isolator.example.org/runs/{run_id}" in reply for reply in replies)
+
+
+async def test_the_filter_form_with_any_state_filters_by_branch_alone(stack: Stack, repo: Path) -> None:
+    await stack.register(repo)
+    started = await stack.say("pages-filter", "hello")
+    await finished_run(stack, started["result"]["agentRunId"])
+    branch = started["result"]["branch"]
+
+    page = await stack.api.get("/codebases/project", params={"branch": branch, "state": ""})
+    none = await stack.api.get("/codebases/project", params={"branch": "no-such-branch", "state": ""})
+
+    assert page.status_code == 200, page.text
+    assert f'data-environment="{started["result"]["environmentId"]}"' in page.text
+    assert none.status_code == 200 and "No environment matches" in none.text
