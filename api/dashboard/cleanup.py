@@ -16,13 +16,13 @@ from temporalio.client import Client, WorkflowFailureError
 from activities.database import codebase_from_row
 from api.dashboard.access import Session, actor, viewer
 from api.dashboard.cleanup_reports import LastCleanup, last_cleanup
-from api.dashboard.rendering import render
+from api.dashboard.rendering import PageRoute, render
 from api.deps import get_client, get_pool, get_settings
 from isolator.contracts.cleanup import CleanupRunReport
 from isolator.contracts.dashboard import CleanupPreview
 from isolator.settings import Settings
 
-router = APIRouter()
+router = APIRouter(route_class=PageRoute)
 
 PREVIEW_SECONDS = 120
 

@@ -12,12 +12,12 @@ from fastapi.responses import Response
 
 from api.dashboard.access import Refused, Session, viewer
 from api.dashboard.conversations import conversation_links
-from api.dashboard.rendering import render
+from api.dashboard.rendering import PageRoute, render
 from api.dashboard.verdicts import verdict
 from api.deps import get_pool, get_settings
 from isolator.settings import Settings
 
-router = APIRouter()
+router = APIRouter(route_class=PageRoute)
 
 PAGE_SIZE = 50
 # Sortable columns: the query string names a key, never SQL.

@@ -18,14 +18,14 @@ from temporalio.service import RPCError
 from activities.environments.signals import EnvironmentSignalActivities
 from api import environments as rest
 from api.dashboard.access import Refused, Session, actor, viewer
-from api.dashboard.rendering import render
+from api.dashboard.rendering import PageRoute, render
 from api.deps import get_client, get_pool, get_settings
 from api.runs import list_runs
 from isolator.contracts.dashboard import ExplainEnvironmentInput
 from isolator.settings import Settings
 from workflows.chat.worktree_texts import setup_ran
 
-router = APIRouter()
+router = APIRouter(route_class=PageRoute)
 
 WHY_SECONDS = 60  # the survey of a large codebase takes a while; the page says so when it takes longer
 

@@ -14,11 +14,11 @@ from temporalio.client import Client
 from activities.runs.sessions import today_utc
 from api.dashboard.access import Session, viewer
 from api.dashboard.cleanup_reports import last_cleanup, refused_by_codebase
-from api.dashboard.rendering import render
+from api.dashboard.rendering import PageRoute, render
 from api.deps import get_client, get_pool, get_settings
 from isolator.settings import Settings
 
-router = APIRouter()
+router = APIRouter(route_class=PageRoute)
 
 _CODEBASES = """
 SELECT c.id, c.name, c.default_branch, c.host,

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Coroutine
 from urllib.parse import urlencode
 
 import jinja2
 from fastapi import Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.routing import APIRoute
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
@@ -75,9 +77,13 @@ def set_session_cookie(request: Request, response: Response, value: str) -> None
                         samesite="strict", secure=secure, path="/")
 
 
+TITLES = {400: "Bad request", 404: "Not found"}
+
+
 def refused_page(request: Request, error: Exception) -> Response:
     assert isinstance(error, Refused)
-    html = templates.get_template("refused.html").render(message=error.message)
+    html = templates.get_template("refused.html").render(title=TITLES.get(error.status_code, "Refused"),
+                                                        message=error.message)
     return HTMLResponse(html, status_code=error.status_code, headers=HEADERS)
 
 
@@ -86,6 +92,26 @@ def login_redirect(request: Request, error: Exception) -> Response:
     if request.method != "GET":
         return refused_page(request, Refused(401, "Log in first: this action needs the dashboard's session."))
     return RedirectResponse(f"{LOGIN}?{urlencode({'next': target})}", status_code=303, headers=HEADERS)
+
+
+class PageRoute(APIRoute):
+    """A dashboard route: a request it cannot take is answered with an HTML page, never FastAPI's 422 JSON
+    (the app's JSON handler is for the REST API). A malformed id in the path is a page that is not there."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def page_handler(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except RequestValidationError as error:
+                places = [problem.get("loc", ()) for problem in error.errors()]
+                if any(place and place[0] == "path" for place in places):
+                    raise Refused(404, f"No such page: {request.url.path}") from None
+                names = ", ".join(sorted({str(place[-1]) for place in places if place}))
+                raise Refused(400, f"This page does not take that value of {names}.") from None
+
+        return page_handler
 
 
 def install_handlers(app: Any) -> None:

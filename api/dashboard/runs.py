@@ -14,13 +14,13 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from api.dashboard.access import Refused, Session, actor, viewer
 from api.dashboard.live import FINAL, RunListener, offsets
-from api.dashboard.rendering import HEADERS, render
+from api.dashboard.rendering import HEADERS, PageRoute, render
 from api.deps import get_client, get_pool
 from isolator.contracts.agent import StopReport, StopRequest
 from isolator.contracts.environment import environment_workflow_id
 from workflows.chat.agent_texts import stopped
 
-router = APIRouter()
+router = APIRouter(route_class=PageRoute)
 
 _RUN = """
 SELECT r.*, e.branch_name, e.status AS environment_status, c.name AS codebase,

@@ -93,7 +93,7 @@ async def test_the_codebase_page_filters_sorts_and_pages(stack: Stack, repo: Pat
     rows = filtered.text.count("<tr data-environment=")
     assert rows == 1 and "task-red_1" in filtered.text and "task-redx1" not in filtered.text  # `_` is no wildcard
     assert "No environment matches" in wildcard.text, "a % is a character, not a wildcard"
-    assert bad_sort.status_code == 422 and unknown.status_code == 404
+    assert bad_sort.status_code == 400 and "<h1>Bad request</h1>" in bad_sort.text and unknown.status_code == 404
 
 
 async def test_with_public_url_the_run_s_last_message_links_its_page(stack: Stack, repo: Path) -> None:
@@ -117,3 +117,17 @@ async def test_the_filter_form_with_any_state_filters_by_branch_alone(stack: Sta
     assert page.status_code == 200, page.text
     assert f'data-environment="{started["result"]["environmentId"]}"' in page.text
     assert none.status_code == 200 and "No environment matches" in none.text
+
+
+async def test_a_bad_id_or_unknown_codebase_is_a_not_found_page_never_json(stack: Stack) -> None:
+    bad_environment = await stack.api.get("/environments/not-an-id")
+    bad_run = await stack.api.get("/runs/12")
+    unknown = await stack.api.get("/codebases/no-such-codebase")
+    bad_page = await stack.api.get("/codebases/no-such-codebase", params={"page": "x"})
+
+    for page in (bad_environment, bad_run, unknown):
+        assert page.status_code == 404, page.text
+        assert page.headers["content-type"].startswith("text/html")
+        assert "<h1>Not found</h1>" in page.text and "Refused" not in page.text
+    assert bad_page.status_code == 400 and bad_page.headers["content-type"].startswith("text/html")
+    assert "<h1>Bad request</h1>" in bad_page.text and "page" in bad_page.text
