@@ -87,8 +87,10 @@ async def confirm_removal(
     request: Request,
     session: Annotated[Session, Depends(viewer)],
     pool: Annotated[asyncpg.Pool, Depends(get_pool)],
+    settings: Annotated[Settings, Depends(get_settings)],
 ) -> Response:
-    return render(request, session, "confirm_removal.html", environment=await _environment(pool, environment_id))
+    return render(request, session, "confirm_removal.html", environment=await _environment(pool, environment_id),
+                  retention_days=settings.archive_retention_days)
 
 
 @router.post("/environments/{environment_id}/remove", include_in_schema=False)

@@ -131,3 +131,19 @@ async def test_a_bad_id_or_unknown_codebase_is_a_not_found_page_never_json(stack
         assert "<h1>Not found</h1>" in page.text and "Refused" not in page.text
     assert bad_page.status_code == 400 and bad_page.headers["content-type"].startswith("text/html")
     assert "<h1>Bad request</h1>" in bad_page.text and "page" in bad_page.text
+
+
+async def test_the_removal_and_cleanup_pages_say_the_retention_in_days(stack: Stack, repo: Path) -> None:
+    await stack.register(repo)
+    started = await stack.say("pages-retention", "hello")
+    await finished_run(stack, started["result"]["agentRunId"])
+    environment_id = started["result"]["environmentId"]
+
+    confirm = await stack.api.get(f"/environments/{environment_id}/remove")
+    cleanup = await stack.api.get("/cleanup")
+
+    days = stack.settings.archive_retention_days
+    assert confirm.status_code == 200 and cleanup.status_code == 200, confirm.text + cleanup.text
+    assert f"for {days} days." in confirm.text and f"archives older than {days} days are pruned" in cleanup.text
+    for page in (confirm, cleanup):
+        assert "ARCHIVE_RETENTION_DAYS" not in page.text
