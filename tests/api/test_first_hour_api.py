@@ -50,7 +50,7 @@ async def test_environments_are_listed_by_codebase_id_and_an_unknown_codebase_is
     unknown = await stack.api.get("/api/environments", params={"codebase": "nope"})
 
     assert [item["id"] for item in by_id.json()] == [created["environmentId"]]
-    assert by_name.json() == by_id.json()
+    assert [item["id"] for item in by_name.json()] == [created["environmentId"]]  # its set-up may move on between
     assert unknown.status_code == 404
     assert unknown.json()["detail"] == ("no codebase `nope`: pass a codebase's name or id, "
                                         "as `GET /api/codebases` lists them")
