@@ -99,9 +99,10 @@ class Changes:
 
 async def changes_since(path: Path, before: WorkingTree, scratch: Path) -> Changes:
     """What changed in the worktree since `before`, whose objects were written in `scratch`."""
-    after = await working_tree(path, scratch)
+    staged = await staged_tree(path, scratch)
+    after = await staged.written()
     names = await run_git("diff-tree", "-r", "--name-only", "--no-renames", "-z", before.tree, after.tree, cwd=path,
-                          env=snapshot_objects(scratch, path))
+                          env=staged.variables)
     files = [name for name in names.stdout.split("\0") if name][:MAX_NAMES]
     commits = 0
     if after.head is not None and after.head != before.head:

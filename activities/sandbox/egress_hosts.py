@@ -5,8 +5,10 @@ settings name, the tools' default indexes, and the codebase's git host."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
+import signal
 from pathlib import Path
 
 from activities.git.runner import run_git
@@ -62,13 +64,15 @@ async def _npm_registry(npm: str) -> str:
         process = await asyncio.create_subprocess_exec(npm, "config", "get", "registry",
                                                        stdin=asyncio.subprocess.DEVNULL,
                                                        stdout=asyncio.subprocess.PIPE,
-                                                       stderr=asyncio.subprocess.DEVNULL)
+                                                       stderr=asyncio.subprocess.DEVNULL,
+                                                       start_new_session=True)  # a group of its own, ended whole
     except OSError:
         return ""
     try:
         output, _ = await asyncio.wait_for(process.communicate(), 30)
     except asyncio.TimeoutError:
-        process.kill()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
         await process.wait()
         return ""
     return output.decode(errors="replace").strip()
