@@ -152,7 +152,7 @@ async def test_help_status_and_unknown_commands(stack: Stack, repo: Path) -> Non
     await stack.say("cmds", "/frobnicate")
     replies = await stack.replies("cmds")
     assert replies[0].startswith("Commands:") and "/clone" in replies[0]
-    assert "Codebase: project" in replies[1] and "Worktree: none yet" in replies[1]
+    assert "Codebase: project" in replies[1] and "Worktree: none (your next message makes one)" in replies[1]
     assert replies[2].startswith("Working in isolated branch")
     assert created["result"]["workingPath"] in replies[3]
     assert replies[4].startswith("Unknown command `/frobnicate`.")

@@ -39,7 +39,7 @@ async def test_help_lists_the_commands(stack: Stack, repo: Path) -> None:
 async def test_status_without_a_repository_says_how_to_register_one(stack: Stack) -> None:
     reply = await say_one(stack, "status-0", "/status")
     assert reply.splitlines() == [
-        "Codebase: none (use `/clone`)", "Current working directory: not set", "Worktree: none yet",
+        "Codebase: none (use `/clone`)", "Worktree: none",
     ]
     assert "Worktrees:" not in reply
 
@@ -64,8 +64,7 @@ async def test_status_shows_the_codebase_the_worktree_and_the_counts(stack: Stac
     assert before.splitlines()[-2:] == ["Disk: 0 KiB in all", "Sandbox: on, network: egress (the allowed hosts only)"]
     assert before.splitlines()[:-2] == [
         "Codebase: project",
-        "Current working directory: not set",
-        "Worktree: none yet",
+        "Worktree: none (your next message makes one)",
         "Worktrees: 0/25",
         "  • 0 merged (can auto-remove)",
         "  • 0 stale (14+ days inactive)",
@@ -81,7 +80,6 @@ async def test_status_shows_the_codebase_the_worktree_and_the_counts(stack: Stac
     assert disk.startswith("Disk: ") and disk.endswith(" KiB in all") and sandbox.startswith("Sandbox: on")
     assert after.splitlines()[:-2] == [
         "Codebase: project",
-        f"Current working directory: {path}",
         f"Worktree: `{path}` (branch `{branch}`)",
         f"Set-up: {NOTHING_TO_SET_UP}",  # the repository has no `.isolator.toml`
         f"Ports: {first}-{last} (ISOLATOR_PORT={first})",
@@ -251,6 +249,7 @@ async def test_remove_without_a_name_removes_the_conversations_own_worktree(stac
     assert await environment_of(stack, "remove-1") is None and await cwd_of(stack, "remove-1") is None
 
     assert await say_one(stack, "remove-1", "/worktree remove") == worktree_texts.no_worktree_here()
+    assert "Worktree: none (your next message makes one)" in (await say_one(stack, "remove-1", "/status")).splitlines()
 
 
 async def test_remove_by_name_and_of_an_unknown_name(stack: Stack, repo: Path) -> None:

@@ -7,6 +7,7 @@ from isolator.contracts.setup import EnvironmentDetails
 from isolator.contracts.worktree import WorktreeReady
 from workflows.chat import setup_texts
 
+# Chat platforms keep a message's line breaks: a paragraph is one line.
 HELP = """Commands:
 `/clone <repository-url-or-path-or-name>`: register a repository (or choose a registered one by name) and use it in this conversation
 `/status`: show this conversation's repository and worktree, and the repository's worktree count
@@ -16,13 +17,9 @@ HELP = """Commands:
 `/pr <title>`: push this worktree's branch and open a pull request; later runs push to it (GitHub repositories)
 `/help`: show this help
 
-Any other message gets its own isolated git worktree, created on first use and reused after; when a
-coding agent is configured, it works on the message there and its answer appears here as it is written.
-A GitHub issue's or PR's worktree goes when it is closed, a Discord thread's when it is archived or
-deleted. Slack and Telegram send no close event:
-there a worktree goes with `/worktree remove`, or by the cleanup once the conversation has been
-quiet for the stale threshold (14 days unless configured; Telegram chats never go stale). Every removal
-is archived first: `/worktree restore <name>` brings a worktree back with its uncommitted changes."""
+Any other message gets its own isolated git worktree, created on first use and reused after; when a coding agent is configured, it works on the message there and its answer appears here as it is written.
+
+A GitHub issue's or PR's worktree goes when it is closed, a Discord thread's when it is archived or deleted. Slack and Telegram send no close event: there a worktree goes with `/worktree remove`, or by the cleanup once the conversation has been quiet for the stale threshold (14 days unless configured; Telegram chats never go stale). Every removal is archived first: `/worktree restore <name>` brings a worktree back with its uncommitted changes."""
 
 
 def working_in(branch: str) -> str:
@@ -114,14 +111,15 @@ def failed(reason: str) -> str:
 
 def status(codebase: str | None, cwd: str | None, worktree: str | None, branch: str | None,
            details: EnvironmentDetails | None = None, hibernated: bool = False) -> str:
-    where = f"Worktree: `{worktree}` (branch `{branch}`)" if worktree else "Worktree: none yet"
+    if worktree:
+        where = f"Worktree: `{worktree}` (branch `{branch}`)"
+    else:  # not "none yet": it may have been removed a moment ago
+        where = "Worktree: none" + (" (your next message makes one)" if codebase else "")
     if hibernated:
         where += ", hibernated to keep within the disk budget: the next message brings it back"
-    lines = [
-        f"Codebase: {codebase or 'none (use `/clone`)'}",
-        f"Current working directory: {cwd or 'not set'}",
-        where,
-    ]
+    lines = [f"Codebase: {codebase or 'none (use `/clone`)'}", where]
+    if cwd and cwd != worktree:  # the same path said twice would only make the reader compare them
+        lines.insert(1, f"Current working directory: {cwd}")
     if details is not None and details.setup_state in SETUP_STATES:
         lines += setup_texts.status_lines(SETUP_STATES[details.setup_state], details.setup_note)
     if details is not None and details.ports is not None:
