@@ -16,7 +16,7 @@ import uvicorn
 from temporalio.client import Client
 
 from activities.database import create_pool
-from activities.runs.agents import HOW_TO_GET, program_path
+from activities.runs.agents import EXAMPLE_AGENT, HOW_TO_GET, program_path
 from activities.runs.queue import plan_for
 from api.app import SHUTDOWN_GRACE_SECONDS, create_app
 from isolator.payloads import connect
@@ -31,8 +31,6 @@ from workers.temporal_server import TemporalDevServer, start_dev_server
 from workers.worker import running_workers
 
 
-# The small agent of examples/, so that a message gets an answer with nothing else installed.
-EXAMPLE_AGENT = Path(__file__).resolve().parents[1] / "examples" / "agent.py"
 # Set, even empty (isolation only), any of these chooses the agent: `isolator dev` then leaves it alone.
 AGENT_CHOICES = ("AGENT", "AGENT_COMMAND", "AGENT_WORKFLOW")
 

@@ -76,7 +76,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
     codebases = CodebaseActivities(settings, pool, client)
     replies = ReplyActivities(pool, deliverers(settings, pool))
     agent_runs = AgentRunActivities(settings, pool, client, replies)
-    agent_sessions = AgentSessionActivities(pool)
+    agent_sessions = AgentSessionActivities(pool, settings.agent_executable)
     results = ResultsActivities(settings, pool, replies)
     warm = WarmPoolActivities(pool, settings, client)
     return [

@@ -16,7 +16,7 @@ class SessionSummary:
     """The conversation's current session; `exists` False when it has none."""
 
     exists: bool = False
-    driver: str = ""
+    driver: str = ""  # the agent as a person calls it ("claude", "the example agent")
     turns: int = 0
     started_at: str = ""  # ISO 8601, UTC
     cost_usd: float = 0.0

@@ -12,7 +12,7 @@ import httpx
 
 from tests.dev_process import say
 from tests.gitrepos import make_repo
-from workers.dev import EXAMPLE_AGENT
+from activities.runs.agents import EXAMPLE_AGENT
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,6 +40,8 @@ def test_isolator_dev_runs_the_example_agent_by_default_and_names_it(start_dev, 
     assert first["result"]["agentRunId"] is not None, first
     replies = replies_when(dev, "dev-agent-1", lambda texts: any("NOTES.md" in text for text in texts))
     assert any("NOTES.md" in text for text in replies), replies
+    status = say(dev, "dev-agent-1", "/status")["result"]["replies"][0]
+    assert "Agent session (the example agent): 1 turn" in status, "not claude: no Claude answered"
 
 
 def test_with_an_empty_agent_command_the_banner_and_the_conversation_say_isolation_only(

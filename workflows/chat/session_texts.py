@@ -10,8 +10,9 @@ RESET_USAGE = "Usage: `/reset` (no arguments): the agent's next run starts a new
 def reset(previous: SessionSummary) -> str:
     if not previous.exists:
         return "There was no agent session to reset: the next message starts a new one."
+    spent = f"cost {_cost(previous)}" if previous.cost_usd else f"used {_cost(previous)}"  # tokens are not a price
     return (f"Reset: the agent's next run starts a new session, without what was said so far. The last one had "
-            f"{_turns(previous.turns)} and cost {_cost(previous)}.")
+            f"{_turns(previous.turns)} and {spent}.")
 
 
 def status_line(session: SessionSummary) -> str:

@@ -32,6 +32,10 @@ DRIVERS = {
     "command": _driver("command", command, False, False),
 }
 
+# The small agent of examples/: `isolator dev` drives it as Claude Code is when no agent was chosen, so
+# that a message gets an answer with nothing else installed.
+EXAMPLE_AGENT = Path(__file__).resolve().parents[3] / "examples" / "agent.py"
+
 # How to get each named agent, for the banner of `isolator dev` when its program is nowhere.
 HOW_TO_GET = {
     "claude": "install Claude Code (`npm install -g @anthropic-ai/claude-code`) or run `make install`, whose "
@@ -44,3 +48,9 @@ HOW_TO_GET = {
 def program_path(driver: str, program: str) -> str | None:
     """Where the program a run of the driver starts is (`claude`: on PATH, else the bundled one); None: nowhere."""
     return shutil.which(claude.executable(program) if driver == "claude" else program)
+
+
+def agent_name(driver: str, executable: str | None) -> str:
+    """The agent as a person calls it: the driver's name, except for the example agent (whose driver is
+    Claude Code's, though no Claude answers)."""
+    return "the example agent" if executable == str(EXAMPLE_AGENT) else driver
