@@ -15,6 +15,7 @@ from isolator.contracts.message import (
     CloseInput,
     Conversation,
     ConversationInput,
+    ConversationMoved,
     LinkCodebaseInput,
 )
 
@@ -126,11 +127,20 @@ class ConversationActivities:
         return str(environment_id) if environment_id else None
 
     @activity.defn
-    async def move_conversation(self, request: MoveConversationInput) -> None:
-        await self.pool.execute(
-            "UPDATE conversations SET environment_id = $2, cwd = $3 WHERE id = $1",
-            request.conversation_row_id, request.environment_id, request.working_path,
-        )
+    async def move_conversation(self, request: MoveConversationInput) -> ConversationMoved:
+        async with self.pool.acquire() as connection, connection.transaction():
+            previous = await connection.fetchrow(
+                """SELECT e.id, e.branch_name FROM conversations c JOIN isolation_environments e
+                   ON e.id = c.environment_id WHERE c.id = $1 FOR UPDATE OF c""", request.conversation_row_id)
+            await connection.execute(
+                "UPDATE conversations SET environment_id = $2, cwd = $3 WHERE id = $1",
+                request.conversation_row_id, request.environment_id, request.working_path,
+            )
+            if previous is None or str(previous["id"]) == request.environment_id:
+                return ConversationMoved()
+            others = await connection.fetchval(
+                "SELECT count(*) FROM conversations WHERE environment_id = $1 AND closed_at IS NULL", previous["id"])
+        return ConversationMoved(previous["branch_name"], previous_left_alone=others == 0)
 
 
 async def _codebase_for_repository(connection: asyncpg.Connection, url: str) -> object | None:

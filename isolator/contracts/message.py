@@ -114,6 +114,14 @@ class Conversation:
 
 
 @dataclass
+class ConversationMoved:
+    """What a conversation left behind when it moved to another worktree."""
+
+    previous_branch: str | None = None  # the worktree it worked in before, if any
+    previous_left_alone: bool = False  # no open conversation works there any more
+
+
+@dataclass
 class LinkCodebaseInput:
     conversation_row_id: str
     codebase_id: str

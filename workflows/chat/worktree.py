@@ -145,11 +145,12 @@ class WorktreeCommands:
         if current is not None and current.id == target.id:
             await self.reply(worktree_texts.already_linked(target.branch_name, target.working_path))
             return
-        await conversations.move_conversation(
+        moved = await conversations.move_conversation(
             MoveConversationInput(self.conversation.row_id, target.id, target.working_path)
         )
         await self.provision.tell_environment(target)  # attaches here, detaches from the previous one
-        await self.reply(worktree_texts.linked(target.branch_name, target.working_path))
+        left_alone = moved.previous_branch if moved is not None and moved.previous_left_alone else None
+        await self.reply(worktree_texts.linked(target.branch_name, target.working_path, left_alone))
 
     async def _cleanup(self, args: list[str]) -> None:
         dry_run = "--dry-run" in args

@@ -5,6 +5,7 @@ from __future__ import annotations
 from isolator.cleanup_rules import CleanupPlan
 from isolator.contracts.cleanup import Breakdown, CleanupReport, TrackedEnvironment
 from isolator.contracts.worktree import WorktreeFacts, WorktreeReady
+from isolator.merge_words import merged_words
 from workflows.chat.texts import config_note, quoted_safely, started_from
 
 USAGE = """Usage:
@@ -111,8 +112,14 @@ def still_used(branch: str, others: int) -> str:
     )
 
 
-def linked(branch: str, path: str) -> str:
-    return f"This conversation now works in branch `{branch}` at `{path}`."
+def linked(branch: str, path: str, left_alone: str | None = None) -> str:
+    """`left_alone`: the branch of the worktree the conversation left, when no other conversation has it."""
+    text = f"This conversation now works in branch `{branch}` at `{path}`."
+    if left_alone:
+        text += (f" No conversation works in `{left_alone}` any more: `/worktree link {left_alone}` comes back to "
+                 f"it, `/worktree remove {left_alone}` removes it (archived first), or the cleanup takes it once "
+                 "it is merged or stale.")
+    return text
 
 
 def already_linked(branch: str, path: str) -> str:
@@ -201,10 +208,7 @@ def why(environment: TrackedEnvironment, facts: WorktreeFacts, verdict: str, sta
                  + (", except Telegram chats" if environment.created_by_platform != "telegram" else
                     "; a Telegram chat never goes stale") + ")")
     lines.append(f"Cleanup: {verdict}")
-    if fresh:
-        lines.append("Merged: not yet a question: the branch has no commits of its own since it started")
-    else:
-        lines.append("Merged: " + (f"yes, {facts.merged_by}" if facts.merged_by else "no, it has work of its own"))
+    lines.append("Merged: " + merged_words(facts.merged_by, fresh))
     lines.append(_listed("Uncommitted", facts.uncommitted, facts.uncommitted_count, "none"))
     lines.append(_listed("Unpushed commits", facts.unpushed, facts.unpushed_count, "none"))
     lines.append(f"Disk: {human_size(facts.disk_bytes)}" + ("" if facts.disk_complete else " at least (counting stopped at its time limit)"))

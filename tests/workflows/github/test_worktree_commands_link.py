@@ -118,3 +118,17 @@ async def test_link_to_an_unknown_worktree_says_so_and_moves_nothing(stack: Stac
     row = await environment_of(stack, "unknown-link")
     assert str(row["id"]) == before["result"]["environmentId"], "the conversation stays where it was"
     assert worktree_paths(repo) == [before["result"]["workingPath"]]
+
+
+async def test_a_link_that_leaves_a_worktree_with_no_conversation_says_so(stack: Stack, repo: Path) -> None:
+    await stack.register(repo, url=URL)
+    own = (await stack.say("mover", "hello"))["result"]
+    await command(stack, "task-owner", "/worktree create shared")
+    reply = await say_one(stack, "mover", "/worktree link task-shared")
+    left = own["branch"]
+    assert reply.startswith("This conversation now works in branch `task-shared`"), reply
+    assert f"No conversation works in `{left}` any more: `/worktree link {left}` comes back to it" in reply
+    assert len(worktree_paths(repo)) == 2, "said, not removed"
+
+    back = await say_one(stack, "mover", f"/worktree link {left}")
+    assert "No conversation works in" not in back, "task-shared keeps task-owner's conversation"

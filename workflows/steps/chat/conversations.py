@@ -9,6 +9,7 @@ from isolator.contracts.message import (
     CloseInput,
     Conversation,
     ConversationInput,
+    ConversationMoved,
     LinkCodebaseInput,
 )
 from workflows.steps.options import LOCAL_OPTIONS
@@ -29,5 +30,7 @@ async def close_conversation(request: CloseInput) -> str | None:
     )
 
 
-async def move_conversation(request: MoveConversationInput) -> None:
-    await workflow.execute_local_activity("move_conversation", request, **LOCAL_OPTIONS)
+async def move_conversation(request: MoveConversationInput) -> ConversationMoved | None:
+    """None in the histories of runs from before it said what it left behind."""
+    return await workflow.execute_local_activity(
+        "move_conversation", request, result_type=ConversationMoved | None, **LOCAL_OPTIONS)
