@@ -15,9 +15,13 @@ from activities.database import codebase_from_row
 from activities.environments.signals import EnvironmentSignalActivities
 from api.deps import get_client, get_pool, get_settings, require_api_token
 from isolator.contracts.archive import RestoreReport, RestoreRequest
-from isolator.contracts.environment import DestroyEnvironmentInput, DestroyRequest, EnvironmentRef
+from isolator.contracts.environment import ASKED_BY_NAME, DestroyEnvironmentInput, DestroyRequest, EnvironmentRef
 from isolator.contracts.worktree import RemovalReport
 from isolator.settings import Settings
+
+# What a removal is recorded with, by where it was asked for (both in ASKED_BY_NAME).
+THROUGH_THE_API = "removed through the API"
+FROM_THE_DASHBOARD = "removed from the dashboard"
 
 router = APIRouter(prefix="/api/environments", tags=["environments"], dependencies=[Depends(require_api_token)])
 
@@ -173,16 +177,37 @@ async def remove_environment(
                                              "first); every removal is archived and can be restored")] = False,
 ) -> RemovalView:
     """The same removal as `/worktree remove [--force]`, through the environment's workflow."""
+    try:
+        report = await remove(environment_id, pool, client, settings, force=force, reason=THROUGH_THE_API)
+    except RemovalRefused as refused:
+        raise HTTPException(status.HTTP_409_CONFLICT, detail=_refusal(refused.report, refused.environment)) from None
+    return RemovalView(outcome=report.outcome, branch_outcome=report.branch_outcome,
+                       archive_refs=list(report.archive_refs), message=report.message)
+
+
+class RemovalRefused(Exception):
+    """The environment's workflow refused the removal; each caller says so in its own words."""
+
+    def __init__(self, report: RemovalReport, environment: EnvironmentRef) -> None:
+        super().__init__(report.message)
+        self.report, self.environment = report, environment
+
+
+async def remove(environment_id: uuid.UUID, pool: asyncpg.Pool, client: Client, settings: Settings, force: bool,
+                 reason: str) -> RemovalReport:
+    """Remove through the environment's workflow; `reason` is what the removal is recorded with (one of
+    ASKED_BY_NAME: a dirty worktree is then refused unless forced). A 404 when there is no such environment."""
+    if reason not in ASKED_BY_NAME:
+        raise ValueError(f"a removal asked for by name is recorded with one of {ASKED_BY_NAME}, not {reason!r}")
     environment = await environment_ref(pool, environment_id)
     if environment is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no environment {environment_id}")
-    request = DestroyRequest(force=force, reason="removed through the API", key=f"api:{uuid.uuid4()}")
+    request = DestroyRequest(force=force, reason=reason, key=f"api:{uuid.uuid4()}")
     signals = EnvironmentSignalActivities(client, settings.task_queue)
     report = await signals.destroy_environment(DestroyEnvironmentInput(environment, request))
     if report.outcome == "refused":
-        raise HTTPException(status.HTTP_409_CONFLICT, detail=_refusal(report, environment))
-    return RemovalView(outcome=report.outcome, branch_outcome=report.branch_outcome,
-                       archive_refs=list(report.archive_refs), message=report.message)
+        raise RemovalRefused(report, environment)
+    return report
 
 
 def _refusal(report: RemovalReport, environment: EnvironmentRef) -> str:

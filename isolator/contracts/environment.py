@@ -187,7 +187,7 @@ class DestroyRequest:
 
 
 # The reasons of removals someone asked for by name (and the hourly retry of one they refused).
-ASKED_BY_NAME = ("removed by command", "removed through the API", "retry")
+ASKED_BY_NAME = ("removed by command", "removed through the API", "removed from the dashboard", "retry")
 # The scheduled cleanup's reason when it hibernates an environment to keep within DISK_BUDGET_GB.
 HIBERNATE = "hibernated"
 
