@@ -65,6 +65,8 @@ class FakeGitHub:
         self.server.route("GET", _REPO + r"/issues/(?P<number>\d+)/comments", self._list_comments)
         self.server.route("GET", _REPO + r"/commits/(?P<sha>[0-9a-f]{40})/status", self._combined_status)
         self.server.route("GET", _REPO + r"/commits/(?P<sha>[0-9a-f]{40})/check-runs", self._list_check_runs)
+        from tests.fakes.github_checks import GitHubChecks  # it builds on this module's helpers
+        self.checks = GitHubChecks(self)  # check suites and runs, workflow runs, jobs, logs, reviews
 
     async def start(self) -> str:
         """Start serving; returns the URL to use as GITHUB_API_URL."""
@@ -160,6 +162,8 @@ class FakeGitHub:
             "user": _user("octocat"),
             "draft": False,
             "merged": False,
+            "mergeable": True,  # GitHub's answer once computed; `checks.set_mergeable` changes it
+            "mergeable_state": "clean",
             "head": _part(head_ref, head_sha, head_repo),
             "base": _part("main", "0" * 40, base),
         }
