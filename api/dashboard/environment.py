@@ -1,6 +1,7 @@
-"""`/environments/{id}`: what `/worktree why` says, its runs, its ports and its workflows in the
-Temporal UI; and its actions, each the same workflow chat and REST use: remove (asked first; archived,
-forced when it has uncommitted changes), restore, and set-up again."""
+"""`/environments/{id}`: what `/worktree why` says, its state (a refused removal included), its disk
+measured as the page is opened, its runs, its ports and its workflows in the Temporal UI; and its
+actions, each the same workflow chat and REST use: remove (asked first; archived, forced when it has
+uncommitted changes), restore, and set-up again. What the actions answer is worded for the dashboard."""
 
 from __future__ import annotations
 
@@ -18,10 +19,14 @@ from temporalio.service import RPCError
 from activities.environments.signals import EnvironmentSignalActivities
 from api import environments as rest
 from api.dashboard.access import Refused, Session, actor, viewer
+from api.dashboard.disk import measure_worktree, next_cleanup
+from api.dashboard.refusals import refusal
 from api.dashboard.rendering import PageRoute, render
+from api.dashboard.verdicts import REFUSED_ADVICE, refused_words
 from api.deps import get_client, get_pool, get_settings
 from api.runs import list_runs
 from isolator.contracts.dashboard import ExplainEnvironmentInput
+from isolator.contracts.worktree import RemovalReport
 from isolator.settings import Settings
 from workflows.chat.worktree_texts import setup_ran
 
@@ -76,8 +81,11 @@ async def environment_page(
 ) -> Response:
     environment = await _environment(pool, environment_id)
     runs = await list_runs(pool, environment=environment_id)
+    refused = await refusal(client, environment.id) if environment.status == "active" else None
     return render(request, session, "environment.html", environment=environment, runs=runs,
                   why=await _why(client, settings, pool, environment),
+                  refused=f"{refused_words(refused)}; {REFUSED_ADVICE}." if refused else None,
+                  disk=await measure_worktree(pool, settings, environment_id), next_cleanup=await next_cleanup(client),
                   links=temporal_links(settings, environment, [run.id for run in runs]))
 
 
@@ -105,10 +113,34 @@ async def remove(
     environment = await _environment(pool, environment_id)
     force = form.get("force") == "on"
     try:
-        removed = await rest.remove_environment(environment_id, pool, client, settings, force=force)
-    except HTTPException as refused:
-        return _outcome(request, f"Not removed: {refused.detail}", environment, ok=False, may_force=not force)
-    return _outcome(request, removed.message or f"`{environment.branch}` was removed.", environment)
+        removed = await rest.remove(environment_id, pool, client, settings, force=force, reason=rest.FROM_THE_DASHBOARD)
+    except rest.RemovalRefused as refused:
+        return _outcome(request, _not_removed(refused.report, environment.branch), environment, ok=False,
+                        may_force=not force)
+    except HTTPException as gone:
+        return _outcome(request, f"Not removed: {gone.detail}.", environment, ok=False)
+    return _outcome(request, _removed(removed, environment.branch, settings.archive_retention_days), environment)
+
+
+def _not_removed(report: RemovalReport, branch: str) -> str:
+    """A refusal in the dashboard's words: what to do here (chat's message names chat's commands)."""
+    if report.refused_because == "uncommitted_changes":
+        return (f"Not removed: `{branch}` has uncommitted changes. Commit or discard them first, or remove it "
+                "anyway with the button below: it is archived first, and Restore brings it back with its changes. "
+                "Until then its removal waits, tried again every hour: it goes once the worktree is clean.")
+    if report.refused_because == "agent_running":
+        return (f"Not removed: the agent is running in `{branch}`. Stop its run on the run's page first, or "
+                "remove it anyway with the button below (the run is stopped first).")
+    return f"Not removed: {report.message}"
+
+
+def _removed(report: RemovalReport, branch: str, retention_days: int) -> str:
+    done = "was removed" if report.outcome == "removed" else "was already gone from disk; its record was closed"
+    if report.archive_refs:
+        return (f"`{branch}` {done}. Everything in it, uncommitted and untracked files included, was archived as "
+                f"`{report.archive_refs[0]}`: Restore, on its page or in its codebase's archives, brings it back "
+                f"for {retention_days} days.")
+    return f"`{branch}` {done}."
 
 
 @router.post("/environments/{environment_id}/restore", include_in_schema=False)

@@ -1,6 +1,6 @@
-"""`/`: every codebase at a glance: its environments by state, its disk against DISK_BUDGET_GB, its
-runs running and queued, its warm worktrees ready to claim, and its runs' cost today and this month
-against AGENT_DAILY_BUDGET_USD."""
+"""`/`: every codebase at a glance: its environments by state (active, hibernated, removal refused), its
+warm worktrees, its disk against DISK_BUDGET_GB and when the unmeasured ones will be measured, its
+runs running and queued, and its runs' cost today and this month against AGENT_DAILY_BUDGET_USD."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from temporalio.client import Client
 
 from activities.runs.sessions import today_utc
 from api.dashboard.access import Session, viewer
-from api.dashboard.cleanup_reports import last_cleanup, refused_by_codebase
+from api.dashboard.disk import next_cleanup
+from api.dashboard.refusals import refused_counts, refused_environments
 from api.dashboard.rendering import PageRoute, render
 from api.deps import get_client, get_pool, get_settings
 from isolator.settings import Settings
@@ -51,14 +52,16 @@ async def overview(
     client: Annotated[Client, Depends(get_client)],
     settings: Annotated[Settings, Depends(get_settings)],
 ) -> Response:
-    refused = refused_by_codebase(await last_cleanup(client, settings.task_queue))
+    # a refused removal is its workflow's state: counted apart from the active ones it is still a row of
+    refused = refused_counts(await refused_environments(client, settings.task_queue))
     budget = int(settings.disk_budget_gb * 1024**3) if settings.disk_budget_gb else None
     today = today_utc()
     rows = await pool.fetch(_CODEBASES, today, today.replace(day=1))
     # runs' cost since midnight UTC (what AGENT_DAILY_BUDGET_USD limits) and since the month's first day
     codebases = [
-        {**row, "refused": refused.get(row["name"]), "budget_bytes": budget,
-         "cost_budget": settings.agent_daily_budget_usd}
+        {**row, "all_active": row["active"], "active": max(0, row["active"] - refused.get(row["name"], 0)),
+         "refused": refused.get(row["name"], 0), "budget_bytes": budget, "cost_budget": settings.agent_daily_budget_usd}
         for row in map(dict, rows)
     ]
-    return render(request, session, "overview.html", codebases=codebases, settings=settings)
+    return render(request, session, "overview.html", codebases=codebases, settings=settings,
+                  next_cleanup=await next_cleanup(client))

@@ -3,12 +3,14 @@ and nothing but this server's own scripts and styles (the Content-Security-Polic
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Coroutine
 from urllib.parse import urlencode
 
 import jinja2
+from markupsafe import Markup, escape
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
@@ -41,8 +43,21 @@ def _ago(moment: datetime | None) -> str:
     return f"{max(seconds, 0)} s ago"
 
 
-def _size(size: int | None) -> str:
-    return "not measured yet" if size is None else human_size(size)
+def _size(size: int | None, next_cleanup: datetime | None = None) -> str:
+    """A recorded disk use; one not recorded yet says when it will be (the scheduled cleanup measures all)."""
+    if size is not None:
+        return human_size(size)
+    return "not measured yet: the next cleanup measures it" + (f", at {_when(next_cleanup)}" if next_cleanup else "")
+
+
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def _chat(text: str) -> Markup:
+    """Text worded for chat, on a page: its `code` spans as <code>, and everything escaped."""
+    parts = _CODE_SPAN.split(text)
+    return Markup("").join(Markup("<code>{}</code>").format(part) if index % 2 else escape(part)
+                           for index, part in enumerate(parts))
 
 
 def _usd(amount: float) -> str:
@@ -55,7 +70,7 @@ def _when(moment: datetime | None) -> str:
 
 _environment = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
                                   undefined=jinja2.StrictUndefined)
-_environment.filters.update(ago=_ago, size=_size, usd=_usd, when=_when)
+_environment.filters.update(ago=_ago, chat=_chat, size=_size, usd=_usd, when=_when)
 templates = Jinja2Templates(env=_environment)
 
 

@@ -48,7 +48,7 @@ async def test_every_page_renders_and_escapes_what_strangers_wrote(stack: Stack,
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in run_page.text and "final answer: please" in run_page.text
     assert "Last activity" in environment.text
     assert "$1.25 today of $5.00 (AGENT_DAILY_BUDGET_USD)" in overview.text and "$1.25 this month" in overview.text
-    assert "1 warm" in overview.text
+    assert "1 warm" in overview.text and "1 warm</span> worktree(s) ready" in codebase.text
     for page in (codebase, environment, run_page):
         assert 'href="https://github.com/owner/project/pull/7?q=&#34;&gt;&lt;b&gt;x"' in page.text, page.text
     assert "#7 fix &lt;script&gt;alert(1)&lt;/script&gt;" in environment.text and "checks 2 passed" in environment.text
