@@ -4,6 +4,10 @@ The worker writes a run's output and log in small batches (activities/runs/recor
 notifies RUN_CHANNEL with the run's id; one LISTEN connection per API process wakes the streams of
 that run, which read only what is new (from the character offsets they already sent). Nothing is
 polled but a slow safety check, in case a notification was lost with a dropped connection.
+
+The log is sent a whole line at a time while the run goes on, so that each of an agent's JSON events
+(a line) arrives whole, read into transcript entries (api/dashboard/transcript.py); at the end, the
+rest, and the run's final facts, which the page shows in place.
 """
 
 from __future__ import annotations
@@ -12,11 +16,12 @@ import asyncio
 import json
 import logging
 from collections import defaultdict
-from typing import AsyncIterator
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 import asyncpg
 
 from activities.runs.records import RUN_CHANNEL
+from api.dashboard.transcript import events_in
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +53,10 @@ class RunListener:
         if self.connection is not None:
             await self.connection.close()
 
-    async def events(self, pool: asyncpg.Pool, run_id: str, output_at: int, log_at: int) -> AsyncIterator[str]:
-        """The run's new output and log as SSE events, from the offsets given, until it is final."""
+    async def events(self, pool: asyncpg.Pool, run_id: str, output_at: int, log_at: int, worktree: str | None,
+                     final_facts: Callable[[], Awaitable[dict[str, Any]]]) -> AsyncIterator[str]:
+        """The run's new output, log and transcript entries as SSE events, from the offsets given, until
+        it is final; then `final_facts`."""
         changed = asyncio.Event()
         self.waiting[run_id].add(changed)
         said = ""  # the state last sent
@@ -62,17 +69,22 @@ class RunListener:
                     "FROM agent_runs WHERE id = $1", run_id, output_at, log_at)
                 if row is None:
                     return
+                final = row["status"] in FINAL
+                new_log = row["log"] if final else row["log"][:row["log"].rfind("\n") + 1]
                 output_at += len(row["output"])
-                log_at += len(row["log"])
+                log_at += len(new_log)
                 event_id = f"id: {output_at},{log_at}\n"
                 if row["output"]:
                     yield f"event: output\n{event_id}data: {json.dumps(row['output'])}\n\n"
-                if row["log"]:
-                    yield f"event: log\n{event_id}data: {json.dumps(row['log'])}\n\n"
-                state = json.dumps({"status": row["status"], "exit_code": row["exit_code"]})
-                if row["status"] in FINAL:
-                    yield f"event: final\n{event_id}data: {state}\n\n"
+                if new_log:
+                    yield f"event: log\n{event_id}data: {json.dumps(new_log)}\n\n"
+                    entries = [entry.as_json() for entry in events_in(new_log, worktree)]
+                    if entries:
+                        yield f"event: entries\n{event_id}data: {json.dumps(entries)}\n\n"
+                if final:
+                    yield f"event: final\n{event_id}data: {json.dumps(await final_facts())}\n\n"
                     return
+                state = json.dumps({"status": row["status"], "exit_code": row["exit_code"]})
                 if state != said:
                     yield f"event: status\n{event_id}data: {state}\n\n"
                     said = state

@@ -1,20 +1,23 @@
-"""`/runs/{id}`: a run's message, answer and log, live while it runs (server-sent events, api/dashboard/
-live.py), then final with its changes; and `/stop`'s action for it, asked first."""
+"""`/runs/{id}`: a run's message and transcript (api/dashboard/transcript.py), live while it runs
+(server-sent events, api/dashboard/live.py), and at its end its facts and changes, sent to the open
+page as they are rendered here; its raw log at `/runs/{id}/log`; and `/stop`'s action for it, asked first."""
 
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
+from datetime import datetime, timezone
+from typing import Annotated, Any
 
 import asyncpg
 from fastapi import APIRouter, Depends, Query, Request
-from fastapi.responses import Response, StreamingResponse
+from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from api.dashboard.access import Refused, Session, actor, viewer
 from api.dashboard.live import FINAL, RunListener, offsets
-from api.dashboard.rendering import HEADERS, PageRoute, render
+from api.dashboard.rendering import HEADERS, PageRoute, render, templates
+from api.dashboard.transcript import transcript
 from api.deps import get_client, get_pool
 from isolator.contracts.agent import StopReport, StopRequest
 from isolator.contracts.environment import environment_workflow_id
@@ -23,12 +26,14 @@ from workflows.chat.agent_texts import stopped
 router = APIRouter(route_class=PageRoute)
 
 _RUN = """
-SELECT r.*, e.branch_name, e.status AS environment_status, c.name AS codebase,
+SELECT r.*, e.branch_name, e.working_path, e.status AS environment_status, c.name AS codebase,
        p.url AS pr_url, p.number AS pr_number, p.title AS pr_title
 FROM agent_runs r JOIN isolation_environments e ON e.id = r.environment_id JOIN codebases c ON c.id = e.codebase_id
 LEFT JOIN pull_requests p ON p.codebase_id = e.codebase_id AND p.branch_name = e.branch_name
 WHERE r.id = $1
 """
+COUNTED_LATER = "counted at the end"  # the agent reports its usage once, when it ends
+NOT_REPORTED = "not reported by the agent"  # Codex reports no money; a plain program reports nothing
 
 
 async def _run(pool: asyncpg.Pool, run_id: uuid.UUID) -> asyncpg.Record:
@@ -36,6 +41,58 @@ async def _run(pool: asyncpg.Pool, run_id: uuid.UUID) -> asyncpg.Record:
     if row is None:
         raise Refused(404, f"No run {run_id}.")
     return row
+
+
+def facts(run: asyncpg.Record) -> dict[str, Any]:
+    """What the page says of the run, as text: rendered into the page, and sent to it at the run's end."""
+    final = run["status"] in FINAL
+    started, finished = run["started_at"], run["finished_at"]
+    waited = f", after {duration(started, run['queued_at'])} in the queue" if started else ""
+    cost = templates.env.filters["usd"](float(run["cost_usd"])) if run["cost_usd"] is not None else None
+    pr = {"url": run["pr_url"], "number": run["pr_number"], "title": run["pr_title"]} if run["pr_url"] else None
+    return {
+        "status": run["status"],
+        "status_text": run["status"] + (f" (exit code {run['exit_code']})" if run["exit_code"] is not None else ""),
+        "queued": at(run["queued_at"]),
+        "started": at(started) + waited if started else "not yet",
+        "finished": at(finished) if finished else "not yet",
+        "duration": duration(finished, started) if started and finished else ("running" if started else "not started"),
+        "cost": cost or (NOT_REPORTED if final else COUNTED_LATER),
+        "tokens": _tokens(run) or (NOT_REPORTED if final else COUNTED_LATER),
+        "changed": list(run["changed_files"]),
+        "commits": f"{run['commits']} commit(s) made." if run["commits"] else "",
+        "pr": pr,
+    }
+
+
+def _tokens(run: asyncpg.Record) -> str:
+    counts = {name: run[f"{name}_tokens"] or 0 for name in ("input", "output", "cache_read", "cache_write")}
+    if not any(counts.values()):
+        return ""
+    said = f"{counts['input']:,} in, {counts['output']:,} out"
+    if counts["cache_read"] or counts["cache_write"]:
+        said += f", {counts['cache_read']:,} read from and {counts['cache_write']:,} written to the cache"
+    return said
+
+
+def at(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def duration(end: datetime, start: datetime) -> str:
+    seconds = max((end - start).total_seconds(), 0.0)
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, seconds = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds:02d} s"
+    return f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+async def final_facts(pool: asyncpg.Pool, run_id: uuid.UUID) -> dict[str, Any]:
+    """The run's facts at its end, with the diffs of the files its agent's edit tools wrote."""
+    run = await _run(pool, run_id)
+    return {**facts(run), "edits": transcript(run["log"], run["working_path"]).edits}
 
 
 @router.get("/runs/{run_id}", include_in_schema=False)
@@ -46,13 +103,24 @@ async def run_page(
     pool: Annotated[asyncpg.Pool, Depends(get_pool)],
 ) -> Response:
     run = await _run(pool, run_id)
-    # None: the agent reported no money (Codex) or no usage at all (a plain program)
-    cost = float(run["cost_usd"]) if run["cost_usd"] is not None else None
-    counts = {name: run[f"{name}_tokens"] for name in ("input", "output", "cache_read", "cache_write")}
-    tokens = {name: count or 0 for name, count in counts.items()} if any(counts.values()) else None
-    pr = {"url": run["pr_url"], "number": run["pr_number"], "title": run["pr_title"]} if run["pr_url"] else None
-    return render(request, session, "run.html", run=run, live=run["status"] not in FINAL, cost=cost, tokens=tokens,
-                  pr=pr)
+    live = run["status"] not in FINAL
+    # The live stream goes on from the last whole line of the log: its events are read a line at a time.
+    log_at = run["log"].rfind("\n") + 1 if live else len(run["log"])
+    return render(request, session, "run.html", run=run, live=live, facts=facts(run), log_at=log_at,
+                  transcript=transcript(run["log"][:log_at], run["working_path"]))
+
+
+@router.get("/runs/{run_id}/log", include_in_schema=False)
+async def run_log(
+    run_id: uuid.UUID,
+    session: Annotated[Session, Depends(viewer)],
+    pool: Annotated[asyncpg.Pool, Depends(get_pool)],
+) -> Response:
+    """The raw log as the agent printed it (an event stream, or standard error), as plain text."""
+    log = await pool.fetchval("SELECT log FROM agent_runs WHERE id = $1", run_id)
+    if log is None:
+        raise Refused(404, f"No run {run_id}.")
+    return PlainTextResponse(log, headers=HEADERS)
 
 
 @router.get("/runs/{run_id}/events", include_in_schema=False)
@@ -66,9 +134,11 @@ async def run_events(
 ) -> Response:
     output_at, log_at = offsets(request.headers.get("last-event-id"), output, log)
     listener: RunListener = request.app.state.run_listener
+    worktree = await pool.fetchval("SELECT e.working_path FROM agent_runs r JOIN isolation_environments e "
+                                   "ON e.id = r.environment_id WHERE r.id = $1", run_id)
     headers = {**HEADERS, "X-Accel-Buffering": "no"}  # a proxy in front must not hold the events back
-    return StreamingResponse(listener.events(pool, str(run_id), output_at, log_at), media_type="text/event-stream",
-                             headers=headers)
+    stream = listener.events(pool, str(run_id), output_at, log_at, worktree, lambda: final_facts(pool, run_id))
+    return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
 
 
 @router.get("/runs/{run_id}/stop", include_in_schema=False)
