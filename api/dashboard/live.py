@@ -7,7 +7,7 @@ polled but a slow safety check, in case a notification was lost with a dropped c
 
 The log is sent a whole line at a time while the run goes on, so that each of an agent's JSON events
 (a line) arrives whole, read into transcript entries (api/dashboard/transcript.py); at the end, the
-rest, and the run's final facts, which the page shows in place.
+rest. A change of the run's state (started, ended) sends its facts, which the page shows in place.
 """
 
 from __future__ import annotations
@@ -54,9 +54,9 @@ class RunListener:
             await self.connection.close()
 
     async def events(self, pool: asyncpg.Pool, run_id: str, output_at: int, log_at: int, worktree: str | None,
-                     final_facts: Callable[[], Awaitable[dict[str, Any]]]) -> AsyncIterator[str]:
+                     facts: Callable[[], Awaitable[dict[str, Any]]]) -> AsyncIterator[str]:
         """The run's new output, log and transcript entries as SSE events, from the offsets given, until
-        it is final; then `final_facts`."""
+        it is final; its `facts` with each change of its state, the last one final."""
         changed = asyncio.Event()
         self.waiting[run_id].add(changed)
         said = ""  # the state last sent
@@ -65,7 +65,7 @@ class RunListener:
             while True:
                 changed.clear()
                 row = await pool.fetchrow(
-                    "SELECT substr(output, $2 + 1) AS output, substr(log, $3 + 1) AS log, status, exit_code "
+                    "SELECT substr(output, $2 + 1) AS output, substr(log, $3 + 1) AS log, status "
                     "FROM agent_runs WHERE id = $1", run_id, output_at, log_at)
                 if row is None:
                     return
@@ -82,12 +82,11 @@ class RunListener:
                     if entries:
                         yield f"event: entries\n{event_id}data: {json.dumps(entries)}\n\n"
                 if final:
-                    yield f"event: final\n{event_id}data: {json.dumps(await final_facts())}\n\n"
+                    yield f"event: final\n{event_id}data: {json.dumps(await facts())}\n\n"
                     return
-                state = json.dumps({"status": row["status"], "exit_code": row["exit_code"]})
-                if state != said:
-                    yield f"event: status\n{event_id}data: {state}\n\n"
-                    said = state
+                if row["status"] != said:
+                    yield f"event: status\n{event_id}data: {json.dumps(await facts())}\n\n"
+                    said = row["status"]
                 try:
                     await asyncio.wait_for(changed.wait(), SAFETY_SECONDS)
                 except TimeoutError:

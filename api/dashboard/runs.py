@@ -89,8 +89,9 @@ def duration(end: datetime, start: datetime) -> str:
     return f"{minutes // 60} h {minutes % 60:02d} min"
 
 
-async def final_facts(pool: asyncpg.Pool, run_id: uuid.UUID) -> dict[str, Any]:
-    """The run's facts at its end, with the diffs of the files its agent's edit tools wrote."""
+async def facts_and_edits(pool: asyncpg.Pool, run_id: uuid.UUID) -> dict[str, Any]:
+    """The run's facts as they are now, with the diffs of the files its agent's edit tools wrote, for
+    the live page."""
     run = await _run(pool, run_id)
     return {**facts(run), "edits": transcript(run["log"], run["working_path"]).edits}
 
@@ -137,7 +138,7 @@ async def run_events(
     worktree = await pool.fetchval("SELECT e.working_path FROM agent_runs r JOIN isolation_environments e "
                                    "ON e.id = r.environment_id WHERE r.id = $1", run_id)
     headers = {**HEADERS, "X-Accel-Buffering": "no"}  # a proxy in front must not hold the events back
-    stream = listener.events(pool, str(run_id), output_at, log_at, worktree, lambda: final_facts(pool, run_id))
+    stream = listener.events(pool, str(run_id), output_at, log_at, worktree, lambda: facts_and_edits(pool, run_id))
     return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
 
 

@@ -1,7 +1,7 @@
 """The run page in a real browser (Debian's chromium) against the whole stack: the example agent of
 `make dev`, driven as Claude Code is, prints its JSON events; the page shows them as a transcript while
 it runs and, at its end, its final facts in place, without reloading. Also: the raw log one click away,
-and an agent's hostile output shown as text."""
+an agent's hostile output shown as text, and the facts as the page words them."""
 
 from __future__ import annotations
 
@@ -10,11 +10,13 @@ import json
 import os
 import re
 import uuid
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 from playwright.async_api import Page
 
+from api.dashboard.runs import duration, facts
 from isolator.settings import Settings
 from tests.agent_runs import finished_run, run_of
 from tests.agents import command
@@ -25,6 +27,14 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_AGENT = str(ROOT / "examples" / "agent.py")
 SCREENSHOT = ROOT / "docs" / "run-page.png"
 PR_URL = "https://github.com/owner/project/pull/12"
+# What the facts said while the run was running, as the page was told it.
+WATCH_RUNNING = """() => {
+  new MutationObserver(() => {
+    if (document.getElementById("status").textContent === "running") {
+      window.whileRunning = ["started", "duration", "cost"].map(id => document.getElementById(id).textContent);
+    }
+  }).observe(document.querySelector("dl.facts"), {childList: true, characterData: true, subtree: true});
+}"""
 # Each transcript entry as the reader sees it, to compare the page built live with the page rendered.
 ENTRIES = "[...document.querySelectorAll('#entries > .entry')].map(e => [e.className, e.textContent.trim()])"
 
@@ -50,6 +60,7 @@ async def test_the_page_shows_the_transcript_live_and_the_run_s_end_in_place(sta
         assert await _text(page, "#cost") == await _text(page, "#tokens") == "counted at the end"
         assert await page.locator("#changes").is_hidden()
         await page.evaluate("window.notReloaded = true")
+        await page.evaluate(WATCH_RUNNING)
 
         await stack.say("page-hold", "/stop")  # the slot is free: the watched run starts
         await until(page, "document.querySelector('#entries .tool .result') !== null")
@@ -58,6 +69,8 @@ async def test_the_page_shows_the_transcript_live_and_the_run_s_end_in_place(sta
         await until(page, "document.getElementById('status').textContent.startsWith('done')")
 
         assert await page.evaluate("window.notReloaded") is True
+        started, running, cost = await page.evaluate("window.whileRunning")
+        assert started.endswith("in the queue") and running == "running" and cost == "counted at the end"
         assert await page.evaluate("document.querySelector('#entries .tool .result').open") is True
         assert await _text(page, "#status") == "done (exit code 0)"
         assert await page.get_attribute("#status", "class") == "status-done"
@@ -112,6 +125,25 @@ async def test_an_agent_s_hostile_events_are_shown_as_text(stack: Stack, repo: P
     assert page.status_code == 200
     assert "<script>alert" not in page.text and "<img" not in page.text
     assert page.text.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 3  # words, command and result; raw log
+
+
+def test_the_facts_say_times_to_the_second_durations_and_usage_counted_at_the_end() -> None:
+    queued = datetime(2026, 1, 2, 3, 4, 5, 600_000, tzinfo=timezone.utc)
+    assert duration(queued + timedelta(seconds=4.04), queued) == "4.0 s"
+    assert duration(queued + timedelta(seconds=125), queued) == "2 min 05 s"
+    assert duration(queued + timedelta(hours=2, minutes=3), queued) == "2 h 03 min"
+    run = {"status": "running", "exit_code": None, "queued_at": queued, "started_at": queued + timedelta(seconds=1.5),
+           "finished_at": None, "cost_usd": None, "changed_files": [], "commits": None, "pr_url": None,
+           **{f"{name}_tokens": None for name in ("input", "output", "cache_read", "cache_write")}}
+    running = facts(run)  # type: ignore[arg-type]
+    assert running["started"] == "2026-01-02 03:04:07 UTC, after 1.5 s in the queue"
+    assert (running["finished"], running["duration"]) == ("not yet", "running")
+    assert running["cost"] == running["tokens"] == "counted at the end"
+    ended = facts({**run, "status": "done", "exit_code": 0,  # type: ignore[arg-type]
+                   "finished_at": queued + timedelta(seconds=70), "commits": 2, "output_tokens": 5})
+    assert (ended["status_text"], ended["duration"], ended["commits"]) == ("done (exit code 0)", "1 min 08 s",
+                                                                         "2 commit(s) made.")
+    assert ended["cost"] == "not reported by the agent" and ended["tokens"] == "0 in, 5 out"
 
 
 async def _until_running(stack: Stack, run_id: str, seconds: float = 60) -> None:

@@ -63,9 +63,13 @@
     entries.append(entry.kind === "tool" ? tool(entry) : element("div", "entry " + entry.kind + (entry.failed ? " failed" : ""), entry.text));
   }
 
-  function finish(facts) {
+  function show(facts) {
     document.querySelectorAll("[data-fact]").forEach(function (fact) { fact.textContent = facts[fact.dataset.fact]; });
     document.getElementById("status").className = "status-" + facts.status;
+  }
+
+  function finish(facts) {
+    show(facts);
     if (facts.pr) {
       var link = element("a", "", "#" + facts.pr.number + " " + facts.pr.title);
       link.href = facts.pr.url;
@@ -100,10 +104,6 @@
     transcript.classList.add("events");
     JSON.parse(event.data).forEach(add);
   });
-  source.addEventListener("status", function (event) {
-    var status = JSON.parse(event.data).status;
-    document.getElementById("status").textContent = status;
-    document.getElementById("status").className = "status-" + status;
-  });
+  source.addEventListener("status", function (event) { show(JSON.parse(event.data)); });
   source.addEventListener("final", function (event) { source.close(); finish(JSON.parse(event.data)); });
 }());
