@@ -9,6 +9,8 @@ import re
 import uuid
 from pathlib import Path
 
+import pytest
+
 from isolator.merge_words import NO_WORK_YET, merged_cell, merged_words
 from tests.conftest import Stack
 from tests.results import eventually
@@ -19,7 +21,7 @@ async def _worktree(stack: Stack, conversation: str) -> dict:
     return (await stack.say(conversation))["result"]
 
 
-async def _post(stack: Stack, path: str, **fields: str) -> str:
+async def _post_form(stack: Stack, path: str, **fields: str) -> str:
     """A dashboard form, posted as the browser posts it: with the session's CSRF token, from this origin."""
     page = await stack.api.get("/cleanup/run")  # any page with a form carries the token
     csrf = re.search(r'name="csrf" value="([^"]+)"', page.text)
@@ -27,8 +29,14 @@ async def _post(stack: Stack, path: str, **fields: str) -> str:
     answer = await stack.api.post(path, data={"csrf": csrf.group(1), **fields},
                                   headers={"Origin": "http://isolator.test"})
     assert answer.status_code == 200, answer.text
-    found = re.search(r'id="outcome">(.*?)</p>', answer.text, re.S)
-    assert found is not None, answer.text
+    return answer.text
+
+
+async def _post(stack: Stack, path: str, **fields: str) -> str:
+    """An action's outcome, as its page says it."""
+    answer = await _post_form(stack, path, **fields)
+    found = re.search(r'id="outcome">(.*?)</p>', answer, re.S)
+    assert found is not None, answer
     return found.group(1)
 
 
@@ -114,3 +122,22 @@ def test_the_merge_fact_is_worded_once_for_chat_and_the_dashboard() -> None:
     assert merged_words(proof, fresh=True) == NO_WORK_YET and merged_cell(proof, fresh=True) != "yes"
     assert merged_words(proof, fresh=False) == f"yes, {proof}" and merged_cell(proof, fresh=False) == "yes"
     assert merged_words(None, fresh=False) == "no, it has work of its own" and merged_cell(None, fresh=False) == "no"
+
+
+# The wording is shared (isolator/merge_words.py); the facts are not yet: the dashboard's `/worktree why`
+# (workflows/dashboard.py) does not tell `why` the branch is fresh, and the scheduled cleanup records git's
+# ancestry proof of a fresh branch as its merge proof (workflows/cleanup.py, kept by record_disk_use).
+@pytest.mark.xfail(strict=True, reason="the dashboard's why and the cleanup's recorded proof do not know a "
+                                       "fresh branch yet")
+async def test_a_fresh_branch_is_never_merged_yes_on_the_dashboard(stack: Stack, repo: Path) -> None:
+    await stack.register(repo)
+    fresh = await _worktree(stack, "states-fresh")
+    await _post_form(stack, "/cleanup/run")  # the scheduled cleanup: it records merge proofs and sizes
+
+    codebase = (await stack.api.get("/codebases/project")).text
+    page = (await stack.api.get(f"/environments/{fresh['environmentId']}")).text
+
+    row = re.search(rf'<tr data-environment="{fresh["environmentId"]}".*?</tr>', codebase, re.S)
+    assert row is not None and 'class="merged" title="">' in row.group(0) and "would be removed" not in row.group(0)
+    assert f"Merged: {NO_WORK_YET}" in page and "Merged: yes" not in page, page
+    assert "no work of its own yet (so nothing to merge)" in page and "not merged" not in page
