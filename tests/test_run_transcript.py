@@ -80,10 +80,28 @@ def test_a_huge_write_is_cut_in_the_changes() -> None:
     assert transcript(log).edits["big.txt"].endswith("… (cut here)")
 
 
+def test_a_codex_run_reads_as_its_messages_commands_with_output_and_changes_its_last_message_the_answer() -> None:
+    log = _log({"type": "thread.started", "thread_id": "t"},
+               {"type": "item.completed", "item": {"type": "reasoning", "text": "thinking"}},
+               {"type": "item.completed", "item": {"type": "agent_message", "text": "Looking."}},
+               {"type": "item.completed", "item": {"type": "command_execution", "command": "bash -lc 'ls; false'",
+                                                   "aggregated_output": "a.txt\n", "exit_code": 1}},
+               {"type": "item.completed", "item": {"type": "file_change", "status": "completed",
+                                                   "changes": [{"path": f"{WORKTREE}/a.txt", "kind": "add"}]}},
+               {"type": "item.completed", "item": {"type": "agent_message", "text": "I wrote a.txt."}},
+               {"type": "turn.completed", "usage": {"input_tokens": 10}})
+    read = transcript(log, WORKTREE)
+    assert [(entry.kind, entry.text or entry.summary) for entry in read.entries] == [
+        ("text", "Looking."), ("tool", "bash -lc 'ls; false'"), ("tool", "add a.txt"), ("answer", "I wrote a.txt.")]
+    assert (read.entries[1].result, read.entries[1].failed, read.entries[2].result) == ("a.txt\n", True, None)
+    failed = transcript(_log({"type": "turn.failed", "error": {"message": "429 usage limit"}}))
+    assert [(entry.kind, entry.text, entry.failed) for entry in failed.entries] == [("answer", "429 usage limit", True)]
+
+
 def test_a_plain_agent_s_log_and_broken_or_foreign_lines_make_no_entries() -> None:
     assert not transcript("working on tick 1\nTraceback (most recent call last):\n").from_events
-    codex = '{"type":"thread.started","thread_id":"t"}\n{"type":"item.completed","item":{}}\n'
-    assert transcript(codex).entries == []
+    foreign = '{"type":"thread.started","thread_id":"t"}\n{"type":"item.completed","item":{}}\n{"type":"ping"}\n'
+    assert transcript(foreign).entries == []
     half = json.dumps(_said("cut mid-line"))[:20]  # a line not yet whole is no event
     assert events_in(_log(_said("whole")) + half)[0].text == "whole" and len(events_in(half)) == 0
     odd = '{"type": "assistant", "message": "not a dict"}\n{"type": "user", "message": {"content": "text"}}\n[1]\n'

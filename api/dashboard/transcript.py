@@ -1,9 +1,9 @@
 """A run's record as a readable transcript: what the agent said, each tool it called with its input, and
 what the tool answered (shown folded by the page).
 
-Claude Code (and the example agent, which speaks as it does) prints JSON events, one a line, and the
-whole stream is the run's log (activities/runs/run_agent.py): those events are read here. Any other
-agent has no events: its transcript is its plain output as printed, which the page shows as it is.
+Claude Code (and the example agent, which speaks as it does) and Codex print JSON events, one a line,
+and the whole stream is the run's log (activities/runs/run_agent.py): those events are read here. Any
+other agent has no events: its transcript is its plain output as printed, which the page shows as it is.
 Everything here is text taken from the agent: the templates and run.js show it escaped, never as HTML.
 """
 
@@ -14,8 +14,10 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import PurePosixPath
 
-# Event types of Claude Code's `--output-format stream-json`; a log with none of them is no event stream.
-EVENT_TYPES = ("system", "assistant", "user", "result")
+# Event types of Claude Code's `--output-format stream-json` and of `codex exec --json`; a log with none
+# of them is no event stream.
+CLAUDE_EVENTS = ("system", "assistant", "user", "result")
+CODEX_EVENTS = ("item.completed", "turn.completed", "turn.failed")
 EDIT_TOOLS = ("Write", "Edit", "MultiEdit")
 SUMMARY_CHARS = 160
 DIFF_CHARS = 200_000  # of one file's edits kept on the page; a tool writing megabytes is cut
@@ -24,7 +26,8 @@ DIFF_CHARS = 200_000  # of one file's edits kept on the page; a tool writing meg
 @dataclass
 class Entry:
     """One step of the transcript. `kind`: start, note, text, tool, result (a tool's answer, until it
-    is attached to its call) or answer (the agent's final words)."""
+    is attached to its call) or answer (the agent's final words; an empty one, at the end of a Codex
+    turn, says that its last words were its answer)."""
 
     kind: str
     text: str = ""
@@ -61,8 +64,10 @@ def transcript(log: str, worktree: str | None = None) -> Transcript:
             continue
         if entry.kind == "tool":
             calls[entry.tool_id] = entry
-        if entry.kind == "answer" and paired and paired[-1].kind == "text" and paired[-1].text == entry.text:
+        if entry.kind == "answer" and paired and paired[-1].kind == "text" and entry.text in ("", paired[-1].text):
             paired[-1].kind = "answer"  # the final answer repeats the agent's last words: said once
+            continue
+        if entry.kind == "answer" and not entry.text:
             continue
         paired.append(entry)
     return Transcript(paired, True, edits_by_file(paired))
@@ -78,8 +83,10 @@ def events_in(log: str, worktree: str | None = None) -> list[Entry]:
             event = json.loads(line)
         except ValueError:
             continue
-        if isinstance(event, dict) and event.get("type") in EVENT_TYPES:
+        if isinstance(event, dict) and event.get("type") in CLAUDE_EVENTS:
             entries.extend(_entries_of(event, worktree))
+        elif isinstance(event, dict) and event.get("type") in CODEX_EVENTS:
+            entries.extend(_codex_entries_of(event, worktree))
     return entries
 
 
@@ -106,6 +113,31 @@ def _entries_of(event: dict, worktree: str | None) -> list[Entry]:
             entries.append(Entry("result", _text_of(block.get("content")), tool_id=str(block.get("tool_use_id", "")),
                                  failed=bool(block.get("is_error"))))
     return entries
+
+
+def _codex_entries_of(event: dict, worktree: str | None) -> list[Entry]:
+    """Codex says each step once it is done: a message, a command with its output, a file change."""
+    if event["type"] == "turn.completed":
+        return [Entry("answer")]
+    if event["type"] == "turn.failed":
+        error = event.get("error") if isinstance(event.get("error"), dict) else {}
+        return [Entry("answer", str(error.get("message") or "The turn failed."), failed=True)]
+    item = event.get("item") if isinstance(event.get("item"), dict) else {}
+    kind = item.get("type")
+    if kind == "agent_message" and str(item.get("text", "")).strip():
+        return [Entry("text", str(item["text"]).strip())]
+    if kind == "command_execution":
+        command = str(item.get("command", ""))
+        summary = _one_line(command)
+        return [Entry("tool", tool="Shell", summary=summary, given=command if summary != command else "",
+                      result=str(item.get("aggregated_output") or ""), failed=item.get("exit_code") != 0)]
+    if kind == "file_change" and isinstance(item.get("changes"), list):
+        changes = [f"{change.get('kind', 'change')} {_relative(str(change.get('path', '')), worktree)}"
+                   for change in item["changes"] if isinstance(change, dict)]
+        return [Entry("tool", tool="File change", summary=", ".join(changes), failed=item.get("status") == "failed")]
+    if kind == "error" and item.get("message"):
+        return [Entry("note", str(item["message"]))]
+    return []  # its reasoning and to-do lists are its own
 
 
 def _system(event: dict) -> list[Entry]:

@@ -108,6 +108,42 @@ async def test_the_page_shows_the_transcript_live_and_the_run_s_end_in_place(sta
             await page.screenshot(path=str(SCREENSHOT), full_page=True)
 
 
+CODEX_EVENTS = [
+    {"type": "item.completed", "item": {"type": "agent_message", "text": "Looking."}},
+    {"type": "item.completed", "item": {"type": "command_execution", "command": "ls", "aggregated_output": "a.txt\n",
+                                        "exit_code": 0}},
+    {"type": "item.completed", "item": {"type": "file_change", "status": "completed",
+                                        "changes": [{"path": "a.txt", "kind": "add"}]}},
+    {"type": "item.completed", "item": {"type": "agent_message", "text": "I wrote a.txt."}},
+    {"type": "turn.completed", "usage": {"input_tokens": 10}},
+]
+
+
+async def test_codex_s_events_read_live_as_the_page_renders_them(stack: Stack, repo: Path) -> None:
+    """Codex's steps come whole, a command with its output: built live, they read as the page rendered later."""
+    await stack.register(repo)
+    stack.settings.agent_command_line = command("ticker", "1", "0")
+    run_id = uuid.UUID((await stack.say("page-codex", "short"))["result"]["agentRunId"])
+    await finished_run(stack, str(run_id))
+    # The run's record as the worker writes a Codex run's, with its notifications (activities/runs/records.py).
+    await stack.db.execute("UPDATE agent_runs SET status = 'running', log = '' WHERE id = $1", run_id)
+    async with served(stack) as base, chromium() as browser:
+        page = await browser.new_page()
+        await page.goto(f"{base}/runs/{run_id}")
+        for event in CODEX_EVENTS:
+            await stack.db.execute("UPDATE agent_runs SET log = log || $2 WHERE id = $1", run_id, json.dumps(event) + "\n")
+            await stack.db.execute("SELECT pg_notify('agent_run', $1)", str(run_id))
+        await until(page, "document.querySelector('#entries > .answer') !== null")  # its last words, once the turn ends
+        await stack.db.execute("UPDATE agent_runs SET status = 'done' WHERE id = $1", run_id)
+        await stack.db.execute("SELECT pg_notify('agent_run', $1)", str(run_id))
+        await until(page, "document.getElementById('status').textContent.startsWith('done')")
+        live = await page.evaluate(ENTRIES)
+        assert [kind for kind, _ in live] == ["entry text", "entry tool", "entry tool", "entry answer"], live
+        assert live[1][1] == "Shell lsResult (1 line)a.txt" and live[3][1] == "I wrote a.txt."
+        await page.reload()
+        assert await page.evaluate(ENTRIES) == live
+
+
 async def test_an_agent_s_hostile_events_are_shown_as_text(stack: Stack, repo: Path) -> None:
     await stack.register(repo)
     stack.settings.agent_command_line = command("ticker", "1", "0")

@@ -27,23 +27,25 @@
   }
 
   function result(call, entry) {
+    var text = entry.kind === "tool" ? entry.result : entry.text;
     var folded = element("details", "result");
-    var lines = entry.text.replace(/\n+$/, "").split("\n").length;
+    var lines = text.replace(/\n+$/, "").split("\n").length;
     var said = (entry.failed ? "Failed" : "Result") + " (" + lines + " line" + (lines === 1 ? "" : "s") + ")";
     folded.append(element("summary", "", said));
-    folded.append(element("pre", "", entry.text));
+    folded.append(element("pre", "", text));
     call.append(folded);
     if (entry.failed) { call.classList.add("failed"); }
   }
 
   function tool(entry) {
-    var call = element("div", "entry tool");
+    var call = element("div", "entry tool" + (entry.failed ? " failed" : ""));
     call.dataset.toolId = entry.tool_id;
     var line = element("div", "call");
     line.append(element("span", "tool-name", entry.tool), " ", element("code", "", entry.summary));
     call.append(line);
     if (entry.given) { call.append(element("pre", "given", entry.given)); }
     if (entry.diff) { call.append(diff(entry.diff)); }
+    if (entry.result !== null) { result(call, entry); }  // Codex says a command once it is done, with its output
     return call;
   }
 
@@ -56,10 +58,11 @@
       return;
     }
     var last = entries.lastElementChild;
-    if (entry.kind === "answer" && last && last.classList.contains("text") && last.textContent === entry.text) {
+    if (entry.kind === "answer" && last && last.classList.contains("text") && (!entry.text || last.textContent === entry.text)) {
       last.className = "entry answer";  // the final answer repeats the agent's last words: said once
       return;
     }
+    if (entry.kind === "answer" && !entry.text) { return; }
     entries.append(entry.kind === "tool" ? tool(entry) : element("div", "entry " + entry.kind + (entry.failed ? " failed" : ""), entry.text));
   }
 
