@@ -5,6 +5,7 @@ uncommitted changes), restore, and set-up again. What the actions answer is word
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from datetime import timedelta
 from typing import Annotated
@@ -81,12 +82,18 @@ async def environment_page(
 ) -> Response:
     environment = await _environment(pool, environment_id)
     runs = await list_runs(pool, environment=environment_id)
-    refused = await refusal(client, environment.id) if environment.status == "active" else None
-    return render(request, session, "environment.html", environment=environment, runs=runs,
-                  why=await _why(client, settings, pool, environment),
+    # git's answer, the refusal, the disk count and the schedule are asked at once: the page waits for the slowest
+    why, refused, disk, cleanup_at = await asyncio.gather(
+        _why(client, settings, pool, environment),
+        refusal(client, environment.id) if environment.status == "active" else _nothing(),
+        measure_worktree(pool, settings, environment_id), next_cleanup(client))
+    return render(request, session, "environment.html", environment=environment, runs=runs, why=why,
                   refused=f"{refused_words(refused)}; {REFUSED_ADVICE}." if refused else None,
-                  disk=await measure_worktree(pool, settings, environment_id), next_cleanup=await next_cleanup(client),
-                  links=temporal_links(settings, environment, [run.id for run in runs]))
+                  disk=disk, next_cleanup=cleanup_at, links=temporal_links(settings, environment, [run.id for run in runs]))
+
+
+async def _nothing() -> None:
+    return None
 
 
 @router.get("/environments/{environment_id}/remove", include_in_schema=False)
@@ -177,7 +184,12 @@ async def set_up_again(
         state = await EnvironmentSignalActivities(client, settings.task_queue).set_up_again(ref)
     except RPCError as error:
         return _outcome(request, f"Not set up: its workflow did not answer ({error.message}).", environment, ok=False)
-    return _outcome(request, setup_ran(environment.branch, state), environment, ok=state in ("ready", "skipped"))
+    if state == "failed":  # chat's words point at the message above and at `/worktree setup`
+        message = (f"The set-up of `{environment.branch}` failed again: its output is in the environment's "
+                   "conversation. Fix it, then Run set-up again.")
+    else:
+        message = setup_ran(environment.branch, state)
+    return _outcome(request, message, environment, ok=state in ("ready", "skipped"))
 
 
 def _outcome(request: Request, message: str, environment: rest.EnvironmentView, ok: bool = True,

@@ -84,12 +84,15 @@ async def test_a_refused_removal_is_a_state_with_its_reason_until_forced(stack: 
     assert "0 removal refused" in overview
 
 
-async def test_a_dashboard_removal_of_a_clean_worktree_goes_at_once_recorded_as_from_the_dashboard(
+async def test_set_up_and_a_clean_removal_answer_in_dashboard_words_recorded_as_from_the_dashboard(
         stack: Stack, repo: Path) -> None:
     await stack.register(repo)
     clean = await _worktree(stack, "states-goes")
 
+    set_up = await _post(stack, f"/environments/{clean['environmentId']}/setup")
     removed = await _post(stack, f"/environments/{clean['environmentId']}/remove")
+
+    assert set_up.startswith(f"The set-up of <code>{clean['branch']}</code>") and "`" not in set_up, set_up
 
     assert removed.startswith(f"<code>{clean['branch']}</code> was removed."), removed
     assert not Path(clean["workingPath"]).exists()
