@@ -89,7 +89,8 @@ async def environment_page(
         measure_worktree(pool, settings, environment_id), next_cleanup(client))
     return render(request, session, "environment.html", environment=environment, runs=runs, why=why,
                   refused=f"{refused_words(refused)}; {REFUSED_ADVICE}." if refused else None,
-                  disk=disk, next_cleanup=cleanup_at, links=temporal_links(settings, environment, [run.id for run in runs]))
+                  disk=disk, next_cleanup=cleanup_at,
+                  links=temporal_links(settings, environment, [run.id for run in runs]))
 
 
 async def _nothing() -> None:

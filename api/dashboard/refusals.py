@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
@@ -52,10 +53,7 @@ async def refused_environments(client: Client, task_queue: str) -> dict[str, str
 
 def refused_counts(refused: dict[str, str]) -> dict[str, int]:
     """How many environments' removal is refused, per codebase name."""
-    counts: dict[str, int] = {}
-    for codebase in refused.values():
-        counts[codebase] = counts.get(codebase, 0) + 1
-    return counts
+    return dict(Counter(refused.values()))
 
 
 async def refusals(client: Client, environment_ids: list[str]) -> dict[str, Refusal]:
