@@ -44,7 +44,8 @@ async def _run(pool: asyncpg.Pool, run_id: uuid.UUID) -> asyncpg.Record:
 
 
 def facts(run: asyncpg.Record) -> dict[str, Any]:
-    """What the page says of the run, as text: rendered into the page, and sent to it at the run's end."""
+    """What the page says of the run, as text: rendered into the page, and sent to the open page with each
+    change of the run's state (run.js shows them in place)."""
     final = run["status"] in FINAL
     started, finished = run["started_at"], run["finished_at"]
     waited = f", after {duration(started, run['queued_at'])} in the queue" if started else ""
@@ -60,7 +61,7 @@ def facts(run: asyncpg.Record) -> dict[str, Any]:
         "cost": cost or (NOT_REPORTED if final else COUNTED_LATER),
         "tokens": _tokens(run) or (NOT_REPORTED if final else COUNTED_LATER),
         "changed": list(run["changed_files"]),
-        "commits": f"{run['commits']} commit(s) made." if run["commits"] else "",
+        "commits": f"{run['commits']} commit{'s' if run['commits'] > 1 else ''} made." if run["commits"] else "",
         "pr": pr,
     }
 

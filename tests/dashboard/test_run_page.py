@@ -178,7 +178,7 @@ def test_the_facts_say_times_to_the_second_durations_and_usage_counted_at_the_en
     ended = facts({**run, "status": "done", "exit_code": 0,  # type: ignore[arg-type]
                    "finished_at": queued + timedelta(seconds=70), "commits": 2, "output_tokens": 5})
     assert (ended["status_text"], ended["duration"], ended["commits"]) == ("done (exit code 0)", "1 min 08 s",
-                                                                         "2 commit(s) made.")
+                                                                         "2 commits made.")
     assert ended["cost"] == "not reported by the agent" and ended["tokens"] == "0 in, 5 out"
 
 

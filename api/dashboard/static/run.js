@@ -63,7 +63,9 @@
       return;
     }
     if (entry.kind === "answer" && !entry.text) { return; }
-    entries.append(entry.kind === "tool" ? tool(entry) : element("div", "entry " + entry.kind + (entry.failed ? " failed" : ""), entry.text));
+    var said = entry.kind === "tool" ? tool(entry)
+      : element("div", "entry " + entry.kind + (entry.failed ? " failed" : ""), entry.text);
+    entries.append(said);
   }
 
   function show(facts) {
