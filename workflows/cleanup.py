@@ -16,6 +16,7 @@ with workflow.unsafe.imports_passed_through():
         Candidate,
         breakdown,
         hibernation_order,
+        is_merged,
         plan_cleanup,
         stale_hibernated,
         tracked_worktrees,
@@ -131,7 +132,11 @@ class CodebaseCleanupWorkflow:
         worktrees go first, then the least recently active idle ones hibernate until the codebase is within it."""
         sizes = {state.environment_id: state.disk_bytes for state in survey.states
                  if state.disk_bytes is not None and state.environment_id not in removed}
-        proofs = {state.environment_id: state.merge_proof for state in survey.states if state.merge_proof}
+        # Only what the rules call merged: a branch with no work of its own is in its base, yet not merged.
+        tracked = {environment.ref.environment_id: environment for environment in listing.environments}
+        proofs = {state.environment_id: state.merge_proof for state in survey.states
+                  if state.merge_proof and state.environment_id in tracked
+                  and is_merged(tracked[state.environment_id], state)}
         await archives.record_disk_use(DiskUse(sizes, proofs))
         total, budget = sum(sizes.values()), listing.disk_budget_bytes
         if budget is not None:

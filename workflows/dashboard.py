@@ -7,7 +7,7 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from isolator.cleanup_rules import cleanup_verdict, plan_cleanup
+    from isolator.cleanup_rules import cleanup_verdict, is_fresh, plan_cleanup
     from isolator.contracts.codebase import Codebase
     from isolator.contracts.dashboard import CleanupPreview, ExplainEnvironmentInput, PlannedRemoval
     from isolator.contracts.worktree import ExplainRequest
@@ -32,7 +32,9 @@ class ExplainEnvironmentWorkflow:
                                                                      tracked.ref.branch))
         threshold = view.listing.stale_threshold_days
         plan = plan_cleanup(view.listing.environments, view.survey, EVERY_RULE, threshold)  # type: ignore[arg-type]
-        return worktree_texts.why(tracked, facts, cleanup_verdict(tracked.ref, plan), threshold)
+        state = next((s for s in view.survey.states if s.environment_id == request.environment_id), None)
+        fresh = state is not None and is_fresh(tracked.start_commit, state.tip)  # as chat's `/worktree why` says
+        return worktree_texts.why(tracked, facts, cleanup_verdict(tracked.ref, plan, fresh), threshold, fresh)
 
 
 @workflow.defn

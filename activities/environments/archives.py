@@ -164,7 +164,7 @@ class ArchiveActivities:
         ids = list(use.sizes)
         await self.pool.execute(
             """UPDATE isolation_environments e SET disk_bytes = u.bytes, disk_measured_at = now(),
-                      merge_proof = coalesce(u.proof, e.merge_proof)
+                      merge_proof = u.proof
                FROM unnest($1::uuid[], $2::bigint[], $3::text[]) AS u(id, bytes, proof) WHERE e.id = u.id""",
             ids, [use.sizes[i] for i in ids], [use.merge_proofs.get(i) for i in ids],
         )

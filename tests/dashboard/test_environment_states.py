@@ -127,11 +127,7 @@ def test_the_merge_fact_is_worded_once_for_chat_and_the_dashboard() -> None:
     assert merged_words(None, fresh=False) == "no, it has work of its own" and merged_cell(None, fresh=False) == "no"
 
 
-# The wording is shared (isolator/merge_words.py); the facts are not yet: the dashboard's `/worktree why`
-# (workflows/dashboard.py) does not tell `why` the branch is fresh, and the scheduled cleanup records git's
-# ancestry proof of a fresh branch as its merge proof (workflows/cleanup.py, kept by record_disk_use).
-@pytest.mark.xfail(strict=True, reason="the dashboard's why and the cleanup's recorded proof do not know a "
-                                       "fresh branch yet")
+# One source for both: the wording (isolator/merge_words.py) and the fact (a fresh branch is not merged).
 async def test_a_fresh_branch_is_never_merged_yes_on_the_dashboard(stack: Stack, repo: Path) -> None:
     await stack.register(repo)
     fresh = await _worktree(stack, "states-fresh")
