@@ -18,10 +18,10 @@ from temporalio.client import (
     ScheduleUpdateInput,
 )
 
+from isolator.contracts.cleanup import SCHEDULE_ID
 from isolator.settings import Settings
 from workflows.cleanup import CleanupWorkflow
 
-SCHEDULE_ID = "isolation-cleanup"
 log = logging.getLogger(__name__)
 
 

@@ -34,10 +34,3 @@ async def last_cleanup(client: Client, task_queue: str) -> LastCleanup | None:
     except RPCError as error:
         log.warning("the last cleanup's report was not read: %s", error)
     return None
-
-
-def refused_by_codebase(last: LastCleanup | None) -> dict[str, int]:
-    """How many worktrees the last cleanup wanted to remove but kept, per codebase."""
-    if last is None:
-        return {}
-    return {report.codebase: len(report.skipped) for report in last.report.codebases}

@@ -17,7 +17,7 @@ from temporalio.service import RPCError
 
 from activities.git.disk_usage import disk_usage
 from isolator.settings import Settings
-from workers.schedule import SCHEDULE_ID
+from isolator.contracts.cleanup import SCHEDULE_ID
 
 MEASURE_SECONDS = 2.0  # what `/worktree why` allows itself: the page never waits on a huge tree longer
 

@@ -95,3 +95,7 @@ class CodebaseCounts:
     stale_threshold_days: int
     sizes: list[int | None]
     sandbox_warning: str | None = None  # what /status says of the sandbox: its network, or a warning
+
+
+# The scheduled cleanup's schedule in Temporal (workers/schedule.py makes it; the dashboard asks it when it runs next).
+SCHEDULE_ID = "isolation-cleanup"

@@ -29,7 +29,7 @@ WATCH_TICKS = """() => {
     for (const match of output.textContent.matchAll(/tick (\\d+) at (\\d+)/g)) {
       if (!(match[1] in window.seen)) window.seen[match[1]] = {printed: Number(match[2]), shown: Date.now()};
     }
-    // kept through the reload that shows the final record
+    // kept in sessionStorage, where a reload would not lose it
     sessionStorage.setItem("ticks", JSON.stringify({seen: window.seen, atLoad: window.atLoad || []}));
   };
   record();
@@ -54,7 +54,7 @@ async def test_the_pages_show_three_environments_and_a_run_live_escaped(stack: S
         live = await stack.say("dash-a", HOSTILE_MESSAGE)
         await page.goto(f"{base}/runs/{live['result']['agentRunId']}")
         await page.evaluate(WATCH_TICKS)
-        await page.wait_for_selector("#status.status-done", timeout=60_000)  # reloaded, final
+        await page.wait_for_selector("#status.status-done", timeout=60_000)  # final, in place
         ticks = await page.evaluate("JSON.parse(sessionStorage.getItem('ticks'))")
         seen, at_load = ticks["seen"], ticks["atLoad"]
         answer = await page.text_content("#output")
