@@ -9,7 +9,6 @@ import re
 import uuid
 from pathlib import Path
 
-
 from isolator.merge_words import NO_WORK_YET, merged_cell, merged_words
 from tests.conftest import Stack
 from tests.results import eventually
