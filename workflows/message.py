@@ -146,9 +146,10 @@ class MessageWorkflow:
     async def _hand_to_agent(self, resolution: Resolution) -> None:
         """The coding agent works on the message in its environment, after the runs queued before it."""
         assert self._codebase is not None and resolution.environment_id is not None
+        told_first = versions.tells_no_agent_first()
         queued = await agent_runs.queue_agent_run(QueueRunInput(
             resolution.environment_id, self._codebase.id, self._message.platform, self._message.conversation_id,
-            self._message.text, workflow.info().workflow_id, answered=bool(self._replies),
+            self._message.text, workflow.info().workflow_id, answered=bool(self._replies) and not told_first,
         ))
         resolution.run_id = queued.run_id
         if queued.tell_setup_failed:  # once per worktree and conversation
@@ -158,7 +159,7 @@ class MessageWorkflow:
             await self._reply(agent_texts.queued(queued.ahead))
         elif queued.outcome == "gone":
             await self._reply(agent_texts.worktree_going())
-        elif queued.tell_no_agent and not self._replies:
+        elif queued.tell_no_agent and (told_first or not self._replies):
             # A message that would go unanswered says why, once per conversation (its key is the conversation's).
             await self._reply(agent_texts.no_agent(), key=no_agent_key(self._message.platform,
                                                                        self._message.conversation_id))

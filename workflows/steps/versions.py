@@ -61,3 +61,10 @@ CHECK_WITH_RECORD = "worktree-checked-with-record"
 
 def takes_check_from_record() -> bool:
     return workflow.patched(CHECK_WITH_RECORD)
+# With no agent, the conversation is told so on its first message, beside the worktree's line (it used
+# to come on the second, the first message's replies already being said).
+NO_AGENT_TOLD_FIRST = "no-agent-told-on-first-message"
+
+
+def tells_no_agent_first() -> bool:
+    return workflow.patched(NO_AGENT_TOLD_FIRST)
