@@ -247,6 +247,17 @@ class GitHubChecks:
         ids = [self._add_comment(repo, pr_number, review_id, user, *comment)["id"] for comment in comments]
         return ReviewIds(review_id, ids)
 
+    def add_thread_reply(self, repo: str, pr_number: int, in_reply_to: int, body: str,
+                         user: str = "octocat") -> ReviewIds:
+        """A reviewer's answer in an existing thread: a COMMENTED review whose one comment replies to
+        `in_reply_to` (threaded under the thread's first comment, as GitHub does)."""
+        original = self.review_comments[in_reply_to]
+        review_id = self.add_review(repo, pr_number, "COMMENTED", "", user=user).review_id
+        comment = self._add_comment(repo, pr_number, review_id, user, original["path"], original["line"],
+                                    original["start_line"], original["diff_hunk"], body,
+                                    in_reply_to=original.get("in_reply_to_id", in_reply_to))
+        return ReviewIds(review_id, [comment["id"]])
+
     def set_mergeable(self, repo: str, number: int, mergeable: bool | None, state: str) -> None:
         """The PR's `mergeable` (None: GitHub has not computed it yet) and `mergeable_state`
         (`clean`, `dirty`, `blocked`, `behind`, `unstable`, `unknown`...)."""
