@@ -23,7 +23,7 @@ _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "setup": {"commands": list, "timeout_minutes": int, "warm": bool, "inputs": list},
     "teardown": {"commands": list, "timeout_minutes": int},
     "worktree": {"include": list, "submodules": bool, "lfs": str, "ports": int, "trust_forks": bool},
-    "results": {"commit": bool, "push": bool, "pull_request": str, "branch_prefix": str},
+    "results": {"commit": bool, "push": bool, "pull_request": str, "branch_prefix": str, "autofix": bool},
 }
 LFS_MODES = ("fetch", "skip")
 PULL_REQUEST_MODES = ("draft", "ready", "off")
@@ -101,7 +101,7 @@ def _results(table: dict[str, Any]) -> ResultsConfig:
         raise _Invalid("results", "branch_prefix", "`results.branch_prefix` must be the start of a branch name, "
                                                    "like `agent/` (letters, digits, `.`, `_`, `-`, `/`)")
     return ResultsConfig(commit=table.get("commit", True), push=table.get("push", True), pull_request=mode,
-                         branch_prefix=prefix)
+                         branch_prefix=prefix, autofix=table.get("autofix", True))
 
 
 def _strings(table: dict[str, Any], section: str, key: str) -> list[str]:

@@ -97,6 +97,12 @@ class Settings(TrustSettings):  # the allow rules' settings: isolator/trust_sett
     # The committer of the service's commits (the agent is their author): `Name <email>`.
     results_committer: str = Field("isolator <isolator@localhost>", pattern=r"^[^<>\n]+ <[^<>\s]+>$",
                                    validation_alias=_env("RESULTS_COMMITTER"))
+    # The pull-request loop (docs/pr-loop.md): red CI on a head the service pushed starts a fix run, at most
+    # AUTOFIX_MAX_ATTEMPTS in a row whose heads stayed red; with RESULTS_READY_WHEN_GREEN a draft PR whose
+    # checks all pass after a run is marked ready for review.
+    autofix: Literal["on", "off"] = Field("on", validation_alias=_env("AUTOFIX"))
+    autofix_max_attempts: int = Field(3, ge=1, le=20, validation_alias=_env("AUTOFIX_MAX_ATTEMPTS"))
+    results_ready_when_green: bool = Field(False, validation_alias=_env("RESULTS_READY_WHEN_GREEN"))
     bot_mention: str = Field("@isolator", min_length=2, validation_alias=_env("BOT_MENTION"))
     api_token: SecretStr | None = Field(None, validation_alias=_env("API_TOKEN"))
     # Host names the HTTP server answers to besides the loopback names and PUBLIC_URL's (comma-separated).

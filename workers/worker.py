@@ -27,6 +27,7 @@ from activities.environments.signals import EnvironmentSignalActivities
 from activities.environments.worktree_facts import WorktreeFactsActivities
 from activities.providers.worktree.bring_back import BringBackActivities
 from activities.results.delivery import ResultsActivities
+from activities.results.pr_loop import PullRequestLoopActivities
 from activities.runs.processes import RunProcesses
 from activities.runs.queue import AgentRunActivities
 from activities.runs.run_agent import AgentActivities
@@ -43,12 +44,13 @@ from workflows.codebase import RegisterCodebaseWorkflow
 from workflows.dashboard import CleanupPreviewWorkflow, ExplainEnvironmentWorkflow
 from workflows.environment import EnvironmentWorkflow
 from workflows.message import MessageWorkflow
+from workflows.pr_loop import PullRequestLoopWorkflow
 from workflows.restore import RestoreEnvironmentWorkflow
 from workflows.warm_pool import WarmPoolWorkflow
 
 WORKFLOWS = [MessageWorkflow, RegisterCodebaseWorkflow, EnvironmentWorkflow, AgentRunWorkflow, CodebaseCleanupWorkflow,
              CleanupWorkflow, RestoreEnvironmentWorkflow, WarmPoolWorkflow, ExplainEnvironmentWorkflow,
-             CleanupPreviewWorkflow]
+             CleanupPreviewWorkflow, PullRequestLoopWorkflow]
 
 # Workflows run without the SDK's sandbox. The sandbox re-runs compiled code for every activation
 # and for every payload it converts: about 6 ms of CPU per message, a third of the worker's work.
@@ -78,6 +80,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
     agent_runs = AgentRunActivities(settings, pool, client, replies)
     agent_sessions = AgentSessionActivities(pool, settings.agent_executable)
     results = ResultsActivities(settings, pool, replies)
+    loop = PullRequestLoopActivities(settings, pool)
     warm = WarmPoolActivities(pool, settings, client)
     return [
         # local activities run on the workflow's worker
@@ -135,6 +138,16 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         signals.ask_pull_request,
         results.publish_results,
         results.pull_request_status,
+        loop.find_pull_request_work,
+        loop.count_fix_attempt,
+        loop.record_ci,
+        loop.stop_fixing,
+        loop.read_review_feedback,
+        loop.read_ci_failure,
+        loop.read_ci_state,
+        loop.run_end,
+        loop.reply_in_threads,
+        loop.note_on_pull_request,
     ]
 
 

@@ -123,6 +123,8 @@ class ResultsActivities:
         if not pushed.ok:
             return PushReport("rejected", _rejected(environment.branch, remote, pushed.reason), committed=committed)
         tip = await current_tip(worktree, environment.branch)
+        if tip is not None:  # CI on this head is the agent's to fix (docs/pr-loop.md)
+            await self.records.pushed_head(codebase.id, environment.branch, tip, request.run_id, config.autofix)
         return PushReport(
             "up_to_date" if pushed.up_to_date else "pushed", repository=github, default_branch=codebase.default_branch,
             remote_branch=remote, commit=tip, new_commits=new, committed=committed, mode=config.pull_request,

@@ -35,6 +35,13 @@ class PullRequestRecords:
             ref.title, ref.draft, ref.origin, ref.state, ref.checks, opened_by,
         )
 
+    async def pushed_head(self, codebase_id: str, branch: str, sha: str, run_id: str | None, autofix: bool) -> None:
+        """A head the service pushed, with the run that made it (the first, when a later push was up to date)."""
+        await self.pool.execute(
+            """INSERT INTO pushed_heads (codebase_id, sha, branch_name, run_id, autofix) VALUES ($1, $2, $3, $4, $5)
+               ON CONFLICT (codebase_id, sha) DO NOTHING""",
+            uuid.UUID(codebase_id), sha, branch, uuid.UUID(run_id) if run_id else None, autofix)
+
     async def last_message_of_run(self, run_id: str) -> tuple[str, str] | None:
         """(idempotency key, text) of the run's last message in its conversation (activities/runs/answer.py's keys)."""
         row = await self.pool.fetchrow(

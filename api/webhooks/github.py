@@ -13,13 +13,16 @@ import logging
 import re
 from typing import Annotated
 
+import asyncpg
 from fastapi import APIRouter, Depends, Request, status
 from fastapi.responses import JSONResponse
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from api.deps import get_client
+from api.deps import get_client, get_pool
 from api.dispatch import UnusableText, start_message
+from api.pr_loop import is_ours, start_loop
+from api.webhooks.github_feedback import Feedback, parse_feedback
 from api.webhooks.github_events import (
     PLATFORM,
     Ignored,
@@ -44,7 +47,8 @@ def build_router(settings: Settings) -> APIRouter:
     router = APIRouter(tags=["github"])
 
     @router.post("/webhooks/github")
-    async def github_webhook(request: Request, client: Annotated[Client, Depends(get_client)]) -> JSONResponse:
+    async def github_webhook(request: Request, client: Annotated[Client, Depends(get_client)],
+                             pool: Annotated[asyncpg.Pool, Depends(get_pool)]) -> JSONResponse:
         body = await request.body()
         if not signature_matches(secret, body, request.headers.get("x-hub-signature-256")):
             # Never the header itself: a near miss may be a real secret's signature.
@@ -61,9 +65,20 @@ def build_router(settings: Settings) -> APIRouter:
             return _answer(status.HTTP_200_OK, status="ignored", reason="ping")
         try:
             payload = decode_payload(body, request.headers.get("content-type", ""))
-            parsed = parse_event(event, payload, settings.bot_mention)
+            feedback = parse_feedback(event, payload)
+            parsed = parse_event(event, payload, settings.bot_mention) if feedback is None else feedback
         except PayloadError as error:
             return _answer(status.HTTP_400_BAD_REQUEST, detail=f"cannot read the {event} payload: {error}")
+        try:
+            if isinstance(parsed, Feedback):
+                return await _start_loop(parsed, delivery, client, pool)
+            if (event == "pull_request_review_comment" and not isinstance(parsed, Ignored)
+                    and await is_ours(pool, *_pull_request_of(parsed.conversation_id))):
+                # Its review's event carries it (a single comment is a review too): one run, not two.
+                parsed = Ignored("a review comment on a pull request of ours: its review is answered")
+        except RPCError as error:
+            log.warning("github delivery %s not started: %s", delivery, error)
+            return _answer(status.HTTP_503_SERVICE_UNAVAILABLE, detail="cannot start the work now; redeliver later")
         if isinstance(parsed, Ignored):
             log.debug("github delivery %s (%s) ignored: %s", delivery, event, parsed.reason)
             return _answer(status.HTTP_200_OK, status="ignored", reason=parsed.reason)
@@ -89,7 +104,22 @@ def build_router(settings: Settings) -> APIRouter:
             status.HTTP_202_ACCEPTED, status="started", workflow_id=message_workflow_id(PLATFORM, delivery)
         )
 
+    async def _start_loop(feedback: Feedback, delivery: str, client: Client, pool: asyncpg.Pool) -> JSONResponse:
+        if feedback.sender is not None and (refused := admit_github(feedback.sender, settings).refused) is not None:
+            log.info("github delivery %s (review) refused: %s", delivery, refused)
+            return _answer(status.HTTP_200_OK, status="ignored", reason=refused)
+        if feedback.event.kind == "review" and feedback.event.number is not None and not await is_ours(
+                pool, feedback.event.repository, feedback.event.number):
+            return _answer(status.HTTP_200_OK, status="ignored", reason="no conversation here works on this pull request")
+        workflow_id = await start_loop(settings, client, feedback.event)
+        return _answer(status.HTTP_202_ACCEPTED, status="started", workflow_id=workflow_id)
+
     return router
+
+
+def _pull_request_of(conversation_id: str) -> tuple[str, int]:
+    repository, number = conversation_id.rsplit("#", 1)
+    return repository, int(number)
 
 
 def signature_matches(secret: bytes, body: bytes, header: str | None) -> bool:

@@ -15,6 +15,7 @@ from typing import Any, Literal, Mapping
 from urllib.parse import parse_qs
 
 from isolator.contracts.message import IsolationHints
+from isolator.pr_feedback_texts import fenced
 from isolator.trust import GitHubSender
 
 PLATFORM = "github"
@@ -126,7 +127,21 @@ def _text(event: str, payload: Mapping[str, Any]) -> str:
     body = _object(payload, source).get("body")
     if body is not None and not isinstance(body, str):
         raise PayloadError(f"`{source}.body` must be a string or null")
+    if event == "pull_request_review_comment" and body:
+        return _located(_object(payload, "comment"), body)
     return body or ""
+
+
+def _located(comment: Mapping[str, Any], body: str) -> str:
+    """An inline comment as the agent needs it: where it is (file, line or range, the diff's hunk), then its text."""
+    path, line, start = comment.get("path"), comment.get("line"), comment.get("start_line")
+    if not isinstance(path, str) or not path:
+        return body
+    where = (f"lines {start}-{line}" if isinstance(start, int) and isinstance(line, int) and start != line
+             else f"line {line}" if isinstance(line, int) else "a line no longer in the diff")
+    hunk = comment.get("diff_hunk")
+    shown = f"\n{fenced(hunk, 'diff')}" if isinstance(hunk, str) and hunk else ""
+    return f"{body}\n\n(An inline comment on `{path}`, {where}.){shown}"
 
 
 def _build(event: str, payload: Mapping[str, Any], text: str, kind: Literal["message", "closed"]) -> GitHubMessage:

@@ -21,6 +21,7 @@ class ResultsConfig:
     push: bool = True  # push the environment's branch to origin
     pull_request: PullRequestMode = "draft"
     branch_prefix: str = ""  # for new issue branches on origin: `agent/` makes `agent/issue-42`
+    autofix: bool = True  # red CI on the service's pushed head starts a fix run (the operator's AUTOFIX bounds it)
 
 
 @dataclass

@@ -1,0 +1,110 @@
+"""Reading the GitHub events of the pull-request loop (docs/pr-loop.md): a submitted review, and a check
+suite or workflow run that completed. Pure functions, no I/O; payload shapes are octokit/webhooks'.
+
+Whether the PR is one the service works on is not known here: the API asks the database before it
+starts anything (api/webhooks/github.py), and the loop's workflow looks again."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from api.webhooks.github_events import Ignored, PayloadError
+from isolator.contracts.pr_loop import FeedbackEvent
+from isolator.trust import GitHubSender
+
+# Conclusions that mean the head is red; `cancelled` and `skipped` say nothing about the code.
+RED_CONCLUSIONS = frozenset({"failure", "timed_out", "startup_failure", "action_required"})
+REVIEW_STATES = frozenset({"changes_requested", "commented"})  # an approval asks for nothing
+
+
+@dataclass(frozen=True)
+class Feedback:
+    event: FeedbackEvent
+    sender: GitHubSender | None  # a review's author (judged by the allow rule); None for CI, sent by no person
+
+
+def workflow_key(event: FeedbackEvent) -> str:
+    """One loop workflow per review, per red head and per green report: redeliveries, and a check suite
+    and a workflow run of the same head, join it."""
+    return f"pr-loop:{event.repository}:{event.key}"
+
+
+def parse_feedback(event: str, payload: Mapping[str, Any]) -> Feedback | Ignored | None:
+    """The loop's reading of a delivery; None when the event is not one of the loop's."""
+    action = payload.get("action")
+    if event == "pull_request_review" and action == "submitted":
+        return _review(payload)
+    if event in ("check_suite", "workflow_run") and action == "completed":
+        return _ci(event, payload)
+    return None
+
+
+def _review(payload: Mapping[str, Any]) -> Feedback | Ignored:
+    review, pull = _object(payload, "review"), _object(payload, "pull_request")
+    state = str(review.get("state") or "").lower()
+    if state not in REVIEW_STATES:
+        return Ignored(f"a review that is {state or 'without a state'} asks for no change")
+    review_id = review.get("id")
+    if not isinstance(review_id, int) or isinstance(review_id, bool):
+        raise PayloadError("`review.id` is missing or not an integer")
+    user = _object(review, "review.user")
+    login = _text(user, "review.user", "login")
+    association = review.get("author_association")
+    sender = GitHubSender(login=login, association=association if isinstance(association, str) else "NONE",
+                          is_bot=user.get("type") == "Bot")
+    head = _object(pull, "pull_request.head")
+    return Feedback(FeedbackEvent(
+        kind="review", repository=_repository(payload), key=f"review:{review_id}", number=_number(pull),
+        head_sha=_text(head, "pull_request.head", "sha"), head_branch=_text(head, "pull_request.head", "ref"),
+        review_id=review_id, sender=login,
+    ), sender)
+
+
+def _ci(event: str, payload: Mapping[str, Any]) -> Feedback | Ignored:
+    body = _object(payload, event)
+    conclusion = body.get("conclusion")
+    if not isinstance(conclusion, str):
+        return Ignored(f"{event} completed without a conclusion")
+    head_sha = _text(body, event, "head_sha")
+    branch = body.get("head_branch")
+    numbers = [pull.get("number") for pull in body.get("pull_requests") or [] if isinstance(pull, Mapping)]
+    red = conclusion in RED_CONCLUSIONS
+    if not red and conclusion != "success":
+        return Ignored(f"a {event} that concluded {conclusion} says nothing of the code")
+    # A red head starts one run, whichever report comes first; every green report is looked at, as the
+    # head is green only once all its checks are.
+    key = f"ci-red:{head_sha}" if red else f"ci-green:{head_sha}:{event}:{body.get('id')}"
+    return Feedback(FeedbackEvent(
+        kind="ci", repository=_repository(payload), key=key,
+        number=next((n for n in numbers if isinstance(n, int) and not isinstance(n, bool)), None),
+        head_sha=head_sha, head_branch=branch if isinstance(branch, str) else None, conclusion=conclusion,
+    ), None)
+
+
+def _repository(payload: Mapping[str, Any]) -> str:
+    full_name = _text(_object(payload, "repository"), "repository", "full_name")
+    if full_name.count("/") != 1:
+        raise PayloadError("`repository.full_name` must be `owner/name`")
+    return full_name
+
+
+def _number(pull: Mapping[str, Any]) -> int:
+    value = pull.get("number")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise PayloadError("`pull_request.number` is missing or not a positive integer")
+    return value
+
+
+def _object(container: Mapping[str, Any], path: str) -> Mapping[str, Any]:
+    value = container.get(path.rsplit(".", 1)[-1])
+    if not isinstance(value, Mapping):
+        raise PayloadError(f"`{path}` is missing or not an object")
+    return value
+
+
+def _text(container: Mapping[str, Any], path: str, key: str) -> str:
+    value = container.get(key)
+    if not isinstance(value, str) or not value:
+        raise PayloadError(f"`{path}.{key}` is missing or not a string")
+    return value

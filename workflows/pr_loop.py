@@ -1,0 +1,123 @@
+"""The pull-request loop (docs/pr-loop.md): a review or a red CI on a PR the service works on becomes one
+run of the agent in the PR's conversation, within AUTOFIX_MAX_ATTEMPTS; a green head after fixes is said.
+
+One workflow per review and per red head (its id, api/webhooks/github_feedback.py `workflow_key`), so
+redeliveries, and a check suite and a workflow run reporting the same head, start one run."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from isolator.contracts.agent import QueueRunInput
+    from isolator.contracts.message import ReplyInput
+    from isolator.contracts.pr_loop import (
+        CiRecord,
+        FeedbackEvent,
+        LoopDecision,
+        PullRequestLoopInput,
+        PullRequestNote,
+        PullRequestWork,
+        RunEnd,
+        ThreadRepliesInput,
+        ThreadReply,
+    )
+    from isolator.pr_feedback_texts import ci_failure_message, review_message, thread_replies
+    from workflows.chat import pr_loop_texts as texts
+    from workflows.steps.chat import replies
+    from workflows.steps.results import pr_loop
+    from workflows.steps.runs import queue as agent_runs
+
+# How often a review's loop looks whether its run has ended, at most (the wait costs no process).
+_LONGEST_LOOK = timedelta(seconds=30)
+
+
+@workflow.defn
+class PullRequestLoopWorkflow:
+    @workflow.run
+    async def run(self, loop: PullRequestLoopInput) -> LoopDecision:
+        event = loop.event
+        work = await pr_loop.find_pull_request_work(event)
+        if work is None:
+            return LoopDecision("ignored", "no work of this service's on this pull request")
+        if event.kind == "review":
+            return await self._review(event, work)
+        if event.conclusion == "success":
+            return await self._green(event, work)
+        return await self._red(loop, work)
+
+    async def _red(self, loop: PullRequestLoopInput, work: PullRequestWork) -> LoopDecision:
+        """A red head: fixed by the agent when the service pushed it, within the caps."""
+        event = loop.event
+        assert event.head_sha is not None
+        record = CiRecord(work.codebase_id, work.branch, event.head_sha)
+        if not loop.autofix or not work.autofix:
+            return LoopDecision("ignored", "CI runs are off (AUTOFIX=off or `[results] autofix = false`)")
+        if not work.pushed_by_service:
+            await pr_loop.record_ci(record)  # a person's push: the count starts again
+            await self._tell(work, texts.someone_elses_head(event.head_sha), "someone-elses-head")
+            return LoopDecision("ignored", "a head the service did not push")
+        if work.attempts >= loop.max_attempts:
+            stopped = texts.fixing_stopped(event.head_sha, loop.max_attempts)
+            if await pr_loop.stop_fixing(replace(record, reason=stopped)):
+                await self._tell(work, stopped, "stopped")
+                await pr_loop.note_on_pull_request(PullRequestNote(
+                    event.repository, work.number, stopped, f"<!-- isolator-fixing-stopped: {event.head_sha} -->"))
+            return LoopDecision("stopped", stopped)
+        failure = await pr_loop.read_ci_failure(event)
+        attempt = await pr_loop.count_fix_attempt(record)
+        await self._tell(work, texts.fixing(event.head_sha, [check.name for check in failure.checks], attempt,
+                                            loop.max_attempts), "fixing")
+        return await self._hand_to_agent(work, ci_failure_message(failure, attempt, loop.max_attempts))
+
+    async def _green(self, event: FeedbackEvent, work: PullRequestWork) -> LoopDecision:
+        """A head whose checks all passed: the count starts again, and a head the agent fixed is said."""
+        assert event.head_sha is not None
+        if await pr_loop.read_ci_state(event) != "green":
+            return LoopDecision("ignored", "not every check of the head has passed yet")
+        fixes = await pr_loop.record_ci(CiRecord(work.codebase_id, work.branch, event.head_sha, state="green"))
+        if fixes and work.pushed_by_service:
+            await self._tell(work, texts.passed(event.head_sha, fixes), "passed")
+        return LoopDecision("passed")
+
+    async def _review(self, event: FeedbackEvent, work: PullRequestWork) -> LoopDecision:
+        """A review: one run with its body and every inline comment; then a reply in each comment's thread."""
+        feedback = await pr_loop.read_review_feedback(event)
+        if not feedback.body.strip() and not feedback.comments:
+            return LoopDecision("ignored", "a review with nothing written")
+        await self._tell(work, texts.reviewed(feedback.author, feedback.state, len(feedback.comments)), "review")
+        decision = await self._hand_to_agent(work, review_message(feedback))
+        if decision.run_id is None or not feedback.comments:
+            return decision
+        end = await self._run_end(decision.run_id)
+        said = (thread_replies(end.answer, feedback, end.pushed) if end.status == "done" else
+                [ThreadReply(comment.id, f"Not changed: the agent's run ended {end.status.replace('_', ' ')}.")
+                 for comment in feedback.comments])
+        await pr_loop.reply_in_threads(ThreadRepliesInput(event.repository, feedback.number, said,
+                                                          f"<!-- isolator-run: {decision.run_id} -->"))
+        return decision
+
+    async def _hand_to_agent(self, work: PullRequestWork, text: str) -> LoopDecision:
+        platform, conversation_id = work.conversation.split(":", 1)
+        queued = await agent_runs.queue_agent_run(QueueRunInput(
+            work.environment_id, work.codebase_id, platform, conversation_id, text, workflow.info().workflow_id,
+            answered=True,
+        ))
+        if queued.outcome != "queued":
+            return LoopDecision("ignored", "no agent answers here" if queued.outcome == "no_agent"
+                                else "the worktree is being removed")
+        return LoopDecision("run", run_id=queued.run_id)
+
+    async def _run_end(self, run_id: str) -> RunEnd:
+        wait = timedelta(seconds=1)
+        while (end := await pr_loop.run_end(run_id)) is None:
+            await workflow.sleep(wait)
+            wait = min(wait * 2, _LONGEST_LOOK)
+        return end
+
+    async def _tell(self, work: PullRequestWork, text: str, what: str) -> None:
+        platform, conversation_id = work.conversation.split(":", 1)
+        await replies.send_reply(ReplyInput(platform, conversation_id, text, f"{workflow.info().workflow_id}:{what}"))

@@ -1,0 +1,69 @@
+"""Stubs of activities/results/pr_loop.py: the pull-request loop's look-ups, counts and GitHub reads."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+from isolator.contracts.errors import USER_ERRORS
+from isolator.contracts.pr_loop import (
+    CiFailure,
+    CiRecord,
+    CiState,
+    FeedbackEvent,
+    PullRequestNote,
+    PullRequestWork,
+    ReviewFeedback,
+    RunEnd,
+    ThreadRepliesInput,
+)
+from workflows.steps.options import HEARTBEAT_TIMEOUT, RETRY_POLICY
+
+# GitHub's reads give up after a while (it said no, or is down for long): the loop says so and ends.
+_GITHUB = dict(start_to_close_timeout=timedelta(minutes=2), heartbeat_timeout=HEARTBEAT_TIMEOUT,
+               retry_policy=RetryPolicy(initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=30),
+                                        maximum_attempts=8, non_retryable_error_types=USER_ERRORS))
+_DATABASE = dict(start_to_close_timeout=timedelta(seconds=30), retry_policy=RETRY_POLICY)
+
+
+async def find_pull_request_work(event: FeedbackEvent) -> PullRequestWork | None:
+    return await workflow.execute_activity("find_pull_request_work", event, result_type=PullRequestWork | None,
+                                           **_DATABASE)
+
+
+async def count_fix_attempt(record: CiRecord) -> int:
+    return await workflow.execute_activity("count_fix_attempt", record, result_type=int, **_DATABASE)
+
+
+async def record_ci(record: CiRecord) -> int:
+    return await workflow.execute_activity("record_ci", record, result_type=int, **_DATABASE)
+
+
+async def stop_fixing(record: CiRecord) -> bool:
+    return await workflow.execute_activity("stop_fixing", record, result_type=bool, **_DATABASE)
+
+
+async def read_review_feedback(event: FeedbackEvent) -> ReviewFeedback:
+    return await workflow.execute_activity("read_review_feedback", event, result_type=ReviewFeedback, **_GITHUB)
+
+
+async def read_ci_failure(event: FeedbackEvent) -> CiFailure:
+    return await workflow.execute_activity("read_ci_failure", event, result_type=CiFailure, **_GITHUB)
+
+
+async def read_ci_state(event: FeedbackEvent) -> CiState:
+    return await workflow.execute_activity("read_ci_state", event, result_type=str, **_GITHUB)  # type: ignore[return-value]
+
+
+async def run_end(run_id: str) -> RunEnd | None:
+    return await workflow.execute_activity("run_end", run_id, result_type=RunEnd | None, **_DATABASE)
+
+
+async def reply_in_threads(request: ThreadRepliesInput) -> int:
+    return await workflow.execute_activity("reply_in_threads", request, result_type=int, **_GITHUB)
+
+
+async def note_on_pull_request(note: PullRequestNote) -> None:
+    await workflow.execute_activity("note_on_pull_request", note, **_GITHUB)
