@@ -42,7 +42,7 @@ async def test_why_of_a_fresh_worktree_says_it_has_no_work_yet_in_one_voice(stac
     assert "not merged" not in text and "Merged: yes" not in text, text
     assert "Cleanup: not a cleanup candidate: no work of its own yet (so nothing to merge), and not stale" in text
     assert "Merged: not yet a question: the branch has no commits of its own since it started" in text
-    assert "Conversations: `test:demo-1` (0 days quiet)" in text
+    assert "Conversations: `test:demo-1` (active today)" in text
 
 
 async def test_a_removal_is_said_once(stack: Stack, repo: Path) -> None:

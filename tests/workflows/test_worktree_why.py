@@ -31,7 +31,8 @@ async def test_why_shows_the_work_a_worktree_holds_and_what_the_cleanup_would_do
     assert "Cleanup: not a cleanup candidate" in text
     disk = float(text.split("Disk: ")[1].split(" MiB")[0])
     assert 3.0 <= disk < 4.0, text  # real blocks of the 3 MiB file and the rest
-    assert "Conversations: `test:why-1` (0 days quiet)" in text and "Archive refs: none" in text
+    assert "Conversations: `test:why-1` (active today)" in text and "Archive refs: none" in text
+    assert "Last activity: today (stale after" in text, "not '0 days ago'"
 
     # Its change reaches main by a cherry-pick (a rebase merge): merged, by patch id; kept while in use.
     (worktree / "notes.txt").unlink()

@@ -204,7 +204,8 @@ def why(environment: TrackedEnvironment, facts: WorktreeFacts, verdict: str, sta
     `fresh` branch, still at its start commit, has no work of its own: neither merged nor unmerged)."""
     ref = environment.ref
     lines = [f"`{ref.branch}` at `{ref.working_path}`" + ("" if facts.exists else " (gone from disk)")]
-    lines.append(f"Last activity: {_days(environment.days_inactive)} ago (stale after {stale_days} days"
+    when = "today" if environment.days_inactive == 0 else f"{_days(environment.days_inactive)} ago"
+    lines.append(f"Last activity: {when} (stale after {stale_days} days"
                  + (", except Telegram chats" if environment.created_by_platform != "telegram" else
                     "; a Telegram chat never goes stale") + ")")
     lines.append(f"Cleanup: {verdict}")
@@ -213,7 +214,8 @@ def why(environment: TrackedEnvironment, facts: WorktreeFacts, verdict: str, sta
     lines.append(_listed("Unpushed commits", facts.unpushed, facts.unpushed_count, "none"))
     lines.append(f"Disk: {human_size(facts.disk_bytes)}" + ("" if facts.disk_complete else " at least (counting stopped at its time limit)"))
     conversations = [f"`{conversation.platform}:{quoted_safely(conversation.conversation_id)}` "
-                     f"({_days(conversation.days_inactive)} quiet)"
+                     + ("(active today)" if conversation.days_inactive == 0
+                        else f"({_days(conversation.days_inactive)} quiet)")
                      for conversation in environment.open_conversations]
     lines.append("Conversations: " + (", ".join(conversations) if conversations else "none open"))
     lines.append("Archive refs: " + (", ".join(f"`{ref}`" for ref in facts.archive_refs) or "none"))
