@@ -6,6 +6,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from workflows.chat.agent_texts import no_agent
+
 IDENTITY = ["-c", "user.name=Test", "-c", "user.email=test@example.invalid", "-c", "commit.gpgsign=false"]
 
 
@@ -49,6 +51,12 @@ def branch_with_commit(repository: Path, branch: str, file: str, text: str, mess
 def created_reply(branch: str, repository: Path, default_branch: str = "main") -> str:
     """What the user is told when a new branch is made: where it started."""
     return f"Working in isolated branch `{branch}`{started_from(repository, default_branch)}"
+
+
+def first_replies(branch: str, repository: Path, default_branch: str = "main") -> list[str]:
+    """What a new conversation is told on its first message when no coding agent is configured (the
+    tests' stack): where its new branch started, then, once per conversation, that no agent answers."""
+    return [created_reply(branch, repository, default_branch), no_agent()]
 
 
 def started_from(repository: Path, default_branch: str = "main") -> str:

@@ -14,7 +14,7 @@ from isolator.contracts.message import message_workflow_id
 from tests.archives import archive_git
 from tests.conftest import Stack
 from tests.fakes.discord_api import BOT_USER, CHANNEL_ID, OTHER_BOT, FakeDiscord
-from tests.gitrepos import created_reply, worktree_paths
+from tests.gitrepos import first_replies, worktree_paths
 from tests.platforms.discord import (
     eventually,
     post,
@@ -25,7 +25,6 @@ from tests.platforms.discord import (
 )
 from tests.platforms.github_issues import environment, status_of
 from tests.security.fuzzing import settled_workflows
-from workflows.chat.agent_texts import no_agent
 from workflows.naming import thread_branch
 
 MENTION = f"<@{BOT_USER['id']}>"
@@ -53,11 +52,13 @@ async def test_a_mention_starts_a_thread_with_a_worktree_and_the_thread_goes_on_
     assert [(thread.parent_id, thread.message_id, thread.name) for thread in fake.threads] == [
         (CHANNEL_ID, thread_id, "fix the login bug")
     ]
-    assert [(sent.channel_id, sent.content) for sent in fake.sent] == [(thread_id, created_reply(branch, repo))]
+    # No agent is configured: the first message is told so at once, in the thread, after the worktree's line.
+    assert [(sent.channel_id, sent.content) for sent in fake.sent] == [
+        (thread_id, text) for text in first_replies(branch, repo)]
     bot_reply = fake.sent[0]
 
-    # In the thread: a reply to the bot, then a mention, go on in the same worktree, saying only (once) that
-    # no agent is configured.
+    # In the thread: a reply to the bot, then a mention, go on in the same worktree, silently (that no agent
+    # is configured was said once, on the first message).
     reply = fake.message_create("and the tests too", channel_id=thread_id, mentions=(),
                                 referenced_message=fake.message_of(bot_reply))
     await fake.dispatch("MESSAGE_CREATE", reply)
@@ -65,8 +66,8 @@ async def test_a_mention_starts_a_thread_with_a_worktree_and_the_thread_goes_on_
     await fake.dispatch("MESSAGE_CREATE", mention)
     for message in (reply, mention):
         reused = await resolution(stack, message["id"])
-        assert (reused.outcome, reused.branch) == ("reused", branch) and set(reused.replies) <= {no_agent()}
-    assert [sent.content for sent in fake.sent] == [created_reply(branch, repo), no_agent()]
+        assert (reused.outcome, reused.branch, reused.replies) == ("reused", branch, [])
+    assert [sent.content for sent in fake.sent] == first_replies(branch, repo)
     assert len(fake.threads) == 1 and worktree_paths(repo) == [str(expected_path)]
 
     # Not for the bot: chatter in the thread, a channel message without a mention, bots (itself too).
@@ -97,7 +98,7 @@ async def test_in_a_dm_every_message_is_for_the_bot(
     branch = thread_branch("discord:1300000000000000099")
     assert (created.outcome, created.branch) == ("created", branch)
     assert [(sent.channel_id, sent.content) for sent in fake.sent] == [
-        ("1300000000000000099", created_reply(branch, repo))]
+        ("1300000000000000099", text) for text in first_replies(branch, repo)]
     assert fake.threads == [], "a DM is the conversation itself"
 
 
@@ -115,7 +116,8 @@ async def test_a_signed_slash_command_is_deferred_then_followed_up_and_a_bad_sig
     created = await resolution(stack, f"interaction:{command['id']}")
     branch = thread_branch(f"discord:{CHANNEL_ID}")
     assert (created.outcome, created.branch) == ("created", branch)
-    assert [(f.token, f.content) for f in fake.followups] == [(command["token"], created_reply(branch, repo))]
+    assert [(f.token, f.content) for f in fake.followups] == [
+        (command["token"], text) for text in first_replies(branch, repo)], "no agent: said in a second follow-up"
     assert fake.sent == [], "a slash command is answered by its follow-up, not by a channel message"
 
     status = slash_command("status")

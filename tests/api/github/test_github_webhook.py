@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 from tests.conftest import Stack
 from tests.fakes.github_api import Comment, FakeGitHub
-from tests.gitrepos import created_reply, worktree_paths
+from tests.gitrepos import first_replies, worktree_paths
 from tests.platforms.github import (
     BOT,
     REPO,
@@ -29,7 +29,6 @@ from tests.platforms.github import (
     signed,
     started,
 )
-from workflows.chat.agent_texts import no_agent
 
 # --- deliveries shaped like GitHub's documented webhook payloads ---------------------------------
 
@@ -58,12 +57,13 @@ async def test_an_issue_mentioning_the_bot_gets_a_worktree_and_a_comment_then_re
         "SELECT workflow_type, workflow_id, branch_name FROM isolation_environments WHERE status = 'active'"
     )
     assert [tuple(row) for row in rows] == [("issue", "42", "issue-42")]
-    assert fake.comments == [Comment(REPO, 42, created_reply("issue-42", repo))]
+    # No agent is configured: the issue is told so at once, in a second comment after the worktree's.
+    assert fake.comments == [Comment(REPO, 42, text) for text in first_replies("issue-42", repo)]
 
     response, again = await deliver(stack, "issue_comment", comment_event(42, "@isolator and the logout too"))
     assert response.status_code == 202, response.text
     assert (await resolution(stack, again)).outcome == "reused"
-    assert fake.comments[1:] == [Comment(REPO, 42, no_agent())], "reuse says only, once, that no agent answers"
+    assert len(fake.comments) == 2, "reuse is silent: that no agent answers was said once, on the first message"
     assert await stack.db.fetchval("SELECT count(*) FROM conversations") == 1
 
 
@@ -77,7 +77,7 @@ async def test_a_redelivery_is_answered_once(stack: Stack, fake: FakeGitHub, rep
     response, _ = await deliver(stack, "issues", payload, delivery=delivery)  # "Redeliver" in GitHub's UI
     assert response.status_code == 202
     assert (await resolution(stack, delivery)).outcome == "created"
-    assert fake.comments == [Comment(REPO, 7, created_reply("issue-7", repo))]
+    assert fake.comments == [Comment(REPO, 7, text) for text in first_replies("issue-7", repo)]
 
 
 async def test_closing_an_issue_or_a_pull_request_starts_a_close(stack: Stack, fake: FakeGitHub, repo: Path) -> None:

@@ -16,7 +16,7 @@ from api.app import create_app
 from isolator.settings import ConfigurationError, Settings
 from tests.conftest import Stack
 from tests.fakes.slack_api import BOT_ID, BOT_USER_ID, FakeSlack
-from tests.gitrepos import created_reply, worktree_paths
+from tests.gitrepos import first_replies, worktree_paths
 from tests.platforms.slack import (
     CHANNEL,
     USER,
@@ -30,7 +30,6 @@ from tests.platforms.slack import (
     signed,
     started,
 )
-from workflows.chat.agent_texts import no_agent
 from workflows.naming import thread_branch
 
 # --- requests shaped like Slack's documented examples --------------------------------------------
@@ -61,8 +60,9 @@ async def test_a_mention_creates_a_worktree_replies_in_the_thread_and_the_thread
         "SELECT workflow_type, workflow_id, branch_name FROM isolation_environments WHERE status = 'active'"
     )
     assert [tuple(row) for row in rows] == [("thread", f"slack:{conversation}", branch)]
+    # No agent is configured: the first message is told so at once, in the thread, after the worktree's line.
     assert [(post.channel, post.thread_ts, post.text) for post in fake.posts] == [
-        (CHANNEL, ts, created_reply(branch, repo))
+        (CHANNEL, ts, text) for text in first_replies(branch, repo)
     ]
     assert fake.calls("auth.test") == 1
 
@@ -71,7 +71,7 @@ async def test_a_mention_creates_a_worktree_replies_in_the_thread_and_the_thread
     await send(stack, message(later, "and the logout bug too", thread_ts=ts))
     reused = await resolution(stack, later)
     assert (reused.outcome, reused.working_path) == ("reused", result.working_path)
-    assert [post.text for post in fake.posts[1:]] == [no_agent()], "reuse says only, once, that no agent answers"
+    assert len(fake.posts) == 2, "reuse is silent: that no agent answers was said once, on the first message"
     assert fake.calls("auth.test") == 1, "bolt asks for the bot's identity once"
 
 
@@ -153,7 +153,7 @@ async def test_the_same_message_as_mention_message_and_retry_is_answered_once(
     ]:
         await send(stack, event, **headers)
         assert (await resolution(stack, ts)).outcome == "created"
-    assert len(fake.posts) == 1
+    assert [post.text for post in fake.posts] == first_replies(thread_branch(f"slack:{CHANNEL}:{ts}"), repo)
 
     # Inside the thread too: a command mentioning the bot arrives as both events; one answer.
     asked = new_ts()
@@ -161,8 +161,8 @@ async def test_the_same_message_as_mention_message_and_retry_is_answered_once(
     for event in [message(asked, status, thread_ts=ts), app_mention(asked, status, thread_ts=ts)]:
         await send(stack, event)
         assert (await resolution(stack, asked)).outcome == "command"
-    assert len(fake.posts) == 2
-    assert "Codebase: project" in fake.posts[1].text
+    assert len(fake.posts) == 3
+    assert "Codebase: project" in fake.posts[2].text
 
 
 async def test_the_bots_own_messages_and_threads_it_is_not_in_are_ignored(
@@ -191,7 +191,7 @@ async def test_the_bots_own_messages_and_threads_it_is_not_in_are_ignored(
     for ignored_ts in (own, bot_post, edited, elsewhere, top_level):
         assert not await started(stack, ignored_ts)
     assert await stack.db.fetchval("SELECT count(*) FROM conversations") == 1
-    assert len(fake.posts) == 1
+    assert [post.text for post in fake.posts] == first_replies(thread_branch(f"slack:{CHANNEL}:{ts}"), repo)
 
 
 async def test_when_temporal_refuses_the_event_is_not_acknowledged(

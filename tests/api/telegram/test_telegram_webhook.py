@@ -16,7 +16,7 @@ from api.webhooks.telegram import SECRET_HEADER, parse_update, read_message
 from isolator.settings import Settings
 from tests.conftest import Stack
 from tests.fakes.telegram_api import BOT_USER, FakeTelegram, Sent
-from tests.gitrepos import created_reply, worktree_paths
+from tests.gitrepos import first_replies, worktree_paths
 from tests.platforms.telegram import (
     FORUM,
     GROUP,
@@ -32,7 +32,6 @@ from tests.platforms.telegram import (
     resolution,
     send,
 )
-from workflows.chat.agent_texts import no_agent
 from workflows.naming import thread_branch
 
 # --- updates shaped like the Bot API's documented Update objects ---------------------------------
@@ -57,11 +56,12 @@ async def test_a_private_message_creates_a_worktree_replies_and_the_next_reuses_
     assert worktree_paths(repo) == [str(expected_path)]
     rows = await stack.db.fetch("SELECT workflow_id, branch_name FROM isolation_environments WHERE status = 'active'")
     assert [(row["workflow_id"], row["branch_name"]) for row in rows] == [(f"telegram:{PRIVATE['id']}:0", branch)]
-    assert fake.sent == [Sent(PRIVATE["id"], None, created_reply(branch, repo))]
+    # No agent is configured: the first message is told so at once, after the worktree's line.
+    assert fake.sent == [Sent(PRIVATE["id"], None, text) for text in first_replies(branch, repo)]
 
     reused = await resolution(stack, await send(stack, message=message("and the logout bug")))
     assert (reused.outcome, reused.environment_id) == ("reused", created.environment_id)
-    assert [sent.text for sent in fake.sent[1:]] == [no_agent()], "reuse says only, once, that no agent answers"
+    assert len(fake.sent) == 2, "reuse is silent: that no agent answers was said once, on the first message"
 
 
 async def test_a_forum_topic_gets_its_own_worktree_and_replies_go_to_the_topic(
@@ -75,9 +75,9 @@ async def test_a_forum_topic_gets_its_own_worktree_and_replies_go_to_the_topic(
     assert (general.outcome, general.branch) == ("created", thread_branch(f"telegram:{FORUM['id']}:0"))
     assert sorted(worktree_paths(repo)) == sorted([topic.working_path, general.working_path])
     assert fake.sent == [
-        Sent(FORUM["id"], 42, created_reply(topic.branch, repo)),
-        Sent(FORUM["id"], None, created_reply(general.branch, repo)),
-    ]
+        *(Sent(FORUM["id"], 42, text) for text in first_replies(topic.branch, repo)),
+        *(Sent(FORUM["id"], None, text) for text in first_replies(general.branch, repo)),
+    ], "each topic is a conversation of its own, told once that no agent answers"
 
 
 async def test_requests_without_the_secret_or_oversized_start_nothing(stack: Stack, fake: FakeTelegram) -> None:
@@ -118,7 +118,7 @@ async def test_the_same_update_delivered_twice_is_answered_once(stack: Stack, fa
     await send(stack, **update)  # while the first may still run: it joins it
     await resolution(stack, update["update_id"])
     await send(stack, **update)  # after it finished: recognised and refused
-    assert len(fake.sent) == 1
+    assert [sent.text for sent in fake.sent] == first_replies(thread_branch(f"telegram:{PRIVATE['id']}:0"), repo)
     assert len(worktree_paths(repo)) == 1
 
 
@@ -157,7 +157,9 @@ async def test_a_reply_to_the_bot_in_a_group_is_answered(stack: Stack, fake: Fak
     update_id = await send(stack, message=message("now the tests", GROUP, reply_to_message=bots_message))
     answer = await resolution(stack, update_id)
     assert answer.outcome == "created"
-    assert [sent.chat_id for sent in fake.sent] == [GROUP["id"]]
+    assert [(sent.chat_id, sent.text) for sent in fake.sent] == [
+        (GROUP["id"], text) for text in first_replies(answer.branch, repo)
+    ]
 
 
 def test_a_leading_mention_is_stripped_and_ids_are_per_chat_and_topic() -> None:
