@@ -37,6 +37,7 @@ class QueueRunInput:
     text: str
     key: str  # the message workflow's id: a redelivery queues nothing twice
     answered: bool = False  # the message got a reply already: with no agent, it is not the one to say so
+    merge_base: bool = False  # `/update-branch`: the PR's base is merged into the branch before the run
 
 
 @dataclass
@@ -46,6 +47,7 @@ class RunRequest:
     conversation: str  # conversation_key(platform, conversation id)
     text: str
     plan: AgentPlan
+    merge_base: bool = False  # the PR's base is merged into the branch before the run (docs/pr-loop.md)
 
 
 @dataclass
