@@ -26,6 +26,7 @@ from activities.environments.setup import SetupActivities
 from activities.environments.signals import EnvironmentSignalActivities
 from activities.environments.worktree_facts import WorktreeFactsActivities
 from activities.providers.worktree.bring_back import BringBackActivities
+from activities.results.branch_updates import BranchUpdateActivities
 from activities.results.delivery import ResultsActivities
 from activities.results.pr_loop import PullRequestLoopActivities
 from activities.runs.processes import RunProcesses
@@ -172,6 +173,7 @@ def host_activities(pool: asyncpg.Pool, settings: Settings, client: Client | Non
         team_runs.end_team_run,
         WorktreeFactsActivities().explain_worktree,
         ResultsActivities(settings, pool, replies).push_results,
+        BranchUpdateActivities(settings, pool).take_in_branch_updates,
         CodebaseViewActivities(EnvironmentActivities(pool, settings), isolation).count_worktrees,
         WarmPoolActivities(pool, settings, client).claim_warm_worktree,
         WarmRefillActivities(pool, settings).refill_warm_pool,

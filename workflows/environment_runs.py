@@ -10,6 +10,7 @@ other removal waits until the queue is empty.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import Awaitable, Callable, TypeVar
 
 from temporalio import workflow
@@ -21,13 +22,18 @@ from temporalio.workflow import ParentClosePolicy
 with workflow.unsafe.imports_passed_through():
     from isolator.contracts import search_attributes
     from isolator.contracts.agent import AgentRunReport, DroppedRuns, InterruptedRun, Queued, RunRequest, StopReport
+    from isolator.contracts.branch_updates import BranchUpdateRequest
     from isolator.contracts.environment import AgentRunInput, EnvironmentState
+    from isolator.results_rules import kind_of
     from workflows.agent_run import AgentRunWorkflow, agent_run_workflow_id
     from workflows.agent_workflow_run import run_team_workflow
     from workflows.environment_results import DELIVERS_RESULTS, deliver_after_run
+    from workflows.steps.results import branch_updates
     from workflows.steps.runs import queue as agent_runs
 
 T = TypeVar("T")
+# From this version, a run in a branch with a PR first takes in what others pushed to it (docs/results.md).
+TAKES_IN_BRANCH_UPDATES = "take-in-branch-updates"
 
 
 class Runs:
@@ -57,7 +63,7 @@ class Runs:
         request = self.state.runs.pop(0)
         self.state.running, self.state.stop_running = request, False
         environment = self.state.environment
-        run = AgentRunInput(request, environment, self.state.ports)
+        run = AgentRunInput(await self._brought_up_to_date(request), environment, self.state.ports)
         # Scheduled in the same workflow task as its record starts: the record never delays the run.
         work = asyncio.create_task(run_team_workflow(run) if request.plan.kind == "workflow"
                                    else agent_runs.run_agent(run))
@@ -86,6 +92,24 @@ class Runs:
         await record.signal(AgentRunWorkflow.finished, report)
         self.ended = report
         self.state.running, self.state.stop_running = None, False
+
+    async def _brought_up_to_date(self, request: RunRequest) -> RunRequest:
+        """The request as the agent gets it: after the worktree took in others' commits on its PR's
+        branch (and the base, when asked), with a note first when there is something to know. The
+        queued request stays as it came: its text is the user's, for the service's commit."""
+        kind = kind_of(self.state.environment)
+        wanted = request.merge_base or self.state.has_pull_request or kind in ("issue", "pull_request")
+        if not wanted or not workflow.patched(TAKES_IN_BRANCH_UPDATES):
+            return request
+        try:
+            update = await branch_updates.take_in_branch_updates(
+                BranchUpdateRequest(self.state.environment, request.run_id, request.merge_base))
+            note = update.note
+        except ActivityError as error:  # origin or the host did not answer: the run goes on without
+            cause = error.cause.message if error.cause is not None else str(error)  # type: ignore[attr-defined]
+            note = (f"Before this run, `{self.state.environment.branch}` could not be brought up to date with "
+                    f"origin ({cause}): what others pushed to it, if anything, is not in the worktree.")
+        return dataclasses.replace(request, text=f"{note}\n\n{request.text}") if note else request
 
     async def stop(self, conversation: str) -> StopReport:
         """`/stop` for one conversation: its running run ended, its queued runs dropped."""
