@@ -7,7 +7,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from tests.conftest import Stack
-from tests.gitrepos import branches, created_reply, worktree_paths
+from tests.gitrepos import branches, first_replies, worktree_paths
 from tests.security.fuzzing import disk
 from workflows.chat import worktree_texts
 from workflows.naming import thread_branch
@@ -97,7 +97,7 @@ async def test_hostile_conversation_ids_are_refused_or_kept_inside_the_base(stac
         assert answer["result"]["workingPath"] == str(base / "project" / branch)
         listed = await stack.api.get("/test/messages/" + quote(conversation, safe="").replace(".", "%2E"))
         assert listed.status_code == 200, listed.text  # an id with `/` is read back too
-        assert [m["message"] for m in listed.json()["messages"]] == [created_reply(branch, repo)]
+        assert [m["message"] for m in listed.json()["messages"]] == first_replies(branch, repo)
 
     after = disk(stack.tmp_path)
     assert outside(after - before, stack, repo) == set(), "nothing made outside the worktree base"

@@ -16,7 +16,8 @@ import pytest
 from isolator.contracts.environment import environment_workflow_id
 from isolator.settings import Settings
 from tests.conftest import Stack
-from tests.gitrepos import clone_with_origin, git, log_git_fetches, push_to_origin
+from tests.gitrepos import clone_with_origin, created_reply, first_replies, git, log_git_fetches, push_to_origin
+from workflows.chat.agent_texts import no_agent
 
 SECRETS = {"DATABASE_URL": "postgresql://secret", "GITHUB_TOKEN": "ghp_secret", "SLACK_BOT_TOKEN": "xoxb-secret",
            "API_TOKEN": "api-secret", "TELEGRAM_BOT_TOKEN": "123:secret"}
@@ -92,8 +93,8 @@ async def test_setup_runs_in_the_new_worktree_with_its_ports_and_no_secrets(
     assert environment["COMPOSE_PROJECT_NAME"].startswith(f"project-{created['branch']}-")
     assert not set(SECRETS) & set(environment), "none of the service's secrets reaches a set-up command"
     assert not any(value in (worktree / "setup-env.txt").read_text() for value in SECRETS.values())
-    # Quick and fine: the creation reply is all that is said.
-    assert len(await stack.replies("setup-1")) == 1
+    # Quick and fine: the creation reply, and that no agent answers (none is configured), are all that is said.
+    assert await stack.replies("setup-1") == first_replies(created["branch"], repo)
 
 
 async def test_a_failing_setup_is_reported_with_its_output_and_runs_again_on_command(stack: Stack, repo: Path) -> None:
@@ -105,10 +106,14 @@ async def test_a_failing_setup_is_reported_with_its_output_and_runs_again_on_com
     assert await settled(stack, created["environmentId"]) == "failed"
     for _ in range(100):
         replies = await stack.replies("setup-2")
-        if len(replies) == 2:
+        if len(replies) == 3:
             break
         await asyncio.sleep(0.05)
-    failure = replies[1]
+    # The creation reply, then that no agent answers and the set-up's report: the environment's workflow
+    # reports while the message's says the notice, so either may come first.
+    assert replies[0] == created_reply(created["branch"], repo) and len(replies) == 3, replies
+    assert replies.count(no_agent()) == 1, replies
+    (failure,) = [reply for reply in replies[1:] if reply != no_agent()]
     assert failure.startswith(f"Set-up of `{created['branch']}` failed: "
                               "`test -f ready.flag || { echo missing ready.flag; exit 3; }` exited with code 3.")
     assert "missing ready.flag" in failure and "/worktree setup" in failure
@@ -126,16 +131,18 @@ async def test_a_slow_setup_shows_its_progress_in_one_message_updated_in_place(s
     await stack.register(repo)
 
     created = (await stack.say("setup-3", "go"))["result"]
+    assert created["replies"] == first_replies(created["branch"], repo), "no agent: said at once"
     for _ in range(200):  # progress is shown after 5 s
         replies = await stack.replies("setup-3")
-        if len(replies) == 2:
+        if len(replies) == 3:
             break
         await asyncio.sleep(0.05)
-    assert replies[1].startswith(f"Setting up `{created['branch']}`: `sleep 6.5` (1/1), ")
+    assert replies[:2] == first_replies(created["branch"], repo)
+    assert replies[2].startswith(f"Setting up `{created['branch']}`: `sleep 6.5` (1/1), ")
     assert await settled(stack, created["environmentId"]) == "ready"
     replies = await stack.replies("setup-3")
-    assert len(replies) == 2, "the same message, updated"
-    assert replies[1] == f"Ready in 6 s: `{created['branch']}` is set up."
+    assert len(replies) == 3, "the same message, updated"
+    assert replies[2] == f"Ready in 6 s: `{created['branch']}` is set up."
 
 
 async def test_setup_comes_from_the_default_branch_never_from_the_worktrees_own_branch(
@@ -160,7 +167,8 @@ async def test_a_malformed_file_is_named_with_its_line_and_the_worktree_is_still
     created = (await stack.say("setup-5", "go"))["result"]
 
     assert Path(created["workingPath"]).is_dir()
-    (reply,) = created["replies"]
+    (reply, notice) = created["replies"]
+    assert notice == no_agent()
     assert reply.endswith("\n`.isolator.toml`, line 2: `setup.commands` must be a list. "
                           "The worktree was made without its set-up.")
     assert await settled(stack, created["environmentId"]) == "skipped"
@@ -302,7 +310,8 @@ async def test_with_origin_unreachable_the_worktree_is_made_from_the_local_branc
 
     assert result["outcome"] == "created"
     assert git("rev-parse", "HEAD", cwd=Path(result["workingPath"])).strip() == local
-    (reply,) = result["replies"]
+    (reply, notice) = result["replies"]
+    assert notice == no_agent()
     assert reply.startswith(f"Working in isolated branch `{result['branch']}`, from the local `main` at "
                             f"`{local[:7]}` (`origin` could not be reached (")
     assert reply.endswith("), so nothing was fetched)")

@@ -1,6 +1,6 @@
 """A checkout slower than the workflow task timeout. On the codebase's own host the worktree is made
 by a local activity inside the message's workflow task (workflows/steps.py), which the SDK keeps
-alive meanwhile: the message still ends once, with one worktree and one reply."""
+alive meanwhile: the message still ends once, with one worktree and one reply (and, no agent being configured, the notice saying so)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from temporalio.api.enums.v1 import EventType
 
 from tests.conftest import Stack
-from tests.gitrepos import created_reply, git, worktree_paths
+from tests.gitrepos import first_replies, git, worktree_paths
 from workflows.naming import thread_branch
 
 WORKFLOW_TASK_TIMEOUT_SECONDS = 10  # the server's default, which the service keeps
@@ -29,7 +29,7 @@ async def test_a_checkout_slower_than_the_workflow_task_timeout_completes_once(s
     branch = thread_branch("test:slow")
     assert answer["result"]["outcome"] == "created", answer
     assert worktree_paths(repo) == [answer["result"]["workingPath"]]
-    assert await stack.replies("slow") == [created_reply(branch, repo)]
+    assert await stack.replies("slow") == first_replies(branch, repo)
     history = await stack.temporal.get_workflow_handle(answer["workflowId"]).fetch_history()
     kinds = [event.event_type for event in history.events]
     assert kinds.count(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) > 1, "the SDK heartbeat the workflow task"

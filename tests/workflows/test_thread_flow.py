@@ -9,8 +9,7 @@ from api.dispatch import dispatch_message
 from isolator.contracts.message import MessageInput
 from tests.chat_commands import active_rows
 from tests.conftest import Stack
-from tests.gitrepos import branches, created_reply, worktree_paths
-from workflows.chat.agent_texts import no_agent
+from tests.gitrepos import branches, first_replies, worktree_paths
 from workflows.naming import thread_branch
 
 
@@ -26,7 +25,9 @@ async def test_first_message_creates_a_worktree_and_the_next_reuses_it(stack: St
     assert (expected_path / "file0.txt").is_file()
     assert worktree_paths(repo) == [str(expected_path)]
     assert branch in branches(repo)
-    assert await stack.replies("conv-1") == [created_reply(branch, repo)]
+    # No agent is configured: the first message is told so at once, after the worktree's line.
+    assert first["result"]["replies"] == first_replies(branch, repo)
+    assert await stack.replies("conv-1") == first_replies(branch, repo)
 
     rows = await active_rows(stack)
     assert len(rows) == 1
@@ -39,9 +40,9 @@ async def test_first_message_creates_a_worktree_and_the_next_reuses_it(stack: St
     assert second["result"]["outcome"] == "reused"
     assert second["result"]["workingPath"] == str(expected_path)
     assert second["result"]["environmentId"] == first["result"]["environmentId"]
-    # No agent is configured: the first message that nothing else answers says so, once.
-    assert await stack.replies("conv-1") == [created_reply(branch, repo), no_agent()]
-    assert (await stack.say("conv-1", "and the footer"))["result"]["replies"] == [], "then reuse is silent"
+    assert second["result"]["replies"] == [], "reuse is silent: that no agent answers was said once"
+    assert await stack.replies("conv-1") == first_replies(branch, repo)
+    assert (await stack.say("conv-1", "and the footer"))["result"]["replies"] == [], "and stays silent"
     assert len(await active_rows(stack)) == 1
 
 
@@ -74,9 +75,10 @@ async def test_a_worktree_deleted_behind_our_back_is_detected_and_replaced(stack
     )
     assert old["status"] == "destroyed" and old["destroyed_at"] is not None
     replies = await stack.replies("conv-stale")
-    assert len(replies) == 3
-    assert "no longer exists" in replies[1] and str(path) in replies[1]
-    assert replies[2] == f"Working in isolated branch `{thread_branch('test:conv-stale')}`"
+    assert len(replies) == 4
+    assert replies[:2] == first_replies(thread_branch("test:conv-stale"), repo)
+    assert "no longer exists" in replies[2] and str(path) in replies[2]
+    assert replies[3] == f"Working in isolated branch `{thread_branch('test:conv-stale')}`", "no notice again"
     assert len(await active_rows(stack)) == 1
 
 
@@ -153,9 +155,9 @@ async def test_help_status_and_unknown_commands(stack: Stack, repo: Path) -> Non
     replies = await stack.replies("cmds")
     assert replies[0].startswith("Commands:") and "/clone" in replies[0]
     assert "Codebase: project" in replies[1] and "Worktree: none (your next message makes one)" in replies[1]
-    assert replies[2].startswith("Working in isolated branch")
-    assert created["result"]["workingPath"] in replies[3]
-    assert replies[4].startswith("Unknown command `/frobnicate`.")
+    assert replies[2:4] == created["result"]["replies"] == first_replies(thread_branch("test:cmds"), repo)
+    assert created["result"]["workingPath"] in replies[4]
+    assert replies[5].startswith("Unknown command `/frobnicate`.") and len(replies) == 6
 
 
 async def test_the_same_conversation_id_on_two_platforms_gets_two_worktrees_on_two_branches(
