@@ -38,7 +38,8 @@ SELECT e.id, e.workflow_type, e.workflow_id, e.working_path, e.branch_name, e.st
        (SELECT min(port) FROM port_allocations p WHERE p.environment_id = e.id) AS first_port,
        (SELECT max(port) FROM port_allocations p WHERE p.environment_id = e.id) AS last_port,
        (SELECT row_to_json(pr) FROM (SELECT number, url, repository, remote_branch AS branch, base_branch AS base,
-                                            title, draft, state, checks, origin
+                                            title, draft, state, checks, origin, ci_sha, ci_state,
+                                            fix_attempts, fixing_stopped
                                      FROM pull_requests p WHERE p.codebase_id = e.codebase_id
                                        AND p.branch_name = e.branch_name) pr)::text AS pull_request
 FROM isolation_environments e
@@ -60,6 +61,13 @@ class PullRequestView(BaseModel):
     state: str  # open, closed, merged: as GitHub said at the last delivery or `/status`
     checks: str | None  # "2 passed, 1 pending", as last read by `/status`
     origin: str  # opened: by the service; followed: a PR conversation's own
+    # The pull-request loop (docs/pr-loop.md): the last head CI judged and how, the fix runs CI started in a
+    # row, and why fixing stopped; `max_fix_attempts` is AUTOFIX_MAX_ATTEMPTS (0: AUTOFIX=off).
+    ci_sha: str | None = None
+    ci_state: str | None = None
+    fix_attempts: int = 0
+    max_fix_attempts: int = 0
+    fixing_stopped: str | None = None
 
 
 class EnvironmentView(BaseModel):
@@ -91,7 +99,10 @@ class EnvironmentView(BaseModel):
     pull_request: PullRequestView | None = None
 
 
-def _view(row: asyncpg.Record) -> EnvironmentView:
+def _view(row: asyncpg.Record, settings: Settings | None = None) -> EnvironmentView:
+    pull = PullRequestView.model_validate_json(row["pull_request"]) if row["pull_request"] else None
+    if pull is not None and settings is not None:
+        pull.max_fix_attempts = settings.autofix_max_attempts if settings.autofix == "on" else 0
     return EnvironmentView(
         id=str(row["id"]), codebase=row["codebase"], workflow_type=row["workflow_type"],
         workflow_id=row["workflow_id"], branch=row["branch_name"], working_path=row["working_path"],
@@ -104,7 +115,7 @@ def _view(row: asyncpg.Record) -> EnvironmentView:
         disk_measured_at=row["disk_measured_at"].isoformat() if row["disk_measured_at"] else None,
         merge_proof=row["merge_proof"], archive_refs=list(row["archive_refs"]), branch_tip=row["branch_tip"],
         restored_as=str(row["restored_as"]) if row["restored_as"] else None, restored_from=row["restored_from"],
-        pull_request=PullRequestView.model_validate_json(row["pull_request"]) if row["pull_request"] else None,
+        pull_request=pull,
     )
 
 
@@ -116,6 +127,7 @@ async def list_environments(
     environment_status: Annotated[Literal["active", "hibernated", "destroyed"] | None, Query(alias="status")] = None,
     conversation: Annotated[str | None, Query(min_length=3, max_length=300, pattern=r"^[a-z]+:[^\x00-\x1f\x7f]+$",
                                               description="`platform:conversation id`")] = None,
+    settings: Annotated[Settings | None, Depends(get_settings)] = None,
 ) -> list[EnvironmentView]:
     platform, _, conversation_id = (conversation or "").partition(":")
     if codebase is not None and not await pool.fetchval(
@@ -131,15 +143,16 @@ async def list_environments(
         GROUP BY e.id, c.name ORDER BY e.created_at, e.id""",
         codebase, environment_status, platform or None, conversation_id,
     )
-    return [_view(row) for row in rows]
+    return [_view(row, settings) for row in rows]
 
 
 @router.get("/{environment_id}", response_model=EnvironmentView)
-async def get_environment(environment_id: uuid.UUID, pool: Annotated[asyncpg.Pool, Depends(get_pool)]) -> EnvironmentView:
+async def get_environment(environment_id: uuid.UUID, pool: Annotated[asyncpg.Pool, Depends(get_pool)],
+                          settings: Annotated[Settings | None, Depends(get_settings)] = None) -> EnvironmentView:
     row = await pool.fetchrow(_SELECT + " WHERE e.id = $1 GROUP BY e.id, c.name", environment_id)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no environment {environment_id}")
-    return _view(row)
+    return _view(row, settings)
 
 
 async def environment_ref(pool: asyncpg.Pool, environment_id: uuid.UUID) -> EnvironmentRef | None:

@@ -14,6 +14,7 @@ CREATE TABLE pushed_heads (
 -- head sets it back to 0), the last head CI judged and how, and why fixing stopped, if it did.
 ALTER TABLE pull_requests
     ADD COLUMN fix_attempts  integer NOT NULL DEFAULT 0,
+    ADD COLUMN fix_sha       text,  -- the head the last counted fix run was for: a retry counts it once
     ADD COLUMN ci_sha        text,
     ADD COLUMN ci_state      text CHECK (ci_state IN ('green', 'red', 'pending')),
     ADD COLUMN fixing_stopped text;

@@ -81,7 +81,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
     agent_runs = AgentRunActivities(settings, pool, client, replies)
     agent_sessions = AgentSessionActivities(pool, settings.agent_executable)
     results = ResultsActivities(settings, pool, replies)
-    loop = PullRequestLoopActivities(settings, pool)
+    loop = PullRequestLoopActivities(settings, pool, client)
     warm = WarmPoolActivities(pool, settings, client)
     return [
         # local activities run on the workflow's worker
@@ -139,6 +139,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         signals.ask_pull_request,
         results.publish_results,
         results.pull_request_status,
+        loop.ask_pull_request_loop,
         loop.find_pull_request_work,
         loop.count_fix_attempt,
         loop.record_ci,
@@ -149,6 +150,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         loop.run_end,
         loop.reply_in_threads,
         loop.note_on_pull_request,
+        loop.mark_ready_when_green,
     ]
 
 

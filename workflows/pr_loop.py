@@ -1,7 +1,7 @@
 """The pull-request loop (docs/pr-loop.md): a review or a red CI on a PR the service works on becomes one
 run of the agent in the PR's conversation, within AUTOFIX_MAX_ATTEMPTS; a green head after fixes is said.
 
-One workflow per review and per red head (its id, api/webhooks/github_feedback.py `workflow_key`), so
+One workflow per review and per red head (its id: isolator/contracts/pr_loop.py `workflow_key`), so
 redeliveries, and a check suite and a workflow run reporting the same head, start one run."""
 
 from __future__ import annotations
@@ -45,8 +45,12 @@ class PullRequestLoopWorkflow:
             return LoopDecision("ignored", "no work of this service's on this pull request")
         if event.kind == "review":
             return await self._review(event, work)
+        if event.kind == "update_branch":
+            return await self._update_branch(event, work)
+        if event.kind == "fix_ci":
+            return await self._fix_by_hand(loop, work)
         if event.conclusion == "success":
-            return await self._green(event, work)
+            return await self._green(loop, work)
         return await self._red(loop, work)
 
     async def _red(self, loop: PullRequestLoopInput, work: PullRequestWork) -> LoopDecision:
@@ -73,14 +77,36 @@ class PullRequestLoopWorkflow:
                                             loop.max_attempts), "fixing")
         return await self._hand_to_agent(work, ci_failure_message(failure, attempt, loop.max_attempts))
 
-    async def _green(self, event: FeedbackEvent, work: PullRequestWork) -> LoopDecision:
-        """A head whose checks all passed: the count starts again, and a head the agent fixed is said."""
+    async def _fix_by_hand(self, loop: PullRequestLoopInput, work: PullRequestWork) -> LoopDecision:
+        """`/fix-ci`: the PR's head now, red, goes to the agent whoever pushed it and whatever the count."""
+        event = loop.event
+        assert event.head_sha is not None
+        state = await pr_loop.read_ci_state(event)
+        if state != "red":
+            return LoopDecision("ignored", texts.not_red(event.head_sha, state))
+        failure = await pr_loop.read_ci_failure(event)
+        attempt = await pr_loop.count_fix_attempt(CiRecord(work.codebase_id, work.branch, event.head_sha))
+        await self._tell(work, texts.fixing(event.head_sha, [check.name for check in failure.checks], attempt,
+                                            max(attempt, loop.max_attempts)), "fixing")
+        return await self._hand_to_agent(work, ci_failure_message(failure, attempt, max(attempt, loop.max_attempts)))
+
+    async def _update_branch(self, event: FeedbackEvent, work: PullRequestWork) -> LoopDecision:
+        """The PR's base, merged into its branch before a run that resolves what conflicts (never a force push)."""
+        await self._tell(work, texts.updating(), "updating")
+        return await self._hand_to_agent(work, texts.UPDATE_BRANCH_MESSAGE, merge_base=True)
+
+    async def _green(self, loop: PullRequestLoopInput, work: PullRequestWork) -> LoopDecision:
+        """A head whose checks all passed: the count starts again, a head the agent fixed is said, and with
+        RESULTS_READY_WHEN_GREEN a draft the service opened is marked ready for review."""
+        event = loop.event
         assert event.head_sha is not None
         if await pr_loop.read_ci_state(event) != "green":
             return LoopDecision("ignored", "not every check of the head has passed yet")
         fixes = await pr_loop.record_ci(CiRecord(work.codebase_id, work.branch, event.head_sha, state="green"))
         if fixes and work.pushed_by_service:
             await self._tell(work, texts.passed(event.head_sha, fixes), "passed")
+        if loop.ready_when_green and work.pushed_by_service and await pr_loop.mark_ready_when_green(work):
+            await self._tell(work, texts.marked_ready(work.number), "ready")
         return LoopDecision("passed")
 
     async def _review(self, event: FeedbackEvent, work: PullRequestWork) -> LoopDecision:
@@ -100,11 +126,11 @@ class PullRequestLoopWorkflow:
                                                           f"<!-- isolator-run: {decision.run_id} -->"))
         return decision
 
-    async def _hand_to_agent(self, work: PullRequestWork, text: str) -> LoopDecision:
+    async def _hand_to_agent(self, work: PullRequestWork, text: str, merge_base: bool = False) -> LoopDecision:
         platform, conversation_id = work.conversation.split(":", 1)
         queued = await agent_runs.queue_agent_run(QueueRunInput(
             work.environment_id, work.codebase_id, platform, conversation_id, text, workflow.info().workflow_id,
-            answered=True,
+            answered=True, merge_base=merge_base,
         ))
         if queued.outcome != "queued":
             return LoopDecision("ignored", "no agent answers here" if queued.outcome == "no_agent"

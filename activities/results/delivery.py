@@ -241,7 +241,9 @@ class ResultsActivities:
             return PullRequestStatus(recorded, recorded.checks, fresh=False)
         pull.checks = checks
         await self.records.record(request.codebase.id, request.branch, pull, None)
-        return PullRequestStatus(pull, checks)
+        return PullRequestStatus(pull, checks, ci_loop=ci_loop_line(
+            await self.records.ci_loop(request.codebase.id, request.branch),
+            self.settings.autofix_max_attempts if self.settings.autofix == "on" else 0))
 
 
 async def current_tip(worktree: Path, branch: str) -> str | None:
@@ -260,3 +262,15 @@ def _rejected(branch: str, remote: str, reason: str) -> str:
     return (f"The push of `{branch}` to origin's `{remote}` was refused, and nothing was forced:\n```\n{reason}\n```\n"
             f"The work stays on the server's branch `{branch}`; the next run pushes again (ask the agent to merge "
             f"`origin/{remote}` first when origin moved on).")
+
+
+def ci_loop_line(counts: asyncpg.Record | None, cap: int) -> str | None:
+    """`/status`'s line of the pull-request loop; None before CI has said anything of a head of ours."""
+    if counts is None or (counts["ci_state"] is None and not counts["fix_attempts"]):
+        return None
+    if cap == 0:
+        return "CI fixes: off (AUTOFIX=off)"
+    head = f" on `{counts['ci_sha'][:7]}`" if counts["ci_sha"] else ""
+    if counts["fixing_stopped"]:
+        return f"CI fixes: stopped after {counts['fix_attempts']} of {cap}; `/fix-ci` asks for one more"
+    return f"CI: {counts['ci_state'] or 'not known'}{head}, {counts['fix_attempts']} of {cap} fix runs made"

@@ -89,6 +89,24 @@ async def pull_request_mergeable(settings: Settings, repository: str, number: in
     return await _call(settings, read, f"reading PR #{number} of {repository}")
 
 
+async def pull_request_head(settings: Settings, repository: str, number: int) -> str:
+    """The PR's head commit as GitHub says now."""
+    def read(github: Github) -> str:
+        return github.get_repo(repository).get_pull(number).head.sha
+    return await _call(settings, read, f"reading PR #{number} of {repository}")
+
+
+async def mark_ready_for_review(settings: Settings, repository: str, number: int) -> bool:
+    """The draft PR marked ready for review; False when it was not a draft (nothing to do)."""
+    def mark(github: Github) -> bool:
+        pull = github.get_repo(repository).get_pull(number)
+        if not pull.draft:
+            return False
+        pull.mark_ready_for_review()
+        return True
+    return await _call(settings, mark, f"marking PR #{number} of {repository} ready for review")
+
+
 def _review(repository: str, number: int, review_id: int, github: Github) -> ReviewFeedback:
     pull = github.get_repo(repository).get_pull(number)
     review = pull.get_review(review_id)

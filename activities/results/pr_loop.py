@@ -10,14 +10,19 @@ import uuid
 
 import asyncpg
 from temporalio import activity
+from temporalio.client import Client
 
 from activities.results import pr_feedback
+from activities.results.pr_loop_start import start_loop
 from activities.results.pull_requests import comment_once
+from activities.results.records import PullRequestRecords
 from isolator.contracts.pr_loop import (
+    AskLoop,
     CiFailure,
     CiRecord,
     CiState,
     FeedbackEvent,
+    LoopDecision,
     PullRequestNote,
     PullRequestWork,
     ReviewFeedback,
@@ -51,9 +56,23 @@ LIMIT 1
 
 
 class PullRequestLoopActivities:
-    def __init__(self, settings: Settings, pool: asyncpg.Pool) -> None:
+    def __init__(self, settings: Settings, pool: asyncpg.Pool, client: Client | None = None) -> None:
         self.settings = settings
         self.pool = pool
+        self.client = client  # to start the loop for a command
+
+    @activity.defn
+    async def ask_pull_request_loop(self, ask: AskLoop) -> LoopDecision:
+        """`/fix-ci` or `/update-branch`: the loop for the worktree's PR at its head now, and what it did."""
+        recorded = await PullRequestRecords(self.pool).of_branch(ask.codebase_id, ask.branch)
+        if recorded is None or recorded.state != "open":
+            return LoopDecision("ignored", f"`{ask.branch}` has no open pull request (`/pr <title>` opens one)")
+        assert self.client is not None
+        head = await pr_feedback.pull_request_head(self.settings, recorded.repository, recorded.number)
+        event = FeedbackEvent(kind=ask.kind, repository=recorded.repository, key=f"{ask.kind}:{ask.key}",
+                              number=recorded.number, head_sha=head, head_branch=recorded.remote_branch,
+                              asked_from=ask.asked_from)
+        return await (await start_loop(self.settings, self.client, event)).result()
 
     @activity.defn
     async def find_pull_request_work(self, event: FeedbackEvent) -> PullRequestWork | None:
@@ -79,9 +98,8 @@ class PullRequestLoopActivities:
     async def count_fix_attempt(self, record: CiRecord) -> int:
         """Count a fix run for a red head, once however often it is asked; the attempt's number."""
         return await self.pool.fetchval(
-            """UPDATE pull_requests SET fix_attempts = fix_attempts + CASE
-                   WHEN ci_sha = $3 AND ci_state = 'red' AND fixing_stopped IS NULL THEN 0 ELSE 1 END,
-                   ci_sha = $3, ci_state = 'red', updated_at = now()
+            """UPDATE pull_requests SET fix_attempts = fix_attempts + CASE WHEN fix_sha = $3 THEN 0 ELSE 1 END,
+                   fix_sha = $3, ci_sha = $3, ci_state = 'red', updated_at = now()
                WHERE codebase_id = $1 AND branch_name = $2 RETURNING fix_attempts""",
             uuid.UUID(record.codebase_id), record.branch, record.sha)
 
@@ -139,6 +157,21 @@ class PullRequestLoopActivities:
     async def reply_in_threads(self, request: ThreadRepliesInput) -> int:
         return await pr_feedback.reply_in_threads(self.settings, request.repository, request.number,
                                                   request.replies, request.marker)
+
+    @activity.defn
+    async def mark_ready_when_green(self, work: PullRequestWork) -> bool:
+        """RESULTS_READY_WHEN_GREEN: a draft PR the service opened, whose head is green after a run, is
+        marked ready for review (a PR someone else opened is theirs to mark). True when marked now."""
+        row = await self.pool.fetchrow(
+            "SELECT origin, repository FROM pull_requests WHERE codebase_id = $1 AND branch_name = $2",
+            uuid.UUID(work.codebase_id), work.branch)
+        if row is None or row["origin"] != "opened":
+            return False
+        marked = await pr_feedback.mark_ready_for_review(self.settings, row["repository"], work.number)
+        if marked:
+            await self.pool.execute("UPDATE pull_requests SET draft = false, updated_at = now() "
+                                    "WHERE codebase_id = $1 AND branch_name = $2", uuid.UUID(work.codebase_id), work.branch)
+        return marked
 
     @activity.defn
     async def note_on_pull_request(self, note: PullRequestNote) -> None:

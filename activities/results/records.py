@@ -42,6 +42,12 @@ class PullRequestRecords:
                ON CONFLICT (codebase_id, sha) DO NOTHING""",
             uuid.UUID(codebase_id), sha, branch, uuid.UUID(run_id) if run_id else None, autofix)
 
+    async def ci_loop(self, codebase_id: str, branch: str) -> asyncpg.Record | None:
+        """The pull-request loop's counts for the branch's PR (docs/pr-loop.md)."""
+        return await self.pool.fetchrow(
+            """SELECT ci_sha, ci_state, fix_attempts, fixing_stopped FROM pull_requests
+               WHERE codebase_id = $1 AND branch_name = $2""", uuid.UUID(codebase_id), branch)
+
     async def last_message_of_run(self, run_id: str) -> tuple[str, str] | None:
         """(idempotency key, text) of the run's last message in its conversation (activities/runs/answer.py's keys)."""
         row = await self.pool.fetchrow(

@@ -36,9 +36,10 @@ router = APIRouter(route_class=PageRoute)
 WHY_SECONDS = 60  # the survey of a large codebase takes a while; the page says so when it takes longer
 
 
-async def _environment(pool: asyncpg.Pool, environment_id: uuid.UUID) -> rest.EnvironmentView:
+async def _environment(pool: asyncpg.Pool, environment_id: uuid.UUID,
+                       settings: Settings | None = None) -> rest.EnvironmentView:
     try:
-        return await rest.get_environment(environment_id, pool)
+        return await rest.get_environment(environment_id, pool, settings)
     except HTTPException:
         raise Refused(404, f"No environment {environment_id}.") from None
 
@@ -80,7 +81,7 @@ async def environment_page(
     client: Annotated[Client, Depends(get_client)],
     settings: Annotated[Settings, Depends(get_settings)],
 ) -> Response:
-    environment = await _environment(pool, environment_id)
+    environment = await _environment(pool, environment_id, settings)
     runs = await list_runs(pool, environment=environment_id)
     # git's answer, the refusal, the disk count and the schedule are asked at once: the page waits for the slowest
     why, refused, disk, cleanup_at = await asyncio.gather(

@@ -19,9 +19,10 @@ from fastapi.responses import JSONResponse
 from temporalio.client import Client
 from temporalio.service import RPCError
 
+from activities.results.pr_loop_start import start_loop
 from api.deps import get_client, get_pool
 from api.dispatch import UnusableText, start_message
-from api.pr_loop import is_ours, start_loop
+from api.pr_loop import is_ours
 from api.webhooks.github_feedback import Feedback, parse_feedback
 from api.webhooks.github_events import (
     PLATFORM,
@@ -111,8 +112,8 @@ def build_router(settings: Settings) -> APIRouter:
         if feedback.event.kind == "review" and feedback.event.number is not None and not await is_ours(
                 pool, feedback.event.repository, feedback.event.number):
             return _answer(status.HTTP_200_OK, status="ignored", reason="no conversation here works on this pull request")
-        workflow_id = await start_loop(settings, client, feedback.event)
-        return _answer(status.HTTP_202_ACCEPTED, status="started", workflow_id=workflow_id)
+        handle = await start_loop(settings, client, feedback.event)
+        return _answer(status.HTTP_202_ACCEPTED, status="started", workflow_id=handle.id)
 
     return router
 

@@ -24,12 +24,6 @@ class Feedback:
     sender: GitHubSender | None  # a review's author (judged by the allow rule); None for CI, sent by no person
 
 
-def workflow_key(event: FeedbackEvent) -> str:
-    """One loop workflow per review, per red head and per green report: redeliveries, and a check suite
-    and a workflow run of the same head, join it."""
-    return f"pr-loop:{event.repository}:{event.key}"
-
-
 def parse_feedback(event: str, payload: Mapping[str, Any]) -> Feedback | Ignored | None:
     """The loop's reading of a delivery; None when the event is not one of the loop's."""
     action = payload.get("action")

@@ -80,6 +80,12 @@ class FeedbackEvent:
     asked_from: str | None = None  # platform:conversation of a `/fix-ci` or `/update-branch`
 
 
+def workflow_key(event: FeedbackEvent) -> str:
+    """One loop workflow per review, per red head, per green report and per command: redeliveries, and a
+    check suite and a workflow run of the same head, join it."""
+    return f"pr-loop:{event.repository}:{event.key}"
+
+
 @dataclass
 class PullRequestWork:
     """The PR's work here: its environment, the conversation whose work it is, and the loop's counts."""
@@ -144,3 +150,15 @@ class PullRequestLoopInput:
     event: FeedbackEvent
     autofix: bool = True  # AUTOFIX
     max_attempts: int = 3  # AUTOFIX_MAX_ATTEMPTS
+    ready_when_green: bool = False  # RESULTS_READY_WHEN_GREEN
+
+
+@dataclass
+class AskLoop:
+    """`/fix-ci` or `/update-branch` in a conversation: its worktree's PR, asked by hand."""
+
+    kind: FeedbackKind
+    codebase_id: str
+    branch: str
+    asked_from: str  # platform:conversation_id
+    key: str  # the message workflow's id: the command happens once

@@ -95,6 +95,7 @@ class PullRequestStatus:
     checks: str | None = None  # "2 passed, 1 pending"
     fresh: bool = True
     details: list[str] = field(default_factory=list)
+    ci_loop: str | None = None  # the pull-request loop's line: fix runs made of the cap, or why it stopped
 
 
 @dataclass

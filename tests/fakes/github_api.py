@@ -50,6 +50,7 @@ class FakeGitHub:
         self._failures: dict[str, list[int]] = {}
         self._ids = itertools.count(1000)
         self.created_pulls: list[dict[str, Any]] = []  # PRs opened through the API, in order
+        self.marked_ready: list[int] = []  # PRs marked ready for review, by number, in order
         self.origin: Path | None = None  # a bare repository playing the repositories' git side
         self._statuses: dict[str, list[dict[str, Any]]] = {}  # by commit
         self._check_runs: dict[str, list[dict[str, Any]]] = {}
@@ -236,6 +237,8 @@ class FakeGitHub:
     def _get_pull(self, request: Recorded) -> tuple[int, Any]:
         refused = self._refusal(request, "pull")
         pull = self._pulls.get(_key(request))
+        if pull and not refused and (tip := self._branch_tip(pull["head"]["ref"])) is not None:
+            pull["head"]["sha"] = tip  # as GitHub's: the head follows what is pushed to the branch
         return refused or ((200, pull) if pull else _not_found())
 
     def _post_comment(self, request: Recorded) -> tuple[int, Any]:
@@ -289,6 +292,8 @@ class FakeGitHub:
             return refused
         query = request.json()
         variables = query.get("variables") or {}
+        if "markPullRequestReadyForReview" in query.get("query", ""):
+            return self._mark_ready(variables.get("input") or {})
         if "closingIssuesReferences" not in query.get("query", ""):
             return 200, {"errors": [{"message": "the fake only answers closingIssuesReferences queries"}]}
         full_name = f"{variables.get('owner')}/{variables.get('name')}"
@@ -308,6 +313,16 @@ class FakeGitHub:
         ]
         return 200, {"data": {"repository": {"pullRequest": {"closingIssuesReferences": {"nodes": nodes}}}}}
 
+
+    def _mark_ready(self, given: dict[str, Any]) -> tuple[int, Any]:
+        """The `markPullRequestReadyForReview` mutation PyGithub's `mark_ready_for_review` sends."""
+        pull = next((pull for pull in self._pulls.values() if pull["node_id"] == given.get("pullRequestId")), None)
+        if pull is None:
+            return 200, {"data": None, "errors": [{"type": "NOT_FOUND", "message": "Could not resolve to a node"}]}
+        pull["draft"] = False
+        self.marked_ready.append(pull["number"])
+        return 200, {"data": {"markPullRequestReadyForReview": {"clientMutationId": None,
+                                                                "pullRequest": {"isDraft": False}}}}
 
     def _list_pulls(self, request: Recorded) -> tuple[int, Any]:
         refused = self._refusal(request, "list_pulls")

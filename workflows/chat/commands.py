@@ -185,8 +185,18 @@ async def _pr(command: Command, conversation: Conversation, message: MessageInpu
     await pull_requests.open_pull_request(command.args, conversation, message, reply)
 
 
+async def _fix_ci(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
+    if not await pull_requests.ask_loop("fix_ci", command.args, conversation, message, reply):
+        await _unknown(command, conversation, message, reply)
+
+
+async def _update_branch(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
+    if not await pull_requests.ask_loop("update_branch", command.args, conversation, message, reply):
+        await _unknown(command, conversation, message, reply)
+
+
 Handler = Callable[[Command, Conversation, MessageInput, Reply], Awaitable[None]]
 HANDLERS: dict[str, Handler] = {
     "help": _help, "status": _status, "clone": _clone, "worktree": _worktree, "stop": _stop, "reset": _reset,
-    "pr": _pr,
+    "pr": _pr, "fix-ci": _fix_ci, "update-branch": _update_branch,
 }

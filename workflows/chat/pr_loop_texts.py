@@ -34,5 +34,31 @@ def reviewed(author: str, state: str, comments: int) -> str:
                                                   if comments else "") + ": the agent works on it.")
 
 
-def loop_failed(what: str, reason: str) -> str:
-    return f"The pull-request loop could not {what} ({reason}); nothing was started."
+def marked_ready(number: int) -> str:
+    return f"Every check passes: PR #{number} is marked ready for review (RESULTS_READY_WHEN_GREEN)."
+
+
+def not_red(sha: str, state: str) -> str:
+    return (f"CI has not failed on `{short(sha)}`, the PR's head: " +
+            ("its checks are still running." if state == "pending" else "its checks pass.") + " Nothing to fix.")
+
+
+def updating() -> str:
+    return "The pull request's base goes into its branch: the agent merges it and resolves what conflicts."
+
+
+UPDATE_BRANCH_MESSAGE = (
+    "Bring this branch up to date with its base: before this run the service merged the base into it (never a "
+    "rebase, never a force push). Resolve any conflict markers, keeping both sides' intent, make sure the code "
+    "still works, and commit the merge.")
+
+FIX_CI_USAGE = "Usage: `/fix-ci` (no arguments): the agent fixes what CI says is broken on this worktree's PR."
+UPDATE_BRANCH_USAGE = ("Usage: `/update-branch` (no arguments): the agent merges the PR's base into its branch "
+                       "and resolves the conflicts.")
+
+
+def asked(kind: str, decision_outcome: str, reason: str) -> str:
+    if decision_outcome == "run":
+        return ("The agent works on CI's failures." if kind == "fix_ci"
+                else "The agent merges the base into the branch.")
+    return reason

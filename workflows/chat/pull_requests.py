@@ -13,14 +13,19 @@ with workflow.unsafe.imports_passed_through():
     from isolator.contracts.codebase import Codebase
     from isolator.contracts.environment import Environment, conversation_key
     from isolator.contracts.message import Conversation, MessageInput
+    from isolator.contracts.pr_loop import AskLoop, FeedbackKind
     from isolator.contracts.results import PullRequestAsk, PullRequestStatusRequest
+    from workflows.chat import pr_loop_texts
     from workflows.provisioning import Reply
     from workflows.steps.results import delivery as results
+    from workflows.steps.results import pr_loop
 
 PR_USAGE = ("Usage: `/pr <title>`, for example `/pr Add a health check`: commits what this conversation's worktree "
             "holds, pushes its branch to origin and opens a draft pull request; later runs push to it.")
 # From this version `/status` shows the worktree's pull request, its state and its checks.
 STATUS_SHOWS_PR = "status-shows-pull-request"
+# From this version `/fix-ci` and `/update-branch` are commands (docs/pr-loop.md); before, unknown ones.
+LOOP_COMMANDS = "pull-request-loop-commands"
 
 
 async def open_pull_request(args: list[str], conversation: Conversation, message: MessageInput, reply: Reply) -> None:
@@ -61,4 +66,25 @@ async def status_line(codebase: Codebase, environment: Environment) -> str | Non
         return None
     state = pull.state + ("" if found.fresh else ", as last seen: GitHub could not be asked")
     checks = f", checks: {found.checks}" if found.checks else ", no checks"
-    return f"PR: {'draft ' if pull.draft else ''}#{pull.number} ({state}){checks}, {pull.url}"
+    line = f"PR: {'draft ' if pull.draft else ''}#{pull.number} ({state}){checks}, {pull.url}"
+    return line + (f"\n{found.ci_loop}" if found.ci_loop else "")
+
+
+async def ask_loop(kind: FeedbackKind, args: list[str], conversation: Conversation, message: MessageInput,
+                   reply: Reply) -> bool:
+    """`/fix-ci` or `/update-branch` for the conversation's worktree's PR; False for a message from before
+    they existed (the caller answers as to an unknown command)."""
+    if not workflow.patched(LOOP_COMMANDS):
+        return False
+    if args:
+        await reply(pr_loop_texts.FIX_CI_USAGE if kind == "fix_ci" else pr_loop_texts.UPDATE_BRANCH_USAGE)
+        return True
+    environment = conversation.environment
+    if conversation.codebase is None or environment is None or environment.status != "active":
+        await reply("This conversation has no worktree, so no pull request: send the agent a message first.")
+        return True
+    decision = await pr_loop.ask_pull_request_loop(AskLoop(
+        kind, conversation.codebase.id, environment.branch_name,
+        conversation_key(message.platform, message.conversation_id), workflow.info().workflow_id))
+    await reply(pr_loop_texts.asked(kind, decision.outcome, decision.reason))
+    return True

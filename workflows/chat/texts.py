@@ -15,6 +15,8 @@ HELP = """Commands:
 `/stop`: stop the agent's run for this conversation, and drop its queued messages
 `/reset`: start a new agent session: the agent forgets this conversation so far
 `/pr <title>`: push this worktree's branch and open a pull request; later runs push to it (GitHub repositories)
+`/fix-ci`: the agent fixes what CI says is broken on this worktree's pull request
+`/update-branch`: the agent merges the pull request's base into its branch and resolves the conflicts
 `/help`: show this help
 
 Any other message gets its own isolated git worktree, created on first use and reused after; when a coding agent is configured, it works on the message there and its answer appears here as it is written.

@@ -18,7 +18,8 @@ from tests.conftest import Stack
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.github_checks import Annotation, Check, Job, Step
 from tests.gitrepos import git
-from tests.platforms.github import REPO, URL, deliver
+from tests.platforms.github import REPO, URL, comment_event, deliver
+from tests.platforms.github_prs import settle
 from tests.platforms.github_ci import check_suite_completed, pull_request_review_submitted, workflow_run_completed
 from tests.results import final_message, say_on_issue, tip, with_github_origin, worktree_of
 from workflows.pr_loop import PullRequestLoopWorkflow
@@ -39,6 +40,16 @@ def push_on_branch(origin: Path, branch: str, clone: Path) -> str:
     git("commit", "-q", "-m", "A reviewer's fix", cwd=clone)
     git("push", "-q", "origin", f"HEAD:refs/heads/{branch}", cwd=clone)
     return git("rev-parse", "HEAD", cwd=clone).strip()
+
+
+async def command_on_issue(stack: Stack, text: str) -> str:
+    """A command in the issue's conversation; its reply."""
+    response, delivery = await deliver(stack, "issue_comment", comment_event(ISSUE, text))
+    assert response.status_code == 202, response.text
+    result = await settle(stack, delivery)
+    assert result.outcome == "command", result
+    (reply,) = result.replies
+    return reply
 
 
 async def loop_result(stack: Stack, workflow_id: str) -> LoopDecision:
@@ -119,9 +130,27 @@ async def test_red_ci_on_the_pushed_head_is_fixed_until_the_cap_and_a_persons_pu
     assert await stack.db.fetchval("SELECT count(*) FROM agent_runs") == 3
     counts = await stack.db.fetchrow("SELECT fix_attempts, fixing_stopped FROM pull_requests WHERE number = $1", number)
     assert (counts["fix_attempts"], counts["fixing_stopped"]) == (0, None)
+    told = [comment.body for comment in fake.comments if comment.number == ISSUE and "did not push" in comment.body]
+    assert len(told) == 1 and "`/fix-ci`" in told[0], told
+
+    # `/fix-ci` asks for it anyway: one run on the person's head, counted; `/status` and the API show the count.
+    assert await command_on_issue(stack, "@isolator /fix-ci") == "The agent works on CI's failures."
+    assert await stack.db.fetchval("SELECT count(*) FROM agent_runs") == 4
+    asked = await stack.db.fetchval("SELECT message FROM agent_runs WHERE message LIKE $1", f"CI failed on {theirs[:7]}%")
+    assert asked is not None and "attempt 1 of 2" in asked, asked
+    status = await command_on_issue(stack, "@isolator /status")
+    assert f"CI: red on `{theirs[:7]}`, 1 of 2 fix runs made" in status, status
+    environment_id = await stack.db.fetchval(
+        "SELECT id FROM isolation_environments WHERE branch_name = 'issue-42' AND status = 'active'")
+    environment = (await stack.api.get(f"/api/environments/{environment_id}")).json()
+    pr = environment["pull_request"]
+    assert (pr["ci_sha"], pr["ci_state"], pr["fix_attempts"], pr["max_fix_attempts"]) == (theirs, "red", 1, 2), pr
 
 
-async def test_a_green_head_after_fixes_is_said_once(stack: Stack, fake: FakeGitHub, repo: Path) -> None:
+async def test_a_green_head_after_fixes_is_said_once_and_the_draft_marked_ready(
+    stack: Stack, fake: FakeGitHub, repo: Path
+) -> None:
+    stack.settings.results_ready_when_green = True
     origin = fake.origin = with_github_origin(repo)
     fake.add_issue(REPO, ISSUE)
     await stack.register(repo, url=URL)
@@ -143,6 +172,8 @@ async def test_a_green_head_after_fixes_is_said_once(stack: Stack, fake: FakeGit
         assert (await loop_result(stack, response.json()["workflow_id"])).outcome == "passed"
     passed = [comment.body for comment in fake.comments if comment.number == ISSUE and "CI passed" in comment.body]
     assert passed == [f"CI passed on `{fixed[:7]}` after 1 fix."], passed
+    assert fake.marked_ready == [number], "marked once, though reported twice"
+    assert fake.pulls_of(REPO)[0]["draft"] is False
 
 
 async def test_a_review_with_three_inline_comments_is_one_run_and_each_thread_gets_a_reply(

@@ -9,10 +9,12 @@ from temporalio.common import RetryPolicy
 
 from isolator.contracts.errors import USER_ERRORS
 from isolator.contracts.pr_loop import (
+    AskLoop,
     CiFailure,
     CiRecord,
     CiState,
     FeedbackEvent,
+    LoopDecision,
     PullRequestNote,
     PullRequestWork,
     ReviewFeedback,
@@ -26,6 +28,13 @@ _GITHUB = dict(start_to_close_timeout=timedelta(minutes=2), heartbeat_timeout=HE
                retry_policy=RetryPolicy(initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=30),
                                         maximum_attempts=8, non_retryable_error_types=USER_ERRORS))
 _DATABASE = dict(start_to_close_timeout=timedelta(seconds=30), retry_policy=RETRY_POLICY)
+
+
+async def ask_pull_request_loop(ask: AskLoop) -> LoopDecision:
+    """A command's loop, to its decision (a run queued, or why not)."""
+    return await workflow.execute_activity("ask_pull_request_loop", ask, result_type=LoopDecision,
+                                           start_to_close_timeout=timedelta(minutes=5),
+                                           heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY)
 
 
 async def find_pull_request_work(event: FeedbackEvent) -> PullRequestWork | None:
@@ -63,6 +72,10 @@ async def run_end(run_id: str) -> RunEnd | None:
 
 async def reply_in_threads(request: ThreadRepliesInput) -> int:
     return await workflow.execute_activity("reply_in_threads", request, result_type=int, **_GITHUB)
+
+
+async def mark_ready_when_green(work: PullRequestWork) -> bool:
+    return await workflow.execute_activity("mark_ready_when_green", work, result_type=bool, **_GITHUB)
 
 
 async def note_on_pull_request(note: PullRequestNote) -> None:
