@@ -49,13 +49,15 @@ async def test_a_worktree_already_at_the_expected_path_is_adopted(stack: Stack, 
     assert head_of(path) == ("issue-5", commit)
     assert (path / "work.txt").read_text() == "uncommitted work in progress\n", "adopted as it is"
     assert await active_identities(stack) == [("issue", "5", "issue-5", str(path), True)]
-    assert fake.comments == [Comment(REPO, 5, f"Using the existing worktree at `{path}` (branch `issue-5`)")]
+    # With no agent configured, the first message says so at once, after the adoption's line.
+    assert fake.comments == [Comment(REPO, 5, f"Using the existing worktree at `{path}` (branch `issue-5`)"),
+                             Comment(REPO, 5, no_agent())]
 
-    # The next message reuses the adopted worktree; with no agent configured, it says so (once).
+    # The next message reuses the adopted worktree, silently: the notice was said once.
     response, delivery = await deliver(stack, "issues", issues_event("opened", 5, "@isolator and another thing"))
     assert response.status_code == 202
     assert (await settle(stack, delivery)).outcome == "reused"
-    assert fake.comments[1:] == [Comment(REPO, 5, no_agent())]
+    assert len(fake.comments) == 2
 
 
 @pytest.mark.parametrize("branch", ["feature/x", "feature-x"], ids=["same-branch", "slug"])
@@ -74,7 +76,8 @@ async def test_a_worktree_under_the_base_on_the_prs_branch_is_adopted(
     assert branches(repo) == before
     assert not (base_of(stack, codebase) / "feature-x").exists()
     assert await active_identities(stack) == [("pr", "99", branch, str(path), True)]
-    assert fake.comments == [Comment(REPO, 99, f"Using the existing worktree at `{path}` (branch `{branch}`)")]
+    assert fake.comments == [Comment(REPO, 99, f"Using the existing worktree at `{path}` (branch `{branch}`)"),
+                             Comment(REPO, 99, no_agent())]
 
 
 async def test_a_worktree_on_the_prs_branch_outside_the_base_is_not_adopted(

@@ -12,13 +12,14 @@ from tests.fakes.github_api import Comment, FakeGitHub
 from tests.gitrepos import (
     branch_with_commit,
     branches,
-    created_reply,
+    first_replies,
     git,
     make_repo,
     worktree_paths,
 )
 from tests.platforms.github import REPO, URL, deliver, issues_event
 from tests.platforms.github_prs import active_identities, head_of, settle
+from workflows.chat.agent_texts import no_agent
 
 MENTION = "@isolator please fix"
 
@@ -49,7 +50,7 @@ async def test_an_existing_issue_branch_is_checked_out_with_its_commits(
     assert await active_identities(stack) == [("issue", "12", "issue-12", str(path), False)]
     metadata = await stack.db.fetchval("SELECT metadata FROM isolation_environments")
     assert "start_commit" not in metadata, "a branch with work of its own is not recorded as fresh"
-    assert fake.comments == [Comment(REPO, 12, "Working in isolated branch `issue-12`")]
+    assert fake.comments == [Comment(REPO, 12, "Working in isolated branch `issue-12`"), Comment(REPO, 12, no_agent())]
 
 
 def bare_repository(tmp_path: Path) -> Path:
@@ -78,11 +79,12 @@ async def test_an_event_from_an_unregistered_repository_clones_it_and_works_in_i
     assert worktree_paths(clone) == [str(path)]
     assert head_of(path) == ("issue-3", head)
     assert await active_identities(stack) == [("issue", "3", "issue-3", str(path), False)]
-    assert fake.comments == [Comment(REPO, 3, created_reply("issue-3", clone))]
+    assert fake.comments == [Comment(REPO, 3, text) for text in first_replies("issue-3", clone)]
 
     # Another issue of the same repository works in the same codebase: no second clone.
     other = await open_issue(stack, fake, 4, clone_url=bare.as_uri())
     assert (other.outcome, other.branch) == ("created", "issue-4")
+    assert fake.comments[2:] == [Comment(REPO, 4, text) for text in first_replies("issue-4", clone)], "told once each"
     assert await stack.db.fetchval("SELECT count(*) FROM codebases") == 1
     assert sorted(entry.name for entry in stack.settings.workspace_path.iterdir()) == ["hello-world"]
     assert sorted(branches(clone)) == ["issue-3", "issue-4", "main"]

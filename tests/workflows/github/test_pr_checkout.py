@@ -17,7 +17,7 @@ from tests.fakes.github_api import Comment, FakeGitHub
 from tests.gitrepos import (
     branch_with_commit,
     branches,
-    created_reply,
+    first_replies,
     git,
     worktree_paths,
 )
@@ -37,8 +37,14 @@ from tests.platforms.github_prs import (
     settle,
     with_upstream,
 )
+from workflows.chat.agent_texts import no_agent
 
 # --- helpers shared with test_adoption and test_creation_failures --------------------------------
+
+
+def reviewing(sha: str, branch: str) -> list[str]:
+    """A PR's first comments with no agent configured: the review's line, then that no agent answers."""
+    return [f"Reviewing PR at commit `{sha[:7]}` (branch: `{branch}`)", no_agent()]
 
 
 # --- the cases -----------------------------------------------------------------------------------
@@ -62,7 +68,7 @@ async def test_a_pr_from_the_same_repository_is_checked_out_on_its_branch_tracki
     # Pushes from the worktree go to the PR's branch.
     assert git("rev-parse", "--abbrev-ref", "feature/x@{upstream}", cwd=repo).strip() == "origin/feature/x"
     assert await active_identities(stack) == [("pr", "99", "feature/x", str(path), False)]
-    assert fake.comments == [Comment(REPO, 99, f"Reviewing PR at commit `{sha[:7]}` (branch: `feature/x`)")]
+    assert fake.comments == [Comment(REPO, 99, text) for text in reviewing(sha, "feature/x")]
 
 
 async def test_a_pr_whose_branch_is_only_local_is_checked_out_on_that_branch(
@@ -77,7 +83,7 @@ async def test_a_pr_whose_branch_is_only_local_is_checked_out_on_that_branch(
     assert (result.outcome, result.branch, result.working_path) == ("created", "feature/x", str(path))
     assert head_of(path) == ("feature/x", sha)
     assert await active_identities(stack) == [("pr", "98", "feature/x", str(path), False)]
-    assert fake.comments == [Comment(REPO, 98, f"Reviewing PR at commit `{sha[:7]}` (branch: `feature/x`)")]
+    assert fake.comments == [Comment(REPO, 98, text) for text in reviewing(sha, "feature/x")]
 
 
 async def test_a_local_copy_of_the_prs_branch_behind_origin_is_brought_to_the_prs_head(
@@ -96,7 +102,7 @@ async def test_a_local_copy_of_the_prs_branch_behind_origin_is_brought_to_the_pr
     path = stack.settings.worktree_base.resolve() / codebase["name"] / "feature-x"
     assert (result.outcome, result.branch) == ("created", "feature/x")
     assert head_of(path) == ("feature/x", sha), f"the worktree must be at the PR's head, not at {first[:7]}"
-    assert fake.comments == [Comment(REPO, 97, f"Reviewing PR at commit `{sha[:7]}` (branch: `feature/x`)")]
+    assert fake.comments == [Comment(REPO, 97, text) for text in reviewing(sha, "feature/x")]
 
 
 async def test_a_local_copy_of_the_prs_branch_with_commits_of_its_own_is_not_moved(
@@ -136,7 +142,7 @@ async def test_a_pr_from_a_fork_gets_a_review_branch_at_its_head_commit(
     assert head_of(path) == ("pr-77-review", sha)
     assert "patch-1" not in branches(repo), "the fork's branch name is not taken over"
     assert await active_identities(stack) == [("pr", "77", "pr-77-review", str(path), False)]
-    assert fake.comments == [Comment(REPO, 77, f"Reviewing PR at commit `{sha[:7]}` (branch: `pr-77-review`)")]
+    assert fake.comments == [Comment(REPO, 77, text) for text in reviewing(sha, "pr-77-review")]
 
 
 async def test_a_pr_that_fixes_an_issue_with_a_worktree_shares_it(stack: Stack, fake: FakeGitHub, repo: Path) -> None:
@@ -162,9 +168,11 @@ async def test_a_pr_that_fixes_an_issue_with_a_worktree_shares_it(stack: Stack, 
     assert [tuple(row) for row in conversations] == [
         (f"{REPO}#42", issue.environment_id), (f"{REPO}#43", issue.environment_id)
     ]
+    # Each is a conversation of its own: each is told once that no agent answers.
     assert fake.comments == [
-        Comment(REPO, 42, created_reply("issue-42", repo)),
+        *(Comment(REPO, 42, text) for text in first_replies("issue-42", repo)),
         Comment(REPO, 43, "Reusing worktree from issue #42"),
+        Comment(REPO, 43, no_agent()),
     ]
 
 
@@ -183,10 +191,13 @@ async def test_a_fork_prs_setup_is_skipped_unless_the_repository_trusts_forks(
     skipped = ("The set-up of `pr-78-review` was skipped: the PR comes from a fork, and the repository's "
                "`.isolator.toml` runs set-up for forks only with `trust_forks = true`.")
     for _ in range(600):
-        if len(fake.comments) == 2:
+        if len(fake.comments) == 3:
             break
         await asyncio.sleep(0.05)
-    assert [comment.body for comment in fake.comments][1] == skipped
+    # The review line, then that no agent answers (the message's workflow) and the skipped set-up (the
+    # environment's, at the same time): either of these may come first.
+    bodies = [comment.body for comment in fake.comments]
+    assert bodies[0] == reviewing(sha, "pr-78-review")[0] and sorted(bodies[1:]) == sorted([skipped, no_agent()]), bodies
     for _ in range(100):  # the state is recorded just after the comment is sent
         state = await stack.db.fetchval("SELECT setup_state FROM isolation_environments WHERE branch_name = $1",
                                         "pr-78-review")

@@ -9,8 +9,8 @@ from temporalio.client import WorkflowExecutionStatus
 
 from isolator.contracts.environment import DestroyRequest
 from tests.conftest import Stack
-from tests.fakes.github_api import FakeGitHub
-from tests.gitrepos import created_reply, worktree_paths
+from tests.fakes.github_api import Comment, FakeGitHub
+from tests.gitrepos import first_replies, worktree_paths
 from tests.platforms.github import REPO, URL, deliver, issues_event, resolution
 from tests.platforms.github_issues import (
     close,
@@ -20,6 +20,7 @@ from tests.platforms.github_issues import (
     status_of,
     until,
 )
+from workflows.chat.agent_texts import no_agent
 from workflows.environment import EnvironmentWorkflow
 
 REFUSED = 403  # "Resource not accessible by integration": final, never retried
@@ -38,11 +39,14 @@ async def test_a_refused_first_reply_leaves_the_worktree_created(stack: Stack, f
 
     result = await resolution(stack, delivery)
     assert (result.outcome, result.branch) == ("created", "issue-12")
-    assert result.replies == [created_reply("issue-12", repo)], "no 'failed' reply about the reply"
+    # The worktree's line, then (no agent being configured) the notice: no 'failed' reply about the reply.
+    assert result.replies == first_replies("issue-12", repo)
     assert len(worktree_paths(repo)) == 1
     assert await stack.db.fetchval("SELECT count(*) FROM isolation_environments WHERE status = 'active'") == 1
     assert await outbound_status(stack, "Working in") == "failed"
-    assert fake.calls("comment") == 1 and fake.comments == []
+    # Only the first comment was refused: the notice, the next, went through.
+    assert await outbound_status(stack, "No coding agent answers") == "sent"
+    assert fake.calls("comment") == 2 and fake.comments == [Comment(REPO, 12, no_agent())]
 
 
 async def test_a_refusal_the_platform_will_not_take_leaves_the_environment_waiting(
