@@ -50,15 +50,18 @@ def test_with_an_empty_agent_command_the_banner_and_the_conversation_say_isolati
     assert banner(dev)["Agent"].startswith("none, isolation only"), dev.stdout()
     httpx.post(f"{dev.api}/api/codebases", json={"path": str(make_repo(tmp_path / "repos" / "demo"))}, timeout=60)
 
+    # At once, on the first message, after the worktree's line: a newcomer learns that no answer comes.
     first = say(dev, "dev-agent-2", "hello")
-    assert first["result"]["replies"][0].startswith("Working in isolated branch"), first
-    second = say(dev, "dev-agent-2", "are you there?")
-    assert second["result"]["agentRunId"] is None
-    assert second["result"]["replies"] == [
+    assert first["result"]["agentRunId"] is None
+    (worktree, notice) = first["result"]["replies"]
+    assert worktree.startswith("Working in isolated branch"), first
+    assert notice == (
         "No coding agent answers in this conversation: messages get their own worktree, and no answer. Start the "
         "service with one (`AGENT=claude`, `AGENT=codex`, or your own program in AGENT_COMMAND), or set the "
-        "codebase's `agent_command`, to have it work on them. (Said once per conversation.)"]
-    assert say(dev, "dev-agent-2", "hello?")["result"]["replies"] == [], "said once"
+        "codebase's `agent_command`, to have it work on them. (Said once per conversation.)")
+    second = say(dev, "dev-agent-2", "are you there?")
+    assert second["result"]["agentRunId"] is None
+    assert second["result"]["replies"] == [], "said once"
 
 
 def test_make_dev_passes_args_as_flags() -> None:
