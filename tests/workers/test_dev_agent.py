@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 
+from tests.agent_runs import ENDED
 from tests.dev_process import say
 from tests.gitrepos import make_repo
 from activities.runs.agents import EXAMPLE_AGENT
@@ -31,6 +32,16 @@ def replies_when(dev, conversation: str, ready, seconds: float = 60) -> list[str
         time.sleep(0.2)
 
 
+def run_ended(dev, run_id: str, seconds: float = 60) -> str:
+    """The run's status once it has ended (or as it is when `seconds` have passed)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        status = httpx.get(f"{dev.api}/api/runs/{run_id}").json()["status"]
+        if status in ENDED or time.monotonic() > deadline:
+            return status
+        time.sleep(0.2)
+
+
 def test_isolator_dev_runs_the_example_agent_by_default_and_names_it(start_dev, tmp_path: Path) -> None:
     dev = start_dev(tmp_path / "data")
     assert banner(dev)["Agent"].startswith(f"the example agent, {EXAMPLE_AGENT}"), dev.stdout()
@@ -38,8 +49,10 @@ def test_isolator_dev_runs_the_example_agent_by_default_and_names_it(start_dev, 
 
     first = say(dev, "dev-agent-1", "hello")
     assert first["result"]["agentRunId"] is not None, first
-    replies = replies_when(dev, "dev-agent-1", lambda texts: any("NOTES.md" in text for text in texts))
-    assert any("NOTES.md" in text for text in replies), replies
+    # The run's end, not its progress line (which names NOTES.md as it is written): its turn counts then.
+    assert run_ended(dev, first["result"]["agentRunId"]) == "done"
+    replies = replies_when(dev, "dev-agent-1", lambda texts: any("I took a note" in text for text in texts))
+    assert any("I took a note of your message in NOTES.md." in text for text in replies), replies
     status = say(dev, "dev-agent-1", "/status")["result"]["replies"][0]
     assert "Agent session (the example agent): 1 turn" in status, "not claude: no Claude answered"
 
