@@ -1,6 +1,6 @@
 """The API SIGKILLed after it has read a webhook and before it answered, on GitHub, Slack and
-Telegram: the platform's redelivery, with the same delivery key, produces exactly one workflow and
-one reply. Real API and worker processes, the platforms' fake APIs, real git, PostgreSQL and Temporal."""
+Telegram: the platform's redelivery, with the same delivery key, produces exactly one workflow, and
+its replies once each (the worktree's line, then, no agent being configured, the notice). Real API and worker processes, the platforms' fake APIs, real git, PostgreSQL and Temporal."""
 
 from __future__ import annotations
 
@@ -27,20 +27,21 @@ from tests.fakes.slack_api import BOT_USER_ID, FakeSlack
 from tests.fakes.telegram_api import BOT_TOKEN as TELEGRAM_TOKEN
 from tests.fakes.telegram_api import FakeTelegram
 from tests.faults.conftest import WorkerProcess, answering, api_process
+from tests.gitrepos import first_replies
 from tests.platforms import github, slack, telegram
 from workflows.message import MessageWorkflow
 
 
 @dataclass
 class Delivery:
-    """One webhook as a platform sends it, and how to count the replies it got."""
+    """One webhook as a platform sends it, and how to read the replies it got."""
 
     platform: str
     path: str
     body: bytes
     headers: Callable[[int], dict[str, str]]  # by attempt: a redelivery may carry a retry header
     key: str  # the platform's delivery key, which names the workflow
-    replies: Callable[[], int]
+    replies: Callable[[], list[str]]  # the texts delivered to its conversation, in order
 
 
 def github_delivery(fake: FakeGitHub) -> Delivery:
@@ -51,7 +52,7 @@ def github_delivery(fake: FakeGitHub) -> Delivery:
     headers = {"content-type": "application/json", "x-github-event": "issue_comment", "x-github-delivery": key,
                **github.signed(body)}
     return Delivery("github", "/webhooks/github", body, lambda attempt: headers, key,
-                    lambda: sum(1 for comment in fake.comments if comment.number == number))
+                    lambda: [comment.body for comment in fake.comments if comment.number == number])
 
 
 def slack_delivery(fake: FakeSlack) -> Delivery:
@@ -63,7 +64,7 @@ def slack_delivery(fake: FakeSlack) -> Delivery:
         return {**slack.signed(body), **retry}
 
     return Delivery("slack", "/webhooks/slack", body, headers, f"{slack.CHANNEL}:{ts}",
-                    lambda: sum(1 for post in fake.posts if post.thread_ts == ts))
+                    lambda: [post.text for post in fake.posts if post.thread_ts == ts])
 
 
 def telegram_delivery(fake: FakeTelegram) -> Delivery:
@@ -72,7 +73,7 @@ def telegram_delivery(fake: FakeTelegram) -> Delivery:
     body = json.dumps({"update_id": update_id, "message": telegram.message("fix it", chat)}).encode()
     headers = {"content-type": "application/json", telegram.SECRET_HEADER: telegram.WEBHOOK_SECRET}
     return Delivery("telegram", "/webhooks/telegram", body, lambda attempt: headers, str(update_id),
-                    lambda: sum(1 for sent in fake.sent if sent.chat_id == chat["id"]))
+                    lambda: [sent.text for sent in fake.sent if sent.chat_id == chat["id"]])
 
 
 DELIVERIES: dict[str, Callable[[Any], Delivery]] = {
@@ -139,14 +140,14 @@ async def test_a_webhook_redelivered_after_the_api_was_killed_makes_one_workflow
                 again = await client.post(delivery.path, content=delivery.body, headers=delivery.headers(1))
             assert again.status_code in (200, 202), again.text
             api.stop()
-            await one_workflow_and_one_reply(temporal, db, platform, delivery, round_number + 1, worker)
+            await one_workflow_and_its_replies_once(temporal, db, platform, delivery, round_number + 1, worker, repo)
     finally:
         api.stop()
         worker.stop()
 
 
-async def one_workflow_and_one_reply(temporal: Client, db: asyncpg.Pool, platform: str, delivery: Delivery,
-                                     environments: int, worker: WorkerProcess) -> None:
+async def one_workflow_and_its_replies_once(temporal: Client, db: asyncpg.Pool, platform: str, delivery: Delivery,
+                                            environments: int, worker: WorkerProcess, repo: Path) -> None:
     workflow_id = message_workflow_id(platform, delivery.key)
     result = await temporal.get_workflow_handle_for(MessageWorkflow.run, workflow_id).result()
     assert result.outcome == "created", worker.log_text()[-3000:]
@@ -156,12 +157,14 @@ async def one_workflow_and_one_reply(temporal: Client, db: asyncpg.Pool, platfor
             break
         await asyncio.sleep(0.1)
     assert len(runs) == 1, "one workflow for the delivery"
+    expected = first_replies(result.branch or "", repo)  # no agent is configured: the notice follows
+    assert result.replies == expected, result
     for _ in range(100):
-        if delivery.replies() >= 1:
+        if len(delivery.replies()) >= len(expected):
             break
         await asyncio.sleep(0.05)
-    await asyncio.sleep(0.5)  # a second reply would have come by now
-    assert delivery.replies() == 1
+    await asyncio.sleep(0.5)  # a reply said twice would have come by now
+    assert delivery.replies() == expected
     assert await db.fetchval("SELECT count(*) FROM isolation_environments WHERE status = 'active'") == environments
 
 

@@ -1,6 +1,6 @@
 """PostgreSQL SIGKILLed (the postmaster and every backend at once, as when its machine loses power)
 while 20 messages are in flight, creates, reuses and commands mixed, then restarted: every message
-ends exactly once, with one worktree per identity, one reply each, and no row half-made."""
+ends exactly once, with one worktree per identity, each reply once, and no row half-made."""
 
 from __future__ import annotations
 
@@ -19,10 +19,11 @@ from api.app import create_app
 from isolator.settings import Settings
 from migrations.runner import apply_migrations
 from tests.faults.conftest import WorkerProcess, register
-from tests.gitrepos import worktree_paths
+from tests.gitrepos import first_replies, worktree_paths
 from workers.postgres import EmbeddedPostgres, start_embedded_postgres
 from workflows.chat.agent_texts import no_agent
 from workflows.message import MessageWorkflow
+from workflows.naming import thread_branch
 
 ROUNDS = int(os.environ.get("ISOLATOR_SOAK_ROUNDS", "1"))
 EXISTING = [f"existing-{number}" for number in range(5)]
@@ -57,11 +58,10 @@ async def test_messages_in_flight_survive_a_postgres_sigkill_once_each(
                 created = await api.post("/test/message", params={"wait": "true"},
                                          json={"conversationId": conversation, "message": "start"})
                 assert created.json()["result"]["outcome"] == "created"
-                # No agent is configured: the conversation's first unanswered message says so, once; said
-                # now, so that the rounds count only the replies the faults could lose or double.
-                told = await api.post("/test/message", params={"wait": "true"},
-                                      json={"conversationId": conversation, "message": "anyone?"})
-                assert told.json()["result"]["replies"] == [no_agent()], told.json()
+                # No agent is configured: the conversation's first message says so, once, after the
+                # worktree's line.
+                assert created.json()["result"]["replies"] == first_replies(
+                    thread_branch(f"test:{conversation}"), repo), created.json()
             for round_number in range(ROUNDS):
                 suffix = f"-{round_number}"
                 sent = await asyncio.gather(*(
@@ -81,8 +81,11 @@ async def test_messages_in_flight_survive_a_postgres_sigkill_once_each(
                 outcomes = Counter(result.outcome for result in results)
                 assert outcomes == {"created": 8, "reused": 7, "command": 5}, (outcomes, worker.log_text()[-3000:])
                 for (conversation, text), result in zip(MESSAGES, results):
-                    expected = 1 if text in ("go", "/status") else 0  # a reuse is silent
+                    # A new conversation: the worktree's line and the no-agent notice; a reuse is silent.
+                    expected = {"go": 2, "/status": 1}.get(text, 0)
                     assert len(result.replies) == expected, (conversation, text, result)
+                    if text == "go":
+                        assert result.replies[1] == no_agent(), (conversation, result)
         await pool.close()
         pool = await create_pool(postgres.url)
         rows = await pool.fetch("SELECT working_path, workflow_id FROM isolation_environments WHERE status = 'active'")
@@ -99,8 +102,8 @@ async def test_messages_in_flight_survive_a_postgres_sigkill_once_each(
         for conversation in EXISTING:  # its creation's reply, the no-agent notice, and one per /status of each round
             assert per_conversation[conversation] == 2 + ROUNDS, (conversation, per_conversation)
         for round_number in range(ROUNDS):
-            for number in range(8):
-                assert per_conversation[f"new-{number}-{round_number}"] == 1
+            for number in range(8):  # its creation's reply and the no-agent notice
+                assert per_conversation[f"new-{number}-{round_number}"] == 2
         assert await pool.fetchval("SELECT count(*) FROM outbound_messages WHERE status <> 'sent'") == 0
     finally:
         worker.stop()

@@ -18,7 +18,7 @@ from isolator.settings import Settings
 from migrations.runner import apply_migrations
 from tests.conftest import free_port
 from tests.faults.conftest import WorkerProcess, register
-from tests.gitrepos import worktree_paths
+from tests.gitrepos import first_replies, worktree_paths
 from workers.postgres import start_embedded_postgres
 from workers.temporal_server import start_dev_server
 from workflows.message import MessageWorkflow
@@ -60,7 +60,10 @@ async def test_messages_in_flight_survive_a_postgres_restart_once_each(
             """SELECT platform_conversation_id AS conversation, count(*) AS sent FROM outbound_messages
                WHERE status = 'sent' GROUP BY 1 ORDER BY 1"""
         )
-        assert [(row["conversation"], row["sent"]) for row in replies] == [(name, 1) for name in sorted(CONVERSATIONS)]
+        # Each conversation: the worktree's line, then (no agent being configured) the notice, once each.
+        assert [(row["conversation"], row["sent"]) for row in replies] == [(name, 2) for name in sorted(CONVERSATIONS)]
+        for result in results:
+            assert result.replies == first_replies(result.branch or "", repo), result
     finally:
         worker.stop()
         await pool.close()

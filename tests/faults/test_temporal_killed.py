@@ -20,6 +20,7 @@ from tests.conftest import free_port
 from tests.faults.conftest import WorkerProcess, register, wait_for
 from tests.gitrepos import branches, worktree_paths
 from workers.temporal_server import TemporalDevServer, start_dev_server
+from workflows.chat.agent_texts import no_agent
 from workflows.environment import EnvironmentWorkflow
 from workflows.message import MessageWorkflow
 
@@ -89,9 +90,11 @@ async def test_a_create_cut_by_a_temporal_sigkill_finishes_once(
                                   "AND working_path = $1", result.working_path)
             assert len(rows) == 1
             assert result.working_path in worktree_paths(repo) and result.branch in branches(repo)
-            replies = await db.fetch("SELECT body FROM outbound_messages WHERE platform_conversation_id = $1",
-                                     f"cut-{attempt}")
-            assert len(replies) == 1 and result.branch in replies[0]["body"]
+            replies = [row["body"] for row in await db.fetch(
+                "SELECT body FROM outbound_messages WHERE platform_conversation_id = $1 ORDER BY id", f"cut-{attempt}")]
+            # The worktree's line, then (no agent being configured) the notice: each once.
+            assert len(replies) == 2 and result.branch in replies[0] and replies[1] == no_agent(), replies
+            assert result.replies == replies, result
         finally:
             worker.stop()
     assert len(worktree_paths(repo)) == ROUNDS, "one worktree per conversation, none half-made"
@@ -125,12 +128,14 @@ async def test_a_removal_cut_by_a_temporal_sigkill_happens_once_and_whole(
             assert not Path(result["workingPath"]).exists()
             assert await db.fetchval("SELECT status FROM isolation_environments WHERE working_path = $1",
                                      result["workingPath"]) == "destroyed"
+            assert result["replies"][1:] == [no_agent()], result  # said with the creation, no agent being configured
             for _ in range(200):  # the command's answer, once
                 replies = await db.fetch("SELECT body FROM outbound_messages WHERE platform_conversation_id = $1 "
                                          "ORDER BY id", conversation)
-                if len(replies) == 2:
+                if len(replies) == 3:
                     break
                 await asyncio.sleep(0.05)
-            assert len(replies) == 2 and "removed" in replies[1]["body"].lower(), [r["body"] for r in replies]
+            assert [r["body"] for r in replies[:2]] == result["replies"], [r["body"] for r in replies]
+            assert len(replies) == 3 and "removed" in replies[2]["body"].lower(), [r["body"] for r in replies]
         finally:
             worker.stop()

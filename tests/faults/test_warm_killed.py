@@ -15,6 +15,7 @@ from isolator.contracts.message import Resolution
 from isolator.settings import Settings
 from tests.faults.conftest import WorkerProcess, register, wait_for
 from tests.gitrepos import branches, git, worktree_paths
+from workflows.chat.agent_texts import no_agent
 from workflows.message import MessageWorkflow
 
 SETUP = '[setup]\ncommands = ["echo run >> setup-runs.txt"]\n'
@@ -78,8 +79,10 @@ async def test_a_worker_killed_during_a_claim_leaves_one_worktree_claimed_once(
     nothing_half_made(settings, repo, refilled, [result.working_path])
     rows = await db.fetch("SELECT working_path FROM isolation_environments WHERE status = 'active'")
     assert [row["working_path"] for row in rows] == [result.working_path]
-    replies = await db.fetch("SELECT body FROM outbound_messages WHERE platform_conversation_id = 'claim-crash'")
-    assert len(replies) == 1 and result.branch in replies[0]["body"]
+    replies = [row["body"] for row in await db.fetch(
+        "SELECT body FROM outbound_messages WHERE platform_conversation_id = 'claim-crash' ORDER BY id")]
+    # The worktree's line, then (no agent being configured) the notice: each once.
+    assert len(replies) == 2 and result.branch in replies[0] and replies[1] == no_agent(), replies
 
 
 async def test_a_worker_killed_during_a_refill_leaves_a_whole_pool(

@@ -1,5 +1,5 @@
 """A worker killed with SIGKILL at a known point of a message, then restarted: the message completes
-once, with one worktree, one row and one reply, and nothing half-made left behind."""
+once, with one worktree, one row and its replies once each, and nothing half-made left behind."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from isolator.contracts.message import Resolution
 from isolator.settings import Settings
 from tests.faults.conftest import WorkerProcess, register, wait_for
 from tests.gitrepos import branches, worktree_paths
+from workflows.chat.agent_texts import no_agent
 from workflows.message import MessageWorkflow
 
 ROUNDS = int(os.environ.get("ISOLATOR_SOAK_ROUNDS", "1"))
@@ -55,5 +56,6 @@ async def test_a_killed_worker_leaves_one_worktree_one_row_and_one_reply(
         replies = await db.fetch(
             "SELECT body, status FROM outbound_messages WHERE platform_conversation_id = $1 ORDER BY id", conversation
         )
-        assert len(replies) == 1 and replies[0]["status"] == "sent", replies
-        assert result.branch in replies[0]["body"]
+        # The worktree's line, then (no agent being configured) the notice: each sent once.
+        assert [row["status"] for row in replies] == ["sent", "sent"], replies
+        assert result.branch in replies[0]["body"] and replies[1]["body"] == no_agent(), replies

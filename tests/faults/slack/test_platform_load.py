@@ -10,8 +10,9 @@ import pytest
 
 from tests.conftest import Stack
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack
-from tests.gitrepos import worktree_paths
+from tests.gitrepos import first_replies, worktree_paths
 from tests.platforms.slack import CHANNEL, app_mention, new_ts, resolution, send
+from workflows.naming import thread_branch
 
 
 async def wait_for_posts(fake: FakeSlack, count: int, seconds: float = 60) -> None:
@@ -31,12 +32,14 @@ async def test_a_failing_platform_api_gets_the_reply_once_when_it_recovers(
     await send(stack, app_mention(ts, f"<@{BOT_USER_ID}> fix it"))
 
     assert (await resolution(stack, ts)).outcome == "created"  # the reply waits; the decision does not
-    await wait_for_posts(fake, 1)
+    # The worktree's line, then (no agent being configured) the notice: each delivered once, in order.
+    await wait_for_posts(fake, 2)
     await asyncio.sleep(2)  # time for a wrong second delivery to show
-    assert fake.calls("chat.postMessage") == 4  # three refused, then one delivered
-    assert [(post.channel, post.thread_ts) for post in fake.posts] == [(CHANNEL, ts)]
+    assert fake.calls("chat.postMessage") == 5  # three refused, then the two delivered
+    assert [(post.channel, post.thread_ts, post.text) for post in fake.posts] == [
+        (CHANNEL, ts, text) for text in first_replies(thread_branch(f"slack:{CHANNEL}:{ts}"), repo)]
     statuses = await stack.db.fetch("SELECT status FROM outbound_messages WHERE platform = 'slack'")
-    assert [row["status"] for row in statuses] == ["sent"]
+    assert [row["status"] for row in statuses] == ["sent", "sent"]
 
 
 async def test_two_hundred_deliveries_across_twenty_threads_make_twenty_worktrees_and_replies(
