@@ -71,26 +71,29 @@ class BranchUpdateActivities:
         checked_out = await current_branch(worktree)
         if checked_out != environment.branch:
             where = f"on `{checked_out}`" if checked_out else "on no branch (a detached HEAD)"
-            return BranchUpdate("refused", f"Before this run, nothing that others pushed to `{remote}` on origin was "
-                                           f"merged: the worktree is {where}, not on its own branch `{environment.branch}`.")
+            return BranchUpdate("refused", f"Before this run, nothing that others pushed to `{remote}` on origin "
+                                           f"was merged: the worktree is {where}, not on its own branch "
+                                           f"`{environment.branch}`.")
         merging = await _merge_in_progress(worktree)
         if merging is not None:
-            if not await _is_ancestor(worktree, merging, "HEAD"):
-                side = f"the base branch `{base}`" if merging == await _tip(worktree, base) else f"`{remote}`"
+            if not await _is_ancestor(worktree, merging, "HEAD"):  # an earlier run's conflict, still unresolved
+                merged = base if merging == await _tip(worktree, base) else remote
+                what = f"the base branch `{base}`" if merged == base else f"what others pushed to `{remote}`"
                 conflicts = await _conflicts(worktree)
-                return BranchUpdate("conflict", _conflict_note(side, remote, conflicts), conflicts)
+                return BranchUpdate("conflict", _conflict_note(what, merged, conflicts), conflicts)
             # Concluded in the run's own view of the repository, which left this worktree's MERGE_HEAD behind.
             await run_git("merge", "--quit", cwd=worktree)
         unreachable = await self._fetch(worktree, Path(codebase.canonical_path), url,
                                         [remote, base] if request.merge_base else [remote])
         if unreachable:
             return BranchUpdate("failed", f"Before this run, `{remote}` could not be brought up to date with origin "
-                                          f"({unreachable}): what others pushed to it, if anything, is not in the worktree.")
+                                          f"({unreachable}): what others pushed to it, if anything, is not in "
+                                          "the worktree.")
         identity = parse_identity(self.settings.results_committer)
         theirs = await _merge(worktree, f"refs/remotes/origin/{remote}", identity)
         if theirs.outcome == "conflict":
-            return BranchUpdate("conflict", _conflict_note(f"what others pushed to `{remote}`", remote, theirs.conflicts),
-                                theirs.conflicts)
+            note = _conflict_note(f"what others pushed to `{remote}`", remote, theirs.conflicts)
+            return BranchUpdate("conflict", note, theirs.conflicts)
         if theirs.outcome == "refused":
             return BranchUpdate("refused", _refused_note(f"others pushed to `{remote}`", remote, theirs.reason))
         notes = [_taken_note(remote, theirs)] if theirs.commits else []
@@ -191,8 +194,7 @@ async def _conflicts(worktree: Path) -> list[str]:
 def _taken_note(remote: str, merge: _Merge) -> str:
     how = "a fast-forward" if merge.outcome == "fast_forward" else "merged with the worktree's own commits"
     commits = f"{merge.commits} commit{'s' if merge.commits != 1 else ''}"
-    return (f"Before this run, the service took in {commits} that others pushed to `{remote}` (origin) "
-            f"({how}): the worktree has them.")
+    return f"Before this run, the service took in {commits} that others pushed to `{remote}` on origin ({how})."
 
 
 def _conflict_note(what: str, branch: str, conflicts: list[str]) -> str:
