@@ -26,6 +26,7 @@ from api.app import create_app
 from isolator.settings import Settings
 from tests.faults.conftest import WorkerProcess, register, wait_for
 from tests.gitrepos import make_repo, worktree_paths
+from workflows.chat.agent_texts import no_agent
 from workflows.environment import EnvironmentWorkflow
 from workflows.message import MessageWorkflow
 
@@ -165,7 +166,13 @@ async def test_a_worker_killed_at_any_activity_of_the_create_path_leaves_one_of_
                 rows = await db.fetchval("SELECT count(*) FROM isolation_environments e JOIN conversations c ON "
                                          "c.environment_id = e.id WHERE c.platform_conversation_id = $1", conversation)
                 assert rows == 1, activity
-                assert len(await point.replies(db, conversation)) == 2, activity  # /clone's, and the creation's
+                # /clone's, the creation's, and (no agent being configured) the notice: each once.
+                # (The creation's line as delivered: its text is the first attempt's, which a creation run
+                # again after the kill may word otherwise, hence `startswith`.)
+                replies = await point.replies(db, conversation)
+                assert len(replies) == 3, (activity, replies)
+                assert replies[1].startswith(f"Working in isolated branch `{result.branch}`"), (activity, replies)
+                assert replies[2] == no_agent() == result.replies[-1], (activity, replies, result)
             assert len(worktree_paths(point.repo)) == ROUNDS, f"{activity}: no worktree half-made"
 
     await asyncio.gather(*(kill_at(activity) for activity in create_path))
@@ -203,7 +210,10 @@ async def test_a_worker_killed_at_any_activity_of_the_removal_path_removes_once_
                 status = await db.fetchval("SELECT status FROM isolation_environments WHERE id = $1::uuid",
                                            created["environmentId"])
                 assert status == "destroyed", activity
+                # /clone's, the creation's, the no-agent notice said with it, and the removal's: each once.
                 replies = await point.replies(db, conversation)
-                assert len(replies) == 3 and "removed" in replies[2].lower(), (activity, replies)
+                assert created["replies"][1:] == [no_agent()], (activity, created)
+                assert len(replies) == 4 and replies[1:3] == created["replies"], (activity, replies)
+                assert "removed" in replies[3].lower(), (activity, replies)
 
     await asyncio.gather(*(kill_at(activity) for activity in removal_path))
