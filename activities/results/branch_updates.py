@@ -81,7 +81,8 @@ class BranchUpdateActivities:
                 what = f"the base branch `{base}`" if merged == base else f"what others pushed to `{remote}`"
                 conflicts = await _conflicts(worktree)
                 return BranchUpdate("conflict", _conflict_note(what, merged, conflicts), conflicts)
-            # Concluded in the run's own view of the repository, which left this worktree's MERGE_HEAD behind.
+            # Concluded by a commit made elsewhere (in a run's own view of the repository, whose take-back
+            # resets this worktree and so ends the merge, unless it stopped in between): nothing is left to merge.
             await run_git("merge", "--quit", cwd=worktree)
         unreachable = await self._fetch(worktree, Path(codebase.canonical_path), url,
                                         [remote, base] if request.merge_base else [remote])
