@@ -37,11 +37,11 @@ for number in range(int(sys.argv[1])):
 SLOTS = 4  # AGENT_MAX_CONCURRENT of the bench's worker (the default)
 
 
-async def _set_agent(stack: Stack, codebase_id: str, argv: list[str]) -> None:
+async def set_agent(stack: Stack, codebase_id: str, argv: list[str]) -> None:
     (await stack.api.patch(f"/api/codebases/{codebase_id}", json={"agent_command": argv})).raise_for_status()
 
 
-async def _run_ended(pool: asyncpg.Connection, run_id: str) -> str:
+async def run_ended(pool: asyncpg.Connection, run_id: str) -> str:
     while (status := await pool.fetchval("SELECT status FROM agent_runs WHERE id = $1::uuid", run_id)) \
             in ("queued", "running"):
         await asyncio.sleep(0.01)
@@ -52,7 +52,7 @@ async def hand_off(stack: Stack, codebase_id: str, repository: Path, plain: Path
     """From the test adapter's 2xx to the agent process running (it records when it started), on a
     reused worktree; against the reuse path's own latency (a conversation without agent), alternating."""
     started_log = stack.work / "records" / "agent-started.log"  # SANDBOX_WRITABLE_PATHS of the bench's stack
-    await _set_agent(stack, codebase_id, ["sh", "-c", NO_OP, str(started_log)])
+    await set_agent(stack, codebase_id, ["sh", "-c", NO_OP, str(started_log)])
     await start_conversation(stack, "hand-off", repository)
     await start_conversation(stack, "hand-off-reuse", plain)
     pool = await asyncpg.connect(stack.database_url)
@@ -64,8 +64,8 @@ async def hand_off(stack: Stack, codebase_id: str, repository: Path, plain: Path
             response.raise_for_status()
             handle = stack.temporal.get_workflow_handle_for(MessageWorkflow.run, response.json()["workflowId"])
             run_id = (await handle.result()).run_id
-            assert await _run_ended(pool, run_id) == "done"
-            hand_offs.append((_started_at(started_log, run_id) - answered) * 1000)
+            assert await run_ended(pool, run_id) == "done"
+            hand_offs.append((started_at(started_log, run_id) - answered) * 1000)
             reuses.append(await timed(lambda: say(stack, "hand-off-reuse")))
     finally:
         await pool.close()
@@ -76,7 +76,7 @@ async def hand_off(stack: Stack, codebase_id: str, repository: Path, plain: Path
             Figure("  above the reuse path (p50)", f"{above:+.1f} ms (target <= +20)")]
 
 
-def _started_at(log: Path, run_id: str) -> float:
+def started_at(log: Path, run_id: str) -> float:
     for line in reversed(log.read_text().splitlines()):
         if line.startswith(run_id):
             return float(line.split()[1])
@@ -85,13 +85,13 @@ def _started_at(log: Path, run_id: str) -> float:
 
 async def streaming(stack: Stack, codebase_id: str, repository: Path, lines: int) -> list[Figure]:
     """From a line the agent prints to the fake Slack API receiving it (a post or a chat.update)."""
-    await _set_agent(stack, codebase_id, [sys.executable, "-c", STREAMER, str(lines)])
+    await set_agent(stack, codebase_id, [sys.executable, "-c", STREAMER, str(lines)])
     conversation = f"C0BENCH:{int(time.time())}.{uuid.uuid4().int % 10**6:06d}"
     await _slack(stack, conversation, f"/clone {repository}")
     result = await _slack(stack, conversation, "stream")
     pool = await asyncpg.connect(stack.database_url)
     try:
-        assert await _run_ended(pool, result.run_id) == "done"
+        assert await run_ended(pool, result.run_id) == "done"
     finally:
         await pool.close()
     printed = {}
@@ -119,10 +119,10 @@ async def many_runs(stack: Stack, codebase_id: str, repository: Path, conversati
     """`conversations` runs of a `seconds` agent at once, through the worker's SLOTS: wall time
     against the ideal (every slot busy all the time), and the worker's memory before and at its peak."""
     names = [f"many-{index}" for index in range(conversations)]
-    await _set_agent(stack, codebase_id, [])  # the worktrees first, without runs: the runs are what is measured
+    await set_agent(stack, codebase_id, [])  # the worktrees first, without runs: the runs are what is measured
     for name in names:
         await start_conversation(stack, name, repository)
-    await _set_agent(stack, codebase_id, ["sleep", str(seconds)])
+    await set_agent(stack, codebase_id, ["sleep", str(seconds)])
     pool = await asyncpg.connect(stack.database_url)
     try:
         worker = stack.memory()["worker"]
@@ -179,7 +179,7 @@ async def real_cli_hand_off(stack: Stack, codebase_id: str, repository: Path, ru
     ours, by_hand = [], []
     to_start, own_start, own_start_by_hand = [], [], []
     try:
-        await _run_ended(pool, first["agentRunId"])
+        await run_ended(pool, first["agentRunId"])
         session, worktree = await pool.fetchrow(
             """SELECT r.session_id, e.working_path FROM agent_runs r JOIN isolation_environments e
                ON e.id = r.environment_id WHERE r.id = $1::uuid""", first["agentRunId"])
@@ -192,7 +192,7 @@ async def real_cli_hand_off(stack: Stack, codebase_id: str, repository: Path, ru
             answered = time.time()
             response.raise_for_status()
             handle = stack.temporal.get_workflow_handle_for(MessageWorkflow.run, response.json()["workflowId"])
-            assert await _run_ended(pool, (await handle.result()).run_id) == "done"
+            assert await run_ended(pool, (await handle.result()).run_id) == "done"
             ours.append((stack.model.calls[calls].at - answered) * 1000)
             to_start.append((_last_start(home) - answered) * 1000)
             own_start.append((stack.model.calls[calls].at - _last_start(home)) * 1000)

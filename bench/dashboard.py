@@ -16,7 +16,7 @@ from pathlib import Path
 
 import asyncpg
 
-from bench.agents import STREAMER, _set_agent
+from bench.agents import STREAMER, set_agent
 from bench.figures import Figure, Latency, timed, verdict
 from bench.messages import say, start_conversation
 from bench.stack import Stack
@@ -78,7 +78,7 @@ async def codebase_page(stack: Stack, environments: int, runs: int) -> list[Figu
 async def line_to_page(stack: Stack, codebase_id: str, repository: Path, lines: int) -> list[Figure]:
     """From a line the agent prints to its arrival in the run page's event stream."""
     await start_conversation(stack, "dashboard-live", repository)
-    await _set_agent(stack, codebase_id, [sys.executable, "-c", STREAMER, str(lines)])
+    await set_agent(stack, codebase_id, [sys.executable, "-c", STREAMER, str(lines)])
     run_id = (await say(stack, "dashboard-live", "stream"))["agentRunId"]
     latencies = []
     async with stack.api.stream("GET", f"/runs/{run_id}/events", timeout=None) as events:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench import agents, dashboard, messages, ready, restore, sandbox, scale, sweep, webhooks
+from bench import agents, dashboard, messages, pr_loop, ready, restore, sandbox, scale, sweep, webhooks
 from bench import warm as warm_pool
 from bench.figures import Figure, as_json, print_table
 from bench.repos import make_repository
@@ -85,6 +85,7 @@ async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | N
     large = make_repository(repositories / "large", files=5000, folders=200)
     with_agent = make_repository(repositories / "with-agent", files=50, folders=1)
     real_cli = make_repository(repositories / "real-cli", files=50, folders=1)
+    loop = make_repository(repositories / "loop", files=50, folders=1)
     figures: list[Figure] = []
     async with running_stack(work, trees, database_url, temporal_address) as stack:
         # The small repository is also the one GitHub events are about.
@@ -112,6 +113,7 @@ async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | N
             ("agent streaming", lambda: agents.streaming(stack, agent_codebase, with_agent, sizes.stream_lines)),
             ("agent hand-off to a real CLI", lambda: agents.real_cli_hand_off(stack, real_cli_codebase, real_cli,
                                                                           max(5, sizes.hand_off_runs // 4))),
+            ("pull-request loop", lambda: pr_loop.fix_hand_off(stack, loop, max(5, sizes.hand_off_runs // 4))),
             ("restore", lambda: restore.restore_against_add(work, trees, sizes.restore_runs)),
             ("sandbox", lambda: sandbox.overhead(trees, sizes.sandbox_runs)),
             ("agent runs", lambda: agents.many_runs(stack, agent_codebase, with_agent, sizes.many_conversations,

@@ -127,6 +127,12 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         agent_runs.drop_agent_runs,
         agent_sessions.reset_agent_session,
         agent_sessions.agent_session_summary,
+        loop.find_pull_request_work,
+        loop.count_fix_attempt,
+        loop.record_ci,
+        loop.stop_fixing,
+        loop.run_end,
+        loop.open_pull_requests_on,
         # normal activities on the shared queue
         signals.destroy_environment,
         signals.set_up_again,
@@ -140,17 +146,13 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         results.publish_results,
         results.pull_request_status,
         loop.ask_pull_request_loop,
-        loop.find_pull_request_work,
-        loop.count_fix_attempt,
-        loop.record_ci,
-        loop.stop_fixing,
         loop.read_review_feedback,
         loop.read_ci_failure,
         loop.read_ci_state,
-        loop.run_end,
         loop.reply_in_threads,
         loop.note_on_pull_request,
         loop.mark_ready_when_green,
+        loop.read_mergeable,
     ]
 
 

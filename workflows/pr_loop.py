@@ -10,6 +10,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from temporalio import workflow
+from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
     from isolator.contracts.agent import QueueRunInput
@@ -24,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
         RunEnd,
         ThreadRepliesInput,
         ThreadReply,
+        workflow_key,
     )
     from isolator.pr_feedback_texts import ci_failure_message, review_message, thread_replies
     from workflows.chat import pr_loop_texts as texts
@@ -40,13 +42,15 @@ class PullRequestLoopWorkflow:
     @workflow.run
     async def run(self, loop: PullRequestLoopInput) -> LoopDecision:
         event = loop.event
+        if event.conclusion == "base_moved":
+            return await self._base_moved(loop)
         work = await pr_loop.find_pull_request_work(event)
         if work is None:
             return LoopDecision("ignored", "no work of this service's on this pull request")
         if event.kind == "review":
             return await self._review(event, work)
         if event.kind == "update_branch":
-            return await self._update_branch(event, work)
+            return await self._update_branch(loop, work)
         if event.kind == "fix_ci":
             return await self._fix_by_hand(loop, work)
         if event.conclusion == "success":
@@ -90,8 +94,32 @@ class PullRequestLoopWorkflow:
                                             max(attempt, loop.max_attempts)), "fixing")
         return await self._hand_to_agent(work, ci_failure_message(failure, attempt, max(attempt, loop.max_attempts)))
 
-    async def _update_branch(self, event: FeedbackEvent, work: PullRequestWork) -> LoopDecision:
-        """The PR's base, merged into its branch before a run that resolves what conflicts (never a force push)."""
+    async def _base_moved(self, loop: PullRequestLoopInput) -> LoopDecision:
+        """A push to the default branch: each PR of ours on it is looked at, in a loop of its own."""
+        event = loop.event
+        assert event.head_branch is not None and event.head_sha is not None
+        for number in await pr_loop.open_pull_requests_on(event):
+            each = replace(event, number=number, key=f"{event.key}:{number}", conclusion="check_mergeable")
+            await workflow.start_child_workflow(
+                PullRequestLoopWorkflow.run, replace(loop, event=each), id=workflow_key(each),
+                parent_close_policy=ParentClosePolicy.ABANDON,
+                static_summary=f"does {event.repository}#{number} still merge into {event.head_branch}?")
+        return LoopDecision("ignored", "each pull request is looked at on its own")
+
+    async def _update_branch(self, loop: PullRequestLoopInput, work: PullRequestWork) -> LoopDecision:
+        """The PR's base, merged into its branch before a run that resolves what conflicts (never a force push):
+        asked with `/update-branch`, or when the base moved and GitHub says the PR no longer merges."""
+        event = loop.event
+        if event.conclusion == "check_mergeable":
+            if await self._mergeable(event) is not False:
+                return LoopDecision("ignored", "the pull request still merges (or GitHub could not tell)")
+            if not loop.autofix:
+                return LoopDecision("ignored", "runs the service starts by itself are off (AUTOFIX=off)")
+            assert event.head_sha is not None
+            record = CiRecord(work.codebase_id, work.branch, event.head_sha)
+            if work.attempts >= loop.max_attempts:
+                return LoopDecision("stopped", "AUTOFIX_MAX_ATTEMPTS runs in a row left the pull request unmergeable")
+            await pr_loop.count_fix_attempt(record)
         await self._tell(work, texts.updating(), "updating")
         return await self._hand_to_agent(work, texts.UPDATE_BRANCH_MESSAGE, merge_base=True)
 
@@ -136,6 +164,16 @@ class PullRequestLoopWorkflow:
             return LoopDecision("ignored", "no agent answers here" if queued.outcome == "no_agent"
                                 else "the worktree is being removed")
         return LoopDecision("run", run_id=queued.run_id)
+
+    async def _mergeable(self, event: FeedbackEvent) -> bool | None:
+        """GitHub works mergeability out lazily after a push: asked a few times, a while apart."""
+        wait = timedelta(seconds=2)
+        for _ in range(6):
+            if (mergeable := await pr_loop.read_mergeable(event)) is not None:
+                return mergeable
+            await workflow.sleep(wait)
+            wait *= 2
+        return None
 
     async def _run_end(self, run_id: str) -> RunEnd:
         wait = timedelta(seconds=1)

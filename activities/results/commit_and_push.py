@@ -50,6 +50,16 @@ async def has_uncommitted(worktree: Path, excludes: list[str]) -> bool:
     return bool(status.stdout.strip("\0"))
 
 
+async def unresolved_conflicts(worktree: Path) -> list[str]:
+    """Files a merge left unfinished: unmerged in the index, or with conflict markers still in them (an
+    agent that staged a file without resolving it). Their work must not be committed and pushed."""
+    unmerged = await run_git("diff", "--name-only", "--diff-filter=U", "-z", cwd=worktree, check=False)
+    if names := sorted({name for name in unmerged.stdout.split("\0") if name}):
+        return names
+    checked = await run_git("diff", "HEAD", "--check", cwd=worktree, check=False)
+    return sorted({line.split(":", 1)[0] for line in checked.stdout.splitlines() if "leftover conflict marker" in line})
+
+
 async def commit_everything(worktree: Path, message: str, author: tuple[str, str], committer: tuple[str, str],
                             excludes: list[str]) -> str:
     """Commit every change, untracked files included; what `.gitignore` (or `excludes`, the files

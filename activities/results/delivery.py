@@ -33,6 +33,7 @@ from activities.results.commit_and_push import (
     has_uncommitted,
     push_branch,
     push_url,
+    unresolved_conflicts,
 )
 from activities.results.records import PullRequestRecords
 from isolator.contracts.codebase import repository_full_name
@@ -99,6 +100,9 @@ class ResultsActivities:
         if github is None:
             return PushReport("kept", where_the_work_is(environment, "as origin is not a GitHub repository"))
         checked_out = await current_branch(worktree)
+        if conflicts := await unresolved_conflicts(worktree):
+            return PushReport("kept", where_the_work_is(environment, "as a merge in it is unfinished (conflicts left "
+                                                                     f"in {', '.join(conflicts[:5])})"))
         committed = False
         if dirty and config.commit and checked_out == environment.branch:
             message = commit_message(strip_mention(request.message, self.settings.bot_mention),

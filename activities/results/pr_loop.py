@@ -143,6 +143,19 @@ class PullRequestLoopActivities:
         return await pr_feedback.ci_state(self.settings, event.repository, event.head_sha)
 
     @activity.defn
+    async def open_pull_requests_on(self, event: FeedbackEvent) -> list[int]:
+        """The open PRs of ours in the repository whose base is `event.head_branch`."""
+        rows = await self.pool.fetch(
+            """SELECT DISTINCT number FROM pull_requests WHERE lower(repository) = lower($1) AND base_branch = $2
+               AND state = 'open' ORDER BY number""", event.repository, event.head_branch)
+        return [row["number"] for row in rows]
+
+    @activity.defn
+    async def read_mergeable(self, event: FeedbackEvent) -> bool | None:
+        assert event.number is not None
+        return await pr_feedback.pull_request_mergeable(self.settings, event.repository, event.number)
+
+    @activity.defn
     async def run_end(self, run_id: str) -> RunEnd | None:
         """The run's end as recorded (None while it is queued or running), and the head it pushed."""
         row = await self.pool.fetchrow(

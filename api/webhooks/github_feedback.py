@@ -31,7 +31,22 @@ def parse_feedback(event: str, payload: Mapping[str, Any]) -> Feedback | Ignored
         return _review(payload)
     if event in ("check_suite", "workflow_run") and action == "completed":
         return _ci(event, payload)
+    if event == "push":
+        return _base_moved(payload)
     return None
+
+
+def _base_moved(payload: Mapping[str, Any]) -> Feedback | Ignored | None:
+    """A push to the default branch: the PRs of ours on it may no longer merge (docs/pr-loop.md)."""
+    repository = _object(payload, "repository")
+    default = repository.get("default_branch")
+    ref, after = payload.get("ref"), payload.get("after")
+    if not isinstance(ref, str) or not isinstance(default, str) or ref != f"refs/heads/{default}":
+        return None  # a push to another branch: nothing of the loop's (CI reports on it)
+    if not isinstance(after, str) or not after.strip("0"):
+        return Ignored("the default branch was deleted")
+    return Feedback(FeedbackEvent(kind="update_branch", repository=_repository(payload), key=f"base:{after}",
+                                  head_sha=after, head_branch=default, conclusion="base_moved"), None)
 
 
 def _review(payload: Mapping[str, Any]) -> Feedback | Ignored:

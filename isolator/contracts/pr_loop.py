@@ -73,7 +73,9 @@ class FeedbackEvent:
     number: int | None = None  # the PR, when the event names it
     head_sha: str | None = None
     head_branch: str | None = None
-    conclusion: str | None = None  # CI: the suite's or workflow run's conclusion
+    # CI: the suite's or workflow run's conclusion; "base_moved": a push to the default branch (head_sha, head_branch
+    # are the base's); "check_mergeable": one PR's part of it, which runs only if GitHub says it no longer merges
+    conclusion: str | None = None
     review_id: int | None = None
     comment_id: int | None = None  # an inline comment made alone
     sender: str = ""  # who asked (a review's author, `/fix-ci`'s sender); CI events name no person

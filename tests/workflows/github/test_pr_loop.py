@@ -136,7 +136,9 @@ async def test_red_ci_on_the_pushed_head_is_fixed_until_the_cap_and_a_persons_pu
     # `/fix-ci` asks for it anyway: one run on the person's head, counted; `/status` and the API show the count.
     assert await command_on_issue(stack, "@isolator /fix-ci") == "The agent works on CI's failures."
     assert await stack.db.fetchval("SELECT count(*) FROM agent_runs") == 4
-    asked = await stack.db.fetchval("SELECT message FROM agent_runs WHERE message LIKE $1", f"CI failed on {theirs[:7]}%")
+    # (The run's record starts with what the worktree took in before it: the person's commit.)
+    asked = await stack.db.fetchval("SELECT message FROM agent_runs WHERE message LIKE $1",
+                                    f"%CI failed on {theirs[:7]}%")
     assert asked is not None and "attempt 1 of 2" in asked, asked
     status = await command_on_issue(stack, "@isolator /status")
     assert f"CI: red on `{theirs[:7]}`, 1 of 2 fix runs made" in status, status

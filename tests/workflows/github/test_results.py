@@ -85,16 +85,27 @@ async def test_a_rejected_push_is_told_with_gits_reason_and_nothing_is_lost(
     colleague = tmp_path / "colleague"  # origin moves on: a colleague pushes to the branch
     git("clone", "-q", "--branch", "issue-7", str(origin), str(colleague), cwd=tmp_path)
     moved = push_commit(origin, "refs/heads/issue-7", colleague, "A colleague's fix")
+    # The worktree holds a file of that name uncommitted: taking the colleague's commit in before the run
+    # would overwrite it, so it is not taken in (docs/results.md), and the push after the run is refused.
+    (worktree / "colleague.txt").write_text("the server's own notes\n")
     second = await say_on_issue(stack, 7, "@isolator more work")
     line = await final_message(stack.db, second, "was refused")
     assert "[rejected]" in line and ("fetch first" in line or "non-fast-forward" in line)
     assert tip(origin, "refs/heads/issue-7") == moved, "nothing was forced"
     mine = tip(worktree, "HEAD")
-    assert git("log", "-1", "--format=%s", cwd=worktree).strip() == "work 2", "the work stays on the server's branch"
+    # (The agent was told the branch could not be brought up to date; the note's words made it change nothing.)
+    assert git("log", "-1", "--format=%s", cwd=worktree).strip() == "more work", "the work stays on the server's branch"
+    assert (worktree / "colleague.txt").read_text() == "the server's own notes\n"
 
     third = await say_on_issue(stack, 7, "@isolator nothing")  # the next run is not blocked
     await final_message(stack.db, third, "— Done in")
-    assert tip(worktree, "HEAD") == mine and len(fake.created_pulls) == 1
+    assert len(fake.created_pulls) == 1
+    # Its worktree clean again, the colleague's commit was merged in before it: both changed `colleague.txt`,
+    # and the conflict was left for the agent, which left it. Nothing of a half-made merge is committed or pushed.
+    line = await final_message(stack.db, third, "The work stays on the server")
+    assert "a merge in it is unfinished (conflicts left in colleague.txt)" in line, line
+    assert tip(worktree, "HEAD") == mine and tip(worktree, "MERGE_HEAD") == moved
+    assert tip(origin, "refs/heads/issue-7") == moved
 
 
 async def test_a_same_repository_pr_pushes_to_its_own_branch_and_opens_nothing(
@@ -189,4 +200,6 @@ async def test_pr_in_a_chat_opens_a_pr_that_later_runs_push_to_and_status_shows(
     assert view["pull_request"] == {
         "number": pull["number"], "url": f"https://github.com/{REPO}/pull/{pull['number']}", "repository": REPO,
         "branch": branch, "base": "main", "title": "Add a health check", "draft": True, "state": "open",
-        "checks": "1 pending, 1 passed", "origin": "opened"}
+        "checks": "1 pending, 1 passed", "origin": "opened",
+        # the pull-request loop's counts (docs/pr-loop.md): CI has not reported on a head yet
+        "ci_sha": None, "ci_state": None, "fix_attempts": 0, "max_fix_attempts": 3, "fixing_stopped": None}
