@@ -24,6 +24,8 @@ with workflow.unsafe.imports_passed_through():
 
 # The version from which new environments run the repository's set-up (older runs replay without it).
 READY_TO_WORK = "ready-to-work"
+# From this version the row says "running" while the commands run (it said only how the set-up ended).
+RUNNING_RECORDED = "setup-running-recorded"
 
 
 async def set_up(state: EnvironmentState) -> None:
@@ -51,6 +53,8 @@ async def set_up(state: EnvironmentState) -> None:
     elif repository_setup.nothing_to_run():
         state.setup_state = "ready"  # no step taken: nothing would run in it
     else:
+        if workflow.patched(RUNNING_RECORDED):  # a message that comes meanwhile reads it, and waits
+            await environments.record_setup_state(SetupStateInput(environment.environment_id, "running"))
         key = f"{workflow.info().workflow_id}:setup:{state.setup_runs}"
         report = await setup.run_commands(CommandsRequest(environment, repository_setup, state.ports,
                                                           tell=list(state.attached), key=key))
