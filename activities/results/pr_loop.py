@@ -41,7 +41,8 @@ JOIN codebases c ON c.id = p.codebase_id
 JOIN isolation_environments e ON e.codebase_id = p.codebase_id AND e.branch_name = p.branch_name AND e.status = 'active'
 WHERE lower(p.repository) = lower($1) AND p.state = 'open'
   AND (p.number = $2 OR ($2::int IS NULL AND (p.remote_branch = $3 OR EXISTS (
-      SELECT 1 FROM pushed_heads h WHERE h.codebase_id = p.codebase_id AND h.branch_name = p.branch_name AND h.sha = $4))))
+      SELECT 1 FROM pushed_heads h
+      WHERE h.codebase_id = p.codebase_id AND h.branch_name = p.branch_name AND h.sha = $4))))
 LIMIT 1
 """
 _BY_CONVERSATION = """
@@ -183,7 +184,8 @@ class PullRequestLoopActivities:
         marked = await pr_feedback.mark_ready_for_review(self.settings, row["repository"], work.number)
         if marked:
             await self.pool.execute("UPDATE pull_requests SET draft = false, updated_at = now() "
-                                    "WHERE codebase_id = $1 AND branch_name = $2", uuid.UUID(work.codebase_id), work.branch)
+                                    "WHERE codebase_id = $1 AND branch_name = $2",
+                                    uuid.UUID(work.codebase_id), work.branch)
         return marked
 
     @activity.defn

@@ -111,7 +111,8 @@ def build_router(settings: Settings) -> APIRouter:
             return _answer(status.HTTP_200_OK, status="ignored", reason=refused)
         if feedback.event.kind == "review" and feedback.event.number is not None and not await is_ours(
                 pool, feedback.event.repository, feedback.event.number):
-            return _answer(status.HTTP_200_OK, status="ignored", reason="no conversation here works on this pull request")
+            return _answer(status.HTTP_200_OK, status="ignored",
+                           reason="no conversation here works on this pull request")
         handle = await start_loop(settings, client, feedback.event)
         return _answer(status.HTTP_202_ACCEPTED, status="started", workflow_id=handle.id)
 

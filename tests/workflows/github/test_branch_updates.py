@@ -4,14 +4,12 @@ a note naming the files; nothing is ever forced, and uncommitted work is never l
 
 Real git (origin a local bare repository, its recorded URL GitHub's), the fake GitHub API, real
 PostgreSQL and Temporal, and small real agents: tests/agents/changer.py commits one file per run; the
-resolver below concludes a merge, keeping both sides of each conflict.
+tests/agents/resolver.py concludes a merge, keeping both sides of each conflict.
 """
 
 from __future__ import annotations
 
-import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -29,19 +27,6 @@ from tests.platforms.github import REPO, URL
 from tests.results import eventually, final_message, say_on_issue, tip, with_github_origin, worktree_of
 
 ISSUE = 42
-# Concludes the merge in progress as an agent would: each conflicted file keeps both sides, in order.
-RESOLVER = """
-import subprocess, sys
-message = sys.stdin.read().strip()
-listed = subprocess.run(["git", "diff", "--name-only", "--diff-filter=U"], capture_output=True, text=True, check=True)
-for name in listed.stdout.split():
-    kept = [line for line in open(name) if not line.startswith(("<<<<<<<", "=======", ">>>>>>>"))]
-    open(name, "w").writelines(kept)
-    subprocess.run(["git", "add", "--", name], check=True)
-subprocess.run(["git", "-c", "user.name=agent", "-c", "user.email=agent@example.com", "commit", "-q", "--no-edit"],
-               check=True)
-print(f"Resolved: {message}", flush=True)
-"""
 
 
 @pytest.fixture
@@ -159,7 +144,7 @@ async def test_a_run_asking_for_the_base_gets_it_merged_never_rebased(
     # main moves on with a change to the file the branch added: a conflict with the PR.
     theirs = push_to(origin, "main", tmp_path / "colleague", "work-1.txt", "main's line\n", "Main's version")
 
-    stack.settings.agent_command_line = shlex.join([sys.executable, "-c", RESOLVER])
+    stack.settings.agent_command_line = command("resolver")
     row = await stack.db.fetchrow(
         "SELECT environment_id, platform, conversation_id FROM agent_runs WHERE id = $1::uuid", first)
     codebase_id = await stack.db.fetchval("SELECT codebase_id FROM isolation_environments WHERE id = $1",

@@ -18,10 +18,11 @@ from tests.conftest import Stack
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.github_checks import Annotation, Check, Job, Step
 from tests.gitrepos import git
-from tests.platforms.github import REPO, URL, comment_event, deliver
+from tests.platforms.github import REPO, URL, comment_event, deliver, repository
 from tests.platforms.github_prs import settle
 from tests.platforms.github_ci import check_suite_completed, pull_request_review_submitted, workflow_run_completed
 from tests.results import final_message, say_on_issue, tip, with_github_origin, worktree_of
+from workflows.chat.pr_loop_texts import UPDATE_BRANCH_USAGE
 from workflows.pr_loop import PullRequestLoopWorkflow
 
 ISSUE = 42
@@ -60,11 +61,13 @@ async def loop_result(stack: Stack, workflow_id: str) -> LoopDecision:
 async def red(stack: Stack, fake: FakeGitHub, sha: str, number: int, log_line: str = "AssertionError: 1 != 2") -> str:
     """A failing check suite (with an annotation) and a failing Actions run (with a log) on `sha`, each
     delivered twice, as check_suite and workflow_run; returns the loop's workflow id."""
-    suite = fake.checks.add_check_suite(REPO, sha, "failure", head_branch="issue-42", pull_numbers=(number,), check_runs=[
+    suite = fake.checks.add_check_suite(REPO, sha, "failure", head_branch="issue-42", pull_numbers=(number,),
+                                        check_runs=[
         Check("lint", "failure", title="1 problem", summary="ruff found 1 problem",
               annotations=[Annotation("app/main.py", 7, "F401 `os` imported but unused")])])
     run = fake.checks.add_workflow_run(REPO, sha, "issue-42", "failure", pull_numbers=(number,), jobs=[
-        Job("tests", "failure", steps=[Step("Check out"), Step("Run tests", "failure", f"collected 3 items\n{log_line}")])])
+        Job("tests", "failure",
+            steps=[Step("Check out"), Step("Run tests", "failure", f"collected 3 items\n{log_line}")])])
     ids = set()
     for _ in range(2):
         for event, payload in (
@@ -120,7 +123,8 @@ async def test_red_ci_on_the_pushed_head_is_fixed_until_the_cap_and_a_persons_pu
     assert stopped.outcome == "stopped", stopped
     assert await stack.db.fetchval("SELECT count(*) FROM agent_runs") == 3
     on_pr = [comment.body for comment in fake.comments if comment.number == number and "fixing stopped" in comment.body]
-    in_issue = [comment.body for comment in fake.comments if comment.number == ISSUE and "fixing stopped" in comment.body]
+    in_issue = [comment.body for comment in fake.comments
+                if comment.number == ISSUE and "fixing stopped" in comment.body]
     assert len(on_pr) == 1 and len(in_issue) == 1, (on_pr, in_issue)
 
     # A person pushes: red CI on their head starts nothing, and the count starts again.
@@ -229,3 +233,72 @@ async def test_an_approval_and_a_strangers_review_start_nothing(stack: Stack, fa
     assert (response.status_code, response.json()["status"]) == (200, "ignored"), response.text
     assert "association" in response.json()["reason"]
     assert await stack.db.fetchval("SELECT count(*) FROM agent_runs") == 1
+
+
+def push_event(ref: str, after: str) -> dict:
+    """A `push` delivery (octokit/webhooks push.payload.json, the fields the service reads)."""
+    return {"ref": ref, "before": "0" * 40, "after": after, "created": False, "deleted": False, "forced": False,
+            "repository": repository(), "pusher": {"name": "octocat"}, "sender": {"login": "octocat", "type": "User"}}
+
+
+async def conflicting_base(stack: Stack, fake: FakeGitHub, repo: Path, tmp_path: Path) -> tuple[Path, int, str, str]:
+    """The issue's PR, then main changing the file the branch added: (origin, PR number, the PR's pushed
+    head, main's new head)."""
+    origin = fake.origin = with_github_origin(repo)
+    fake.add_issue(REPO, ISSUE)
+    await stack.register(repo, url=URL)
+    first = await say_on_issue(stack, ISSUE, "@isolator please fix the login", opened=True)
+    await final_message(stack.db, first, "Draft PR #")
+    number, pushed = fake.created_pulls[0]["number"], tip(origin, "refs/heads/issue-42")
+    assert pushed is not None
+    clone = tmp_path / "maintainer"
+    git("clone", "-q", "--branch", "main", str(origin), str(clone), cwd=tmp_path)
+    (clone / "work-1.txt").write_text("main's line\n")
+    git("add", "work-1.txt", cwd=clone)
+    git("commit", "-q", "-m", "Main's version", cwd=clone)
+    git("push", "-q", "origin", "HEAD:refs/heads/main", cwd=clone)
+    stack.settings.agent_command_line = command("resolver")
+    return origin, number, pushed, git("rev-parse", "HEAD", cwd=clone).strip()
+
+
+def merged_not_forced(origin: Path, pushed: str, base: str) -> None:
+    head = tip(origin, "refs/heads/issue-42")
+    assert head is not None
+    parents = git("log", "-1", "--format=%P", head, cwd=origin).split()
+    assert parents == [pushed, base], "the base merged into the branch, not rebased"
+    git("merge-base", "--is-ancestor", pushed, head, cwd=origin)  # no force push: the old head is in the new
+    git("merge-base", "--is-ancestor", base, head, cwd=origin)  # so the PR merges into main cleanly
+
+
+async def test_a_base_that_no_longer_merges_gets_one_run_that_merges_it(
+    stack: Stack, fake: FakeGitHub, repo: Path, tmp_path: Path
+) -> None:
+    origin, number, pushed, base = await conflicting_base(stack, fake, repo, tmp_path)
+    fake.checks.set_mergeable(REPO, number, False, "dirty")
+
+    for _ in range(2):  # redelivered: one run
+        response, _ = await deliver(stack, "push", push_event("refs/heads/main", base))
+        assert response.status_code == 202, response.text
+    assert (await loop_result(stack, response.json()["workflow_id"])).outcome == "ignored", "each PR on its own"
+    decision = await loop_result(stack, f"pr-loop:{REPO}:base:{base}:{number}")
+    assert decision.outcome == "run" and decision.run_id is not None, decision
+    await final_message(stack.db, decision.run_id, "(pushed 1 commit)")
+    merged_not_forced(origin, pushed, base)
+    assert await stack.db.fetchval("SELECT count(*) FROM agent_runs") == 2
+
+    # A push to another branch, or a PR that still merges, starts nothing.
+    response, _ = await deliver(stack, "push", push_event("refs/heads/feature", "b" * 40))
+    assert response.json()["status"] == "ignored"
+
+
+async def test_update_branch_asks_for_the_base_by_hand(
+    stack: Stack, fake: FakeGitHub, repo: Path, tmp_path: Path
+) -> None:
+    origin, _, pushed, base = await conflicting_base(stack, fake, repo, tmp_path)
+    assert await command_on_issue(stack, "@isolator /update-branch") == "The agent merges the base into the branch."
+    run_id = await stack.db.fetchval(
+        "SELECT id::text FROM agent_runs WHERE message LIKE '%Bring this branch up to date%'")
+    assert run_id is not None
+    await final_message(stack.db, run_id, "(pushed 1 commit)")
+    merged_not_forced(origin, pushed, base)
+    assert await command_on_issue(stack, "@isolator /update-branch now") == UPDATE_BRANCH_USAGE
