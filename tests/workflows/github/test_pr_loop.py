@@ -58,22 +58,22 @@ async def loop_result(stack: Stack, workflow_id: str) -> LoopDecision:
     return await handle.result()
 
 
-async def red(stack: Stack, fake: FakeGitHub, sha: str, number: int, log_line: str = "AssertionError: 1 != 2") -> str:
+async def red(stack: Stack, fake: FakeGitHub, sha: str, number: int, branch: str = "issue-42") -> str:
     """A failing check suite (with an annotation) and a failing Actions run (with a log) on `sha`, each
     delivered twice, as check_suite and workflow_run; returns the loop's workflow id."""
-    suite = fake.checks.add_check_suite(REPO, sha, "failure", head_branch="issue-42", pull_numbers=(number,),
+    suite = fake.checks.add_check_suite(REPO, sha, "failure", head_branch=branch, pull_numbers=(number,),
                                         check_runs=[
         Check("lint", "failure", title="1 problem", summary="ruff found 1 problem",
               annotations=[Annotation("app/main.py", 7, "F401 `os` imported but unused")])])
-    run = fake.checks.add_workflow_run(REPO, sha, "issue-42", "failure", pull_numbers=(number,), jobs=[
+    run = fake.checks.add_workflow_run(REPO, sha, branch, "failure", pull_numbers=(number,), jobs=[
         Job("tests", "failure",
-            steps=[Step("Check out"), Step("Run tests", "failure", f"collected 3 items\n{log_line}")])])
+            steps=[Step("Check out"), Step("Run tests", "failure", "collected 3 items\nAssertionError: 1 != 2")])])
     ids = set()
     for _ in range(2):
         for event, payload in (
-            ("check_suite", check_suite_completed(REPO, suite.suite_id, sha, "issue-42", "failure", (number,),
+            ("check_suite", check_suite_completed(REPO, suite.suite_id, sha, branch, "failure", (number,),
                                                   api_url=fake.api_url)),
-            ("workflow_run", workflow_run_completed(REPO, run.run_id, sha, "issue-42", "failure", (number,),
+            ("workflow_run", workflow_run_completed(REPO, run.run_id, sha, branch, "failure", (number,),
                                                     check_suite_id=run.check_suite_id, api_url=fake.api_url)),
         ):
             response, _ = await deliver(stack, event, payload)
@@ -302,3 +302,23 @@ async def test_update_branch_asks_for_the_base_by_hand(
     await final_message(stack.db, run_id, "(pushed 1 commit)")
     merged_not_forced(origin, pushed, base)
     assert await command_on_issue(stack, "@isolator /update-branch now") == UPDATE_BRANCH_USAGE
+
+
+async def test_a_chats_pr_gets_its_ci_lines_and_fix_runs_in_the_chat(
+    stack: Stack, fake: FakeGitHub, repo: Path
+) -> None:
+    origin = fake.origin = with_github_origin(repo)
+    await stack.register(repo, url=URL)
+    created = (await stack.say("loop-chat", "add a health check"))["result"]
+    await final_message(stack.db, created["agentRunId"], "— Done in")
+    await stack.say("loop-chat", "/pr Add a health check")
+    (pull,) = fake.created_pulls
+    head = tip(origin, f"refs/heads/{created['branch']}")
+    assert head is not None
+
+    decision = await loop_result(stack, await red(stack, fake, head, pull["number"], created["branch"]))
+    assert decision.outcome == "run", decision
+    conversation = await stack.db.fetchval("SELECT conversation_id FROM agent_runs WHERE id = $1::uuid", decision.run_id)
+    assert conversation == "loop-chat", "the fix runs in the chat whose work the PR is"
+    await final_message(stack.db, decision.run_id, "(pushed 1 commit)")
+    assert any(text.startswith(f"CI failed on `{head[:7]}`") for text in await stack.replies("loop-chat"))
