@@ -77,9 +77,8 @@ class PullRequestLoopWorkflow:
             return LoopDecision("stopped", stopped)
         failure = await pr_loop.read_ci_failure(event)
         attempt = await pr_loop.count_fix_attempt(record)
-        await self._tell(work, texts.fixing(event.head_sha, [check.name for check in failure.checks], attempt,
-                                            loop.max_attempts), "fixing")
-        return await self._hand_to_agent(work, ci_failure_message(failure, attempt, loop.max_attempts))
+        said = texts.fixing(event.head_sha, [check.name for check in failure.checks], attempt, loop.max_attempts)
+        return await self._hand_to_agent(work, ci_failure_message(failure, attempt, loop.max_attempts), said)
 
     async def _fix_by_hand(self, loop: PullRequestLoopInput, work: PullRequestWork) -> LoopDecision:
         """`/fix-ci`: the PR's head now, red, goes to the agent whoever pushed it and whatever the count."""
@@ -90,9 +89,9 @@ class PullRequestLoopWorkflow:
             return LoopDecision("ignored", texts.not_red(event.head_sha, state))
         failure = await pr_loop.read_ci_failure(event)
         attempt = await pr_loop.count_fix_attempt(CiRecord(work.codebase_id, work.branch, event.head_sha))
-        await self._tell(work, texts.fixing(event.head_sha, [check.name for check in failure.checks], attempt,
-                                            max(attempt, loop.max_attempts)), "fixing")
-        return await self._hand_to_agent(work, ci_failure_message(failure, attempt, max(attempt, loop.max_attempts)))
+        most = max(attempt, loop.max_attempts)
+        said = texts.fixing(event.head_sha, [check.name for check in failure.checks], attempt, most)
+        return await self._hand_to_agent(work, ci_failure_message(failure, attempt, most), said)
 
     async def _base_moved(self, loop: PullRequestLoopInput) -> LoopDecision:
         """A push to the default branch: each PR of ours on it is looked at, in a loop of its own."""
@@ -120,8 +119,7 @@ class PullRequestLoopWorkflow:
             if work.attempts >= loop.max_attempts:
                 return LoopDecision("stopped", "AUTOFIX_MAX_ATTEMPTS runs in a row left the pull request unmergeable")
             await pr_loop.count_fix_attempt(record)
-        await self._tell(work, texts.updating(), "updating")
-        return await self._hand_to_agent(work, texts.UPDATE_BRANCH_MESSAGE, merge_base=True)
+        return await self._hand_to_agent(work, texts.UPDATE_BRANCH_MESSAGE, texts.updating(), merge_base=True)
 
     async def _green(self, loop: PullRequestLoopInput, work: PullRequestWork) -> LoopDecision:
         """A head whose checks all passed: the count starts again, a head the agent fixed is said, and with
@@ -142,8 +140,8 @@ class PullRequestLoopWorkflow:
         feedback = await pr_loop.read_review_feedback(event)
         if not feedback.body.strip() and not feedback.comments:
             return LoopDecision("ignored", "a review with nothing written")
-        await self._tell(work, texts.reviewed(feedback.author, feedback.state, len(feedback.comments)), "review")
-        decision = await self._hand_to_agent(work, review_message(feedback))
+        decision = await self._hand_to_agent(work, review_message(feedback),
+                                             texts.reviewed(feedback.author, feedback.state, len(feedback.comments)))
         if decision.run_id is None or not feedback.comments:
             return decision
         end = await self._run_end(decision.run_id)
@@ -154,7 +152,9 @@ class PullRequestLoopWorkflow:
                                                           f"<!-- isolator-run: {decision.run_id} -->"))
         return decision
 
-    async def _hand_to_agent(self, work: PullRequestWork, text: str, merge_base: bool = False) -> LoopDecision:
+    async def _hand_to_agent(self, work: PullRequestWork, text: str, said: str,
+                             merge_base: bool = False) -> LoopDecision:
+        """The run queued, then `said` in the conversation: the agent need not wait for the line."""
         platform, conversation_id = work.conversation.split(":", 1)
         queued = await agent_runs.queue_agent_run(QueueRunInput(
             work.environment_id, work.codebase_id, platform, conversation_id, text, workflow.info().workflow_id,
@@ -163,6 +163,7 @@ class PullRequestLoopWorkflow:
         if queued.outcome != "queued":
             return LoopDecision("ignored", "no agent answers here" if queued.outcome == "no_agent"
                                 else "the worktree is being removed")
+        await self._tell(work, said, "said")
         return LoopDecision("run", run_id=queued.run_id)
 
     async def _mergeable(self, event: FeedbackEvent) -> bool | None:
