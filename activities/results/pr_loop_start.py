@@ -29,6 +29,8 @@ async def start_loop(settings: Settings, client: Client, event: FeedbackEvent) -
             static_summary=f"{event.kind.replace('_', ' ')} of {event.repository}"
                            + (f"#{event.number}" if event.number else "")
                            + (f" at {event.head_sha[:7]}" if event.head_sha else ""),
+            # As a message's: its first task comes back in the answer when this client's worker serves the queue.
+            request_eager_start=settings.eager_start,
         )
     except WorkflowAlreadyStartedError as already:
         log.info("%s: already handled", workflow_id)
