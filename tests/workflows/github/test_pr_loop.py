@@ -151,6 +151,8 @@ async def test_red_ci_on_the_pushed_head_is_fixed_until_the_cap_and_a_persons_pu
     environment = (await stack.api.get(f"/api/environments/{environment_id}")).json()
     pr = environment["pull_request"]
     assert (pr["ci_sha"], pr["ci_state"], pr["fix_attempts"], pr["max_fix_attempts"]) == (theirs, "red", 1, 2), pr
+    page = (await stack.api.get(f"/environments/{environment_id}")).text  # the dashboard's environment page
+    assert f"CI red on <code>{theirs[:7]}</code>" in page and '<span id="fixes">1 of 2 CI fix runs</span>' in page
 
 
 async def test_a_green_head_after_fixes_is_said_once_and_the_draft_marked_ready(
