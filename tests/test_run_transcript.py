@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from api.dashboard.transcript import DIFF_CHARS, events_in, transcript
+from api.dashboard.transcript import DIFF_CHARS, events_in, patch_by_file, transcript
 
 WORKTREE = "/srv/worktrees/project/thread-1234abcd"
 
@@ -113,3 +113,11 @@ def test_a_long_command_is_summarised_in_one_line_and_shown_whole() -> None:
     call = transcript(_log(_call("b", "Bash", {"command": command}))).entries[0]
     assert "\n" not in call.summary and len(call.summary) <= 160 and call.given == command
     assert call.result is None  # no result yet: the run goes on
+
+
+def test_a_runs_patch_is_split_by_file() -> None:
+    patch = ("diff --git a/app.py b/app.py\nindex 1..2 100644\n--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-old\n+new\n"
+             "diff --git a/gone.txt b/gone.txt\ndeleted file mode 100644\n--- a/gone.txt\n+++ /dev/null\n"
+             "@@ -1 +0,0 @@\n-bye\n")
+    assert patch_by_file(patch) == {"app.py": "@@ -1 +1 @@\n-old\n+new", "gone.txt": "@@ -1 +0,0 @@\n-bye\n"}
+    assert patch_by_file("") == {}

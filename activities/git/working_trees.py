@@ -18,6 +18,10 @@ from activities.git.runner import admin_dir, run_git
 from activities.git.staging import add_all
 
 MAX_NAMES = 1000  # changed files kept of one comparison
+# A run's patch for the run page: kept whole up to this size; a run that changed more lines than
+# MAX_DIFF_LINES keeps only its file names (the patch of a generated file is no one's reading).
+MAX_DIFF_BYTES = 256 * 1024
+MAX_DIFF_LINES = 20_000
 
 
 @dataclass
@@ -95,6 +99,7 @@ def _index_of(path: Path) -> Path | None:
 class Changes:
     files: list[str]  # paths whose content changed, appeared or went (at most MAX_NAMES)
     commits: int  # commits made on top of the earlier HEAD
+    diff: str = ""  # the patch, before against after (see MAX_DIFF_BYTES)
 
 
 async def changes_since(path: Path, before: WorkingTree, scratch: Path) -> Changes:
@@ -104,8 +109,21 @@ async def changes_since(path: Path, before: WorkingTree, scratch: Path) -> Chang
     names = await run_git("diff-tree", "-r", "--name-only", "--no-renames", "-z", before.tree, after.tree, cwd=path,
                           env=staged.variables)
     files = [name for name in names.stdout.split("\0") if name][:MAX_NAMES]
+    diff = await _patch(path, before.tree, after.tree, staged.variables) if files else ""
     commits = 0
     if after.head is not None and after.head != before.head:
         revisions = [after.head, f"^{before.head}"] if before.head is not None else [after.head]
         commits = int((await run_git("rev-list", "--count", *revisions, "--", cwd=path)).stdout.strip() or 0)
-    return Changes(files, commits)
+    return Changes(files, commits, diff)
+
+
+async def _patch(path: Path, before: str, after: str, variables: dict[str, str]) -> str:
+    """The patch between two trees, counted first so that a run that rewrote a huge file is not read whole."""
+    counted = await run_git("diff-tree", "-r", "--numstat", "--no-renames", before, after, cwd=path, env=variables)
+    lines = sum(int(added) + int(removed) for added, removed, *_ in
+                (line.split("\t") for line in counted.stdout.splitlines()) if added.isdigit() and removed.isdigit())
+    if lines > MAX_DIFF_LINES:
+        return ""
+    patch = await run_git("diff-tree", "-r", "-p", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv",
+                          before, after, cwd=path, env=variables)
+    return patch.stdout[:MAX_DIFF_BYTES]

@@ -54,15 +54,15 @@ class RunRecords:
                          "WHERE id = $1"), run_id, text, cut)
 
     async def finished(self, run_id: str, status: RunStatus, exit_code: int | None,
-                       changed_files: list[str], commits: int | None) -> bool:
+                       changed_files: list[str], commits: int | None, diff: str = "") -> bool:
         """The run's end; a run already finished (an interruption recorded late) is left as it is, and
         the answer is False."""
         updated = await _patiently(
             self.pool.execute,
             _announced("""UPDATE agent_runs SET status = $2, exit_code = $3, changed_files = $4, commits = $5,
-                                     finished_at = now()
+                                     diff = $6, finished_at = now()
                WHERE id = $1 AND status IN ('queued', 'running')"""),
-            run_id, status, exit_code, changed_files, commits,
+            run_id, status, exit_code, changed_files, commits, diff,
         )
         return updated != "UPDATE 0"
 

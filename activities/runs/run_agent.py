@@ -239,8 +239,8 @@ class AgentActivities:
             if ending.problem is None:
                 await self.sessions.ran(platform, conversation_id, session, reader.session_id, reader.usage,
                                         getattr(reader, "thread_usage", None))
-        await self.records.finished(run_id, ending.status, ending.exit_code,
-                                    changes.files if changes else [], changes.commits if changes else None)
+        await self.records.finished(run_id, ending.status, ending.exit_code, changes.files if changes else [],
+                                    changes.commits if changes else None, changes.diff if changes else "")
 
 
 def final_answer(reader: Reader) -> str:

@@ -52,5 +52,5 @@ class TeamAgentRunActivities:
         await answer.finish(ending.summary(changes, []),
                             f"The rest of the answer is in the run's record: `GET /api/runs/{run.run_id}`.")
         await self.records.finished(run.run_id, end.status, None, changes.files if changes else [],
-                                    changes.commits if changes else None)
+                                    changes.commits if changes else None, changes.diff if changes else "")
         return AgentRunReport(run.run_id, end.status, None, end.seconds)

@@ -17,7 +17,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from api.dashboard.access import Refused, Session, actor, viewer
 from api.dashboard.live import FINAL, RunListener, offsets
 from api.dashboard.rendering import HEADERS, PageRoute, render, templates
-from api.dashboard.transcript import transcript
+from api.dashboard.transcript import Transcript, patch_by_file, transcript
 from api.deps import get_client, get_pool
 from isolator.contracts.agent import StopReport, StopRequest
 from isolator.contracts.environment import environment_workflow_id
@@ -94,7 +94,13 @@ async def facts_and_edits(pool: asyncpg.Pool, run_id: uuid.UUID) -> dict[str, An
     """The run's facts as they are now, with the diffs of the files its agent's edit tools wrote, for
     the live page."""
     run = await _run(pool, run_id)
-    return {**facts(run), "edits": transcript(run["log"], run["working_path"]).edits}
+    return {**facts(run), "edits": _diffs(run, transcript(run["log"], run["working_path"]))}
+
+
+def _diffs(run: asyncpg.Record, read: Transcript) -> dict[str, str]:
+    """Each changed file's diff: git's, of the worktree before and after the run (what changed however it
+    was written, a command's writes too), else what the agent's edit tools wrote (a run still going)."""
+    return {**read.edits, **patch_by_file(run["diff"])}
 
 
 @router.get("/runs/{run_id}", include_in_schema=False)
@@ -108,8 +114,9 @@ async def run_page(
     live = run["status"] not in FINAL
     # The live stream goes on from the last whole line of the log: its events are read a line at a time.
     log_at = run["log"].rfind("\n") + 1 if live else len(run["log"])
-    return render(request, session, "run.html", run=run, live=live, facts=facts(run), log_at=log_at,
-                  transcript=transcript(run["log"][:log_at], run["working_path"]))
+    read = transcript(run["log"][:log_at], run["working_path"])
+    read.edits = _diffs(run, read)
+    return render(request, session, "run.html", run=run, live=live, facts=facts(run), log_at=log_at, transcript=read)
 
 
 @router.get("/runs/{run_id}/log", include_in_schema=False)

@@ -194,6 +194,18 @@ def _edit_diff(name: str, given: dict) -> str:
     return "\n".join(hunks)
 
 
+def patch_by_file(patch: str) -> dict[str, str]:
+    """A run's stored patch (git's, before against after) as each file's part of it, headers left out."""
+    files: dict[str, str] = {}
+    for part in patch.split("\ndiff --git ") if patch else []:
+        head, _, body = part.removeprefix("diff --git ").partition("\n@@")
+        name = next((line[6:] for line in head.splitlines() if line.startswith("+++ b/")), None)
+        name = name or next((line[6:] for line in head.splitlines() if line.startswith("--- a/")), None)
+        if name is not None and body:
+            files[name] = "@@" + body
+    return files
+
+
 def edits_by_file(entries: list[Entry]) -> dict[str, str]:
     """Each file an edit tool wrote without failing, with all its diffs in order (each file's capped)."""
     edits: dict[str, str] = {}

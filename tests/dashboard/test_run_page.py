@@ -82,7 +82,9 @@ async def test_the_page_shows_the_transcript_live_and_the_run_s_end_in_place(sta
         assert await page.locator("#changed li").count() == 1 and await page.locator("#no-changes").is_hidden()
         assert await _text(page, "#changed li details.edit summary") == "NOTES.md"
         assert await page.locator("#changes").is_visible()
-        assert await _text(page, "#changed details.edit pre.diff") == "+Add a health check endpoint"
+        # git's diff of the worktree before and after (the file holds a dated line; the edit event said less)
+        shown = await _text(page, "#changed details.edit pre.diff")
+        assert re.fullmatch(r"@@ -0,0 \+1 @@\+- \d{4}-\d\d-\d\d \d\d:\d\d UTC: Add a health check endpoint", shown), shown
         assert await page.locator("#live").count() == 0 and await page.locator("#actions").count() == 0
 
         changes = await page.inner_html("#changed")
@@ -161,6 +163,20 @@ async def test_an_agent_s_hostile_events_are_shown_as_text(stack: Stack, repo: P
     assert page.status_code == 200
     assert "<script>alert" not in page.text and "<img" not in page.text
     assert page.text.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 3  # words, command and result; raw log
+
+
+async def test_a_file_a_command_wrote_shows_its_diff_from_git(stack: Stack, repo: Path) -> None:
+    """A plain program has no edit events: the page shows the worktree's diff before against after."""
+    await stack.register(repo)
+    stack.settings.agent_command_line = command("changer")  # writes and commits work-1.txt, with a shell
+    run_id = (await stack.say("page-diff", "a <b>bold</b> change"))["result"]["agentRunId"]
+    await finished_run(stack, run_id)
+    patch = await stack.db.fetchval("SELECT diff FROM agent_runs WHERE id = $1", uuid.UUID(run_id))
+    assert "diff --git a/work-1.txt b/work-1.txt\nnew file mode 100644" in patch, patch
+    page = (await stack.api.get(f"/runs/{run_id}")).text
+    changed = page[page.index('<ul id="changed">'):]
+    assert '<details class="edit"><summary><code>work-1.txt</code></summary>' in changed
+    assert "+a &lt;b&gt;bold&lt;/b&gt; change" in changed, "the patch, escaped"
 
 
 def test_the_facts_say_times_to_the_second_durations_and_usage_counted_at_the_end() -> None:
