@@ -115,7 +115,7 @@ class PullRequestLoopWorkflow:
             if not loop.autofix:
                 return LoopDecision("ignored", "runs the service starts by itself are off (AUTOFIX=off)")
             assert event.head_sha is not None
-            record = CiRecord(work.codebase_id, work.branch, event.head_sha)
+            record = CiRecord(work.codebase_id, work.branch, event.head_sha, of_base=True)
             if work.attempts >= loop.max_attempts:
                 return LoopDecision("stopped", "AUTOFIX_MAX_ATTEMPTS runs in a row left the pull request unmergeable")
             await pr_loop.count_fix_attempt(record)

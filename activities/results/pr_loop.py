@@ -100,9 +100,10 @@ class PullRequestLoopActivities:
         """Count a fix run for a red head, once however often it is asked; the attempt's number."""
         return await self.pool.fetchval(
             """UPDATE pull_requests SET fix_attempts = fix_attempts + CASE WHEN fix_sha = $3 THEN 0 ELSE 1 END,
-                   fix_sha = $3, ci_sha = $3, ci_state = 'red', updated_at = now()
+                   fix_sha = $3, ci_sha = CASE WHEN $4 THEN ci_sha ELSE $3 END,
+                   ci_state = CASE WHEN $4 THEN ci_state ELSE 'red' END, updated_at = now()
                WHERE codebase_id = $1 AND branch_name = $2 RETURNING fix_attempts""",
-            uuid.UUID(record.codebase_id), record.branch, record.sha)
+            uuid.UUID(record.codebase_id), record.branch, record.sha, record.of_base)
 
     @activity.defn
     async def record_ci(self, record: CiRecord) -> int:

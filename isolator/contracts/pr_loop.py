@@ -120,6 +120,7 @@ class CiRecord:
     sha: str
     state: CiState = "red"
     reason: str = ""  # why fixing stopped
+    of_base: bool = False  # `sha` is the base's new head (a merge of it is the attempt), not a CI verdict
 
 
 @dataclass

@@ -287,6 +287,8 @@ async def test_a_base_that_no_longer_merges_gets_one_run_that_merges_it(
     await final_message(stack.db, decision.run_id, "(pushed 1 commit)")
     merged_not_forced(origin, pushed, base)
     assert await stack.db.fetchval("SELECT count(*) FROM agent_runs") == 2
+    counted = await stack.db.fetchrow("SELECT fix_attempts, ci_sha FROM pull_requests WHERE number = $1", number)
+    assert (counted["fix_attempts"], counted["ci_sha"]) == (1, None), "counted toward the cap; not a CI verdict"
 
     # A push to another branch, or a PR that still merges, starts nothing.
     response, _ = await deliver(stack, "push", push_event("refs/heads/feature", "b" * 40))
