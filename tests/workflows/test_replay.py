@@ -66,6 +66,9 @@ CAPTURED = {
     "message_claimed_warm": "MessageWorkflow: a first message claims a warm worktree and replies",
     "warm_pool": "WarmPoolWorkflow: fills the pool, refills it after a claim, empties it when set to 0 and ends",
     "message_reused": "MessageWorkflow: a follow-up reuses its worktree, checked as its conversation was recorded",
+    # captured by tests/workflows/github/test_replay_pr_loop.py, with the fake GitHub
+    "pr_loop_red_ci": "PullRequestLoopWorkflow: red CI on a head the service pushed, one fix run queued",
+    "pr_loop_review": "PullRequestLoopWorkflow: a review, its run waited for, a reply in its thread",
 }
 # Kept from runs of older workflow code, never captured again: they replay through its `patched()` branches.
 KEPT = {
