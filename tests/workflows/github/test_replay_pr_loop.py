@@ -9,9 +9,9 @@ import pytest
 
 from tests.conftest import Stack
 from tests.fakes.github_api import FakeGitHub
-from tests.results import final_message, say_on_issue, tip, with_github_origin
 from tests.platforms.github import REPO, URL, deliver
 from tests.platforms.github_ci import pull_request_review_submitted
+from tests.results import final_message, say_on_issue, tip, with_github_origin
 from tests.workflows.github.test_pr_loop import ISSUE, loop_result, red, settings  # noqa: F401  (fixture)
 from tests.workflows.test_replay import store
 
