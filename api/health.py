@@ -15,7 +15,8 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/readyz")
+@router.get("/readyz", responses={503: {"description": "Not ready: the body names the dependency that did "
+                                                     "not answer (PostgreSQL or Temporal)"}})
 async def readyz(request: Request) -> JSONResponse:
     """Ready when both PostgreSQL and Temporal answer."""
     checks: dict[str, str] = {}

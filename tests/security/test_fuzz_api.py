@@ -72,7 +72,9 @@ async def test_no_request_the_document_allows_or_forbids_gets_a_5xx(stack: Stack
             response = await asyncio.wait_for(sent, timeout=30)
         except TimeoutError:
             raise AssertionError(f"no answer within 30 s: {case.as_curl_command(base_url=BASE_URL)}") from None
-        assert response.status_code < 500, f"{response.status_code} {response.text}\n{case.as_curl_command()}"
+        # A readiness probe's 503 is its answer, not a fault: on a loaded machine Temporal may not answer it in time.
+        not_ready = case.path == "/readyz" and response.status_code == 503 and "unavailable" in response.text
+        assert response.status_code < 500 or not_ready, f"{response.status_code} {response.text}\n{case.as_curl_command()}"
         outcomes[(f"{case.method.upper()} {case.path}", response.status_code // 100)] += 1
 
     operations = {f"{method.upper()} {path}" for path, methods in document["paths"].items() for method in methods}
