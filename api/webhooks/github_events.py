@@ -107,7 +107,7 @@ def _sender(event: str, payload: Mapping[str, Any]) -> GitHubSender:
         raise PayloadError("`sender.login` is missing or not a string")
     source = "comment" if event in ("issue_comment", "pull_request_review_comment") else (
         "issue" if event == "issues" else "pull_request")
-    association = _object(payload, source).get("author_association")
+    association = object_at(payload, source).get("author_association")
     return GitHubSender(login=login, association=association if isinstance(association, str) else "NONE",
                         is_bot=sender.get("type") == "Bot")
 
@@ -124,11 +124,11 @@ def _text(event: str, payload: Mapping[str, Any]) -> str:
         source = "comment"
     else:
         source = "issue" if event == "issues" else "pull_request"
-    body = _object(payload, source).get("body")
+    body = object_at(payload, source).get("body")
     if body is not None and not isinstance(body, str):
         raise PayloadError(f"`{source}.body` must be a string or null")
     if event == "pull_request_review_comment" and body:
-        return _located(_object(payload, "comment"), body)
+        return _located(object_at(payload, "comment"), body)
     return body or ""
 
 
@@ -145,25 +145,25 @@ def _located(comment: Mapping[str, Any], body: str) -> str:
 
 
 def _build(event: str, payload: Mapping[str, Any], text: str, kind: Literal["message", "closed"]) -> GitHubMessage:
-    repository = _object(payload, "repository")
-    full_name = _string(repository, "repository", "full_name")
+    repository = object_at(payload, "repository")
+    full_name = string_at(repository, "repository", "full_name")
     if not _FULL_NAME.fullmatch(full_name):
         raise PayloadError("`repository.full_name` must be `owner/name`")
     hints = IsolationHints(
-        repository_url=_string(repository, "repository", "html_url"),
-        clone_url=_string(repository, "repository", "clone_url"),
+        repository_url=string_at(repository, "repository", "html_url"),
+        clone_url=string_at(repository, "repository", "clone_url"),
     )
     if event in ("issues", "issue_comment"):
-        issue = _object(payload, "issue")
-        number = _number(issue, "issue")
+        issue = object_at(payload, "issue")
+        number = number_at(issue, "issue")
         # GitHub sends a comment on a pull request as an `issue_comment` whose issue has `pull_request`.
         is_pr = event == "issue_comment" and issue.get("pull_request") is not None
         hints.workflow_type = "pr" if is_pr else "issue"
         # The payload does not carry the PR's head; complete_hints asks the API.
         hints.needs_completion = is_pr
     else:
-        pull = _object(payload, "pull_request")
-        number = _number(pull, "pull_request")
+        pull = object_at(payload, "pull_request")
+        number = number_at(pull, "pull_request")
         hints.workflow_type = "pr"
         hints.pr_head_branch, hints.pr_head_sha, hints.pr_is_fork = _head(pull)
         hints.needs_completion = True  # for the issues the PR closes, which only GraphQL knows
@@ -173,29 +173,30 @@ def _build(event: str, payload: Mapping[str, Any], text: str, kind: Literal["mes
 
 def _head(pull: Mapping[str, Any]) -> tuple[str, str, bool]:
     """The PR's branch, its head commit, and whether it comes from another repository."""
-    head, base = _object(pull, "pull_request.head"), _object(pull, "pull_request.base")
+    head, base = object_at(pull, "pull_request.head"), object_at(pull, "pull_request.base")
     head_repo = head.get("repo")
-    base_name = _string(_object(base, "pull_request.base.repo"), "pull_request.base.repo", "full_name")
+    base_name = string_at(object_at(base, "pull_request.base.repo"), "pull_request.base.repo", "full_name")
     # A fork that was deleted leaves `head.repo` null: it is still not this repository's branch.
     is_fork = not isinstance(head_repo, Mapping) or head_repo.get("full_name") != base_name
-    return _string(head, "pull_request.head", "ref"), _string(head, "pull_request.head", "sha"), is_fork
+    return string_at(head, "pull_request.head", "ref"), string_at(head, "pull_request.head", "sha"), is_fork
 
 
-def _object(container: Mapping[str, Any], path: str) -> Mapping[str, Any]:
+# The payload readers: each names the field it wanted in its error, for the 400 answer.
+def object_at(container: Mapping[str, Any], path: str) -> Mapping[str, Any]:
     value = container.get(path.rsplit(".", 1)[-1])
     if not isinstance(value, Mapping):
         raise PayloadError(f"`{path}` is missing or not an object")
     return value
 
 
-def _string(container: Mapping[str, Any], path: str, key: str) -> str:
+def string_at(container: Mapping[str, Any], path: str, key: str) -> str:
     value = container.get(key)
     if not isinstance(value, str) or not value:
         raise PayloadError(f"`{path}.{key}` is missing or not a string")
     return value
 
 
-def _number(container: Mapping[str, Any], path: str) -> int:
+def number_at(container: Mapping[str, Any], path: str) -> int:
     value = container.get("number")
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise PayloadError(f"`{path}.number` is missing or not a positive integer")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from api.webhooks.github_events import Ignored, PayloadError
+from api.webhooks.github_events import Ignored, PayloadError, number_at, object_at, string_at
 from isolator.contracts.pr_loop import FeedbackEvent
 from isolator.trust import GitHubSender
 
@@ -38,7 +38,7 @@ def parse_feedback(event: str, payload: Mapping[str, Any]) -> Feedback | Ignored
 
 def _base_moved(payload: Mapping[str, Any]) -> Feedback | Ignored | None:
     """A push to the default branch: the PRs of ours on it may no longer merge (docs/pr-loop.md)."""
-    repository = _object(payload, "repository")
+    repository = object_at(payload, "repository")
     default = repository.get("default_branch")
     ref, after = payload.get("ref"), payload.get("after")
     if not isinstance(ref, str) or not isinstance(default, str) or ref != f"refs/heads/{default}":
@@ -50,32 +50,32 @@ def _base_moved(payload: Mapping[str, Any]) -> Feedback | Ignored | None:
 
 
 def _review(payload: Mapping[str, Any]) -> Feedback | Ignored:
-    review, pull = _object(payload, "review"), _object(payload, "pull_request")
+    review, pull = object_at(payload, "review"), object_at(payload, "pull_request")
     state = str(review.get("state") or "").lower()
     if state not in REVIEW_STATES:
         return Ignored(f"a review that is {state or 'without a state'} asks for no change")
     review_id = review.get("id")
     if not isinstance(review_id, int) or isinstance(review_id, bool):
         raise PayloadError("`review.id` is missing or not an integer")
-    user = _object(review, "review.user")
-    login = _text(user, "review.user", "login")
+    user = object_at(review, "review.user")
+    login = string_at(user, "review.user", "login")
     association = review.get("author_association")
     sender = GitHubSender(login=login, association=association if isinstance(association, str) else "NONE",
                           is_bot=user.get("type") == "Bot")
-    head = _object(pull, "pull_request.head")
+    head = object_at(pull, "pull_request.head")
     return Feedback(FeedbackEvent(
-        kind="review", repository=_repository(payload), key=f"review:{review_id}", number=_number(pull),
-        head_sha=_text(head, "pull_request.head", "sha"), head_branch=_text(head, "pull_request.head", "ref"),
+        kind="review", repository=_repository(payload), key=f"review:{review_id}", number=number_at(pull, "pull_request"),
+        head_sha=string_at(head, "pull_request.head", "sha"), head_branch=string_at(head, "pull_request.head", "ref"),
         review_id=review_id, sender=login,
     ), sender)
 
 
 def _ci(event: str, payload: Mapping[str, Any]) -> Feedback | Ignored:
-    body = _object(payload, event)
+    body = object_at(payload, event)
     conclusion = body.get("conclusion")
     if not isinstance(conclusion, str):
         return Ignored(f"{event} completed without a conclusion")
-    head_sha = _text(body, event, "head_sha")
+    head_sha = string_at(body, event, "head_sha")
     branch = body.get("head_branch")
     numbers = [pull.get("number") for pull in body.get("pull_requests") or [] if isinstance(pull, Mapping)]
     red = conclusion in RED_CONCLUSIONS
@@ -92,28 +92,7 @@ def _ci(event: str, payload: Mapping[str, Any]) -> Feedback | Ignored:
 
 
 def _repository(payload: Mapping[str, Any]) -> str:
-    full_name = _text(_object(payload, "repository"), "repository", "full_name")
+    full_name = string_at(object_at(payload, "repository"), "repository", "full_name")
     if full_name.count("/") != 1:
         raise PayloadError("`repository.full_name` must be `owner/name`")
     return full_name
-
-
-def _number(pull: Mapping[str, Any]) -> int:
-    value = pull.get("number")
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise PayloadError("`pull_request.number` is missing or not a positive integer")
-    return value
-
-
-def _object(container: Mapping[str, Any], path: str) -> Mapping[str, Any]:
-    value = container.get(path.rsplit(".", 1)[-1])
-    if not isinstance(value, Mapping):
-        raise PayloadError(f"`{path}` is missing or not an object")
-    return value
-
-
-def _text(container: Mapping[str, Any], path: str, key: str) -> str:
-    value = container.get(key)
-    if not isinstance(value, str) or not value:
-        raise PayloadError(f"`{path}.{key}` is missing or not a string")
-    return value
