@@ -53,6 +53,18 @@ async def command_on_issue(stack: Stack, text: str) -> str:
     return reply
 
 
+async def issue_with_a_pr(stack: Stack, fake: FakeGitHub, repo: Path) -> tuple[Path, int, str]:
+    """The issue's first run, its draft PR opened: (origin, the PR's number, the head the service pushed)."""
+    origin = fake.origin = with_github_origin(repo)
+    fake.add_issue(REPO, ISSUE)
+    await stack.register(repo, url=URL)
+    first = await say_on_issue(stack, ISSUE, "@isolator please fix the login", opened=True)
+    await final_message(stack.db, first, "Draft PR #")
+    head = tip(origin, "refs/heads/issue-42")
+    assert head is not None
+    return origin, fake.created_pulls[0]["number"], head
+
+
 async def loop_result(stack: Stack, workflow_id: str) -> LoopDecision:
     handle = stack.temporal.get_workflow_handle_for(PullRequestLoopWorkflow.run, workflow_id)
     return await handle.result()
@@ -159,14 +171,7 @@ async def test_a_green_head_after_fixes_is_said_once_and_the_draft_marked_ready(
     stack: Stack, fake: FakeGitHub, repo: Path
 ) -> None:
     stack.settings.results_ready_when_green = True
-    origin = fake.origin = with_github_origin(repo)
-    fake.add_issue(REPO, ISSUE)
-    await stack.register(repo, url=URL)
-    first = await say_on_issue(stack, ISSUE, "@isolator please fix the login", opened=True)
-    await final_message(stack.db, first, "Draft PR #")
-    number = fake.created_pulls[0]["number"]
-    head = tip(origin, "refs/heads/issue-42")
-    assert head is not None
+    origin, number, head = await issue_with_a_pr(stack, fake, repo)
     fix = await loop_result(stack, await red(stack, fake, head, number))
     await final_message(stack.db, fix.run_id, "(pushed 1 commit)")
     fixed = tip(origin, "refs/heads/issue-42")
@@ -187,14 +192,7 @@ async def test_a_green_head_after_fixes_is_said_once_and_the_draft_marked_ready(
 async def test_a_review_with_three_inline_comments_is_one_run_and_each_thread_gets_a_reply(
     stack: Stack, fake: FakeGitHub, repo: Path
 ) -> None:
-    origin = fake.origin = with_github_origin(repo)
-    fake.add_issue(REPO, ISSUE)
-    await stack.register(repo, url=URL)
-    first = await say_on_issue(stack, ISSUE, "@isolator please fix the login", opened=True)
-    await final_message(stack.db, first, "Draft PR #")
-    number = fake.created_pulls[0]["number"]
-    head = tip(origin, "refs/heads/issue-42")
-    assert head is not None
+    origin, number, head = await issue_with_a_pr(stack, fake, repo)
     review = fake.checks.add_review(REPO, number, "CHANGES_REQUESTED", "A few things before this goes in.", [
         ("app/main.py", 12, None, "@@ -10,3 +10,4 @@\n def login():\n+    return None", "Return the user here"),
         ("app/main.py", 30, 27, "@@ -25,6 +25,8 @@\n+    x = 1\n+    y = 2", "These two lines can go"),
@@ -246,13 +244,7 @@ def push_event(ref: str, after: str) -> dict:
 async def conflicting_base(stack: Stack, fake: FakeGitHub, repo: Path, tmp_path: Path) -> tuple[Path, int, str, str]:
     """The issue's PR, then main changing the file the branch added: (origin, PR number, the PR's pushed
     head, main's new head)."""
-    origin = fake.origin = with_github_origin(repo)
-    fake.add_issue(REPO, ISSUE)
-    await stack.register(repo, url=URL)
-    first = await say_on_issue(stack, ISSUE, "@isolator please fix the login", opened=True)
-    await final_message(stack.db, first, "Draft PR #")
-    number, pushed = fake.created_pulls[0]["number"], tip(origin, "refs/heads/issue-42")
-    assert pushed is not None
+    origin, number, pushed = await issue_with_a_pr(stack, fake, repo)
     clone = tmp_path / "maintainer"
     git("clone", "-q", "--branch", "main", str(origin), str(clone), cwd=tmp_path)
     (clone / "work-1.txt").write_text("main's line\n")

@@ -9,22 +9,16 @@ import pytest
 
 from tests.conftest import Stack
 from tests.fakes.github_api import FakeGitHub
-from tests.platforms.github import REPO, URL, deliver
+from tests.platforms.github import REPO, deliver
 from tests.platforms.github_ci import pull_request_review_submitted
-from tests.results import final_message, say_on_issue, tip, with_github_origin
-from tests.workflows.github.test_pr_loop import ISSUE, loop_result, red, settings  # noqa: F401  (fixture)
+from tests.results import final_message, tip
+from tests.workflows.github.test_pr_loop import issue_with_a_pr, loop_result, red, settings  # noqa: F401  (fixture)
 from tests.workflows.test_replay import store
 
 
 @pytest.mark.capture
 async def test_capture_pull_request_loop_histories(stack: Stack, fake: FakeGitHub, repo: Path) -> None:
-    origin = fake.origin = with_github_origin(repo)
-    fake.add_issue(REPO, ISSUE)
-    await stack.register(repo, url=URL)
-    first = await say_on_issue(stack, ISSUE, "@isolator please fix the login", opened=True)
-    await final_message(stack.db, first, "Draft PR #")
-    number, head = fake.created_pulls[0]["number"], tip(origin, "refs/heads/issue-42")
-    assert head is not None
+    origin, number, head = await issue_with_a_pr(stack, fake, repo)
 
     red_ci = await red(stack, fake, head, number)
     fixing = await loop_result(stack, red_ci)
