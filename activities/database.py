@@ -41,6 +41,7 @@ def codebase_from_row(row: asyncpg.Record, prefix: str = "") -> Codebase:
 
 
 def environment_from_row(row: asyncpg.Record, prefix: str = "") -> Environment:
+    metadata = row[f"{prefix}metadata"] or {}
     return Environment(
         id=str(row[f"{prefix}id"]),
         codebase_id=str(row[f"{prefix}codebase_id"]),
@@ -50,6 +51,8 @@ def environment_from_row(row: asyncpg.Record, prefix: str = "") -> Environment:
         branch_name=row[f"{prefix}branch_name"],
         status=row[f"{prefix}status"],
         provider=row[f"{prefix}provider"],
-        from_fork=bool((row[f"{prefix}metadata"] or {}).get("from_fork", False)),
+        from_fork=bool(metadata.get("from_fork", False)),
         setup_state=row[f"{prefix}setup_state"],
+        adopted=bool(metadata.get("adopted", False)),
+        recorded_by=metadata.get("recorded_by"),
     )

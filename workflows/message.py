@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
@@ -34,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
         Resolution,
     )
     from isolator.contracts.trust import Admission, RefusalReplyInput
+    from isolator.contracts.worktree import Adoptable
     from workflows import links
     from workflows.chat import agent_texts, texts
     from workflows.chat.commands import parse_command, run_command
@@ -100,6 +102,8 @@ class MessageWorkflow:
             return resolved("reused", current)
         work = work_of(conversation, codebase, await self._completed(hints))
         found = await look_up(work)
+        if _recorded_by_this_message(found.existing):
+            return await self._finish_own_record(provision, work, found.existing)
         if (existing := await self._usable(found.existing, conversation)) is not None:
             return await provision.attach("attached", existing, texts.working_in(existing.branch_name))
         if (returned := await self._return_to_archive(work, conversation)) is not None:
@@ -111,6 +115,15 @@ class MessageWorkflow:
                                          texts.adopted(adoptable.path, adoptable.branch))
         if not await provision.make_room(await found.count()):
             return Resolution(outcome="limit")
+        return await provision.create(work.workflow_type, work.workflow_id, work.request, work.announcement)
+
+    async def _finish_own_record(self, provision: Provisioner, work: Work, own: Environment) -> Resolution:
+        """An earlier attempt of this message recorded `own`: the step that made it runs again. Both are
+        idempotent, so they find their own work and say again what a lost attempt said."""
+        if own.adopted:
+            return await provision.adopt(work.workflow_type, work.workflow_id,
+                                         Adoptable(own.working_path, own.branch_name),
+                                         texts.adopted(own.working_path, own.branch_name))
         return await provision.create(work.workflow_type, work.workflow_id, work.request, work.announcement)
 
     async def _refuse(self, admission: Admission) -> Resolution:
@@ -273,6 +286,11 @@ class MessageWorkflow:
         workflow.upsert_search_attributes(attributes)
         workflow.set_current_details(links.message_details(resolution))
         return resolution
+
+
+def _recorded_by_this_message(environment: Environment | None) -> TypeGuard[Environment]:
+    return (environment is not None and environment.recorded_by == workflow.info().workflow_id
+            and versions.finishes_own_record())
 
 
 def _environment_to_validate(conversation: Conversation) -> Environment | None:

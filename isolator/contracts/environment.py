@@ -24,6 +24,8 @@ class Environment:
     provider: str = WORKTREE_PROVIDER
     from_fork: bool = False  # a PR from a fork (recorded in its metadata)
     setup_state: SetupState = "none"  # "running": a message waits for it before it is done
+    adopted: bool = False  # found on disk and recorded as it was (recorded in its metadata)
+    recorded_by: str | None = None  # the message workflow that recorded it (a retry knows its own)
 
 
 @dataclass

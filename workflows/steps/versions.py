@@ -68,3 +68,10 @@ NO_AGENT_TOLD_FIRST = "no-agent-told-on-first-message"
 
 def tells_no_agent_first() -> bool:
     return workflow.patched(NO_AGENT_TOLD_FIRST)
+# A message that finds the worktree it recorded itself, in an attempt whose answer was lost (its workflow
+# task timed out on a busy machine), finishes its own step again: "created", not "attached" to another's.
+FINISHES_OWN_RECORD = "finishes-its-own-record"
+
+
+def finishes_own_record() -> bool:
+    return workflow.patched(FINISHES_OWN_RECORD)
