@@ -19,7 +19,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.database import codebase_from_row
-from activities.environments.ports import held_block
+from activities.environments.ports import hand_over_block
 from activities.git.host_locks import host_lock
 from activities.git.paths import UnsafePathError, worktree_path
 from activities.git.runner import GitError, commits_of
@@ -145,8 +145,9 @@ class WarmPoolActivities:
             await self._release(row["id"], f"could not be claimed: {error}")
             return WarmClaim("none", reason=f"the claim failed ({error})")
         RemovalRecords(self.settings.worktree_base).forget(target)
-        ports = await held_block(self.pool, "warm_worktree_id", row["id"])  # freed with the row, taken over next
-        await self.pool.execute("DELETE FROM warm_worktrees WHERE id = $1", row["id"])
+        async with self.pool.acquire() as connection, connection.transaction():
+            ports = await hand_over_block(connection, row["id"], str(target))
+            await connection.execute("DELETE FROM warm_worktrees WHERE id = $1", row["id"])
         return WarmClaim("claimed", WorktreeReady(
             path=str(target), branch=request.branch, created=True, fresh_from=start,
             base=WorktreeBase(codebase.default_branch, start, base.fallback_reason),
