@@ -15,7 +15,7 @@ from fastapi_offline import FastAPIOffline
 from temporalio.client import Client
 
 from activities.database import create_pool
-from api import codebases, dashboard, environments, health, refusals, runs, test_adapter
+from api import approvals, codebases, dashboard, environments, health, refusals, runs, test_adapter
 from api.hosts import HostCheck
 from api.request_hints import request_hint
 from api.webhooks import discord, github, slack, telegram
@@ -54,9 +54,11 @@ def create_app(settings: Settings, *, temporal: Client | None = None, pool: asyn
     app.include_router(environments.router)
     app.include_router(runs.router)
     app.include_router(refusals.router)
+    app.include_router(approvals.router)
     dashboard.install(app, settings)
     if settings.test_adapter:
         app.include_router(test_adapter.router)
+        app.include_router(approvals.test_router)
     # A platform is served only when its secret is configured; anything else cannot be verified.
     if settings.github_webhook_secret:
         app.include_router(github.build_router(settings))

@@ -86,13 +86,15 @@ async def get_messages(
     conversation_id: ConversationId, pool: Annotated[asyncpg.Pool, Depends(get_pool)]
 ) -> dict[str, Any]:
     rows = await pool.fetch(
-        """SELECT body, created_at FROM outbound_messages
+        """SELECT body, buttons, created_at FROM outbound_messages
            WHERE platform = $1 AND platform_conversation_id = $2 AND status = 'sent' ORDER BY id""",
         PLATFORM, conversation_id,
     )
     return {
         "conversationId": conversation_id,
-        "messages": [{"message": row["body"], "timestamp": row["created_at"].isoformat()} for row in rows],
+        # A request's answers as buttons: press one with `POST /test/approvals/<code>`.
+        "messages": [{"message": row["body"], "timestamp": row["created_at"].isoformat(),
+                      **({"buttons": row["buttons"]} if row["buttons"] else {})} for row in rows],
     }
 
 

@@ -25,7 +25,7 @@ from workers.temporal_server import TemporalDevServer, start_dev_server
 from workers.worker import running_workers
 
 TABLES = ("outbound_messages, conversations, isolation_environments, codebases, discord_interactions, "
-          "agent_sessions, refusal_replies, dashboard_sessions")
+          "agent_sessions, refusal_replies, dashboard_sessions, conversation_allow_rules")
 
 
 def free_port() -> int:

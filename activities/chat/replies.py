@@ -48,14 +48,14 @@ class ReplyActivities:
             raise ApplicationError(f"no reply channel for platform {reply.platform!r}", non_retryable=True)
         status = await self.pool.fetchval(
             """WITH inserted AS (
-                   INSERT INTO outbound_messages (idempotency_key, platform, platform_conversation_id, body)
-                   VALUES ($1, $2, $3, $4)
+                   INSERT INTO outbound_messages (idempotency_key, platform, platform_conversation_id, body, buttons)
+                   VALUES ($1, $2, $3, $4, $5::jsonb)
                    ON CONFLICT (idempotency_key) DO NOTHING
                    RETURNING status)
                SELECT status FROM inserted
                UNION ALL SELECT status FROM outbound_messages WHERE idempotency_key = $1
                LIMIT 1""",
-            reply.idempotency_key, reply.platform, reply.conversation_id, reply.text,
+            reply.idempotency_key, reply.platform, reply.conversation_id, reply.text, _buttons(reply),
         )
         if status == "sent":
             return
@@ -91,6 +91,11 @@ class ReplyActivities:
                 log.info("message %s of %s is gone (%s): sent anew", message_id, reply.conversation_id, gone)
                 message_id = await deliver(dataclasses.replace(reply, updates=None))
         await self.pool.execute(
-            "UPDATE outbound_messages SET body = $2, platform_message_id = $3 WHERE idempotency_key = $1",
-            original, reply.text, message_id,
+            "UPDATE outbound_messages SET body = $2, platform_message_id = $3, buttons = $4::jsonb "
+            "WHERE idempotency_key = $1",
+            original, reply.text, message_id, _buttons(reply),
         )
+
+
+def _buttons(reply: ReplyInput) -> list[dict]:
+    return [dataclasses.asdict(button) for button in reply.buttons]

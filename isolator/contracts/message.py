@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from isolator.contracts.approvals import Button
 from isolator.contracts.codebase import Codebase
 from isolator.contracts.environment import Environment
 from isolator.contracts.trust import Admission
@@ -138,3 +139,5 @@ class ReplyInput:
     updates: str | None = None
     # the message_key of the message this reply answers (a Discord slash command is answered by follow-ups)
     answers: str | None = None
+    # answers a person may press (an approval's); an update without them takes the old ones away
+    buttons: list[Button] = field(default_factory=list)
