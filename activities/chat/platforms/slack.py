@@ -1,4 +1,7 @@
-"""Replies to Slack: `chat.postMessage` into the conversation's thread, through slack-sdk."""
+"""Replies to Slack: `chat.postMessage` into the conversation's thread, through slack-sdk.
+
+A reply with buttons is posted as Block Kit (its text in `section` blocks, its buttons in `actions`
+blocks); a press comes back to POST /webhooks/slack/interactions (api/webhooks/slack.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from temporalio.exceptions import ApplicationError
 
 from activities.chat.replies import Deliver, MessageGone
+from isolator.contracts.approvals import Button
 from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings
 
@@ -27,6 +31,8 @@ _FIXES = {
     "token_revoked": "check SLACK_BOT_TOKEN",
     "account_inactive": "check SLACK_BOT_TOKEN",
 }
+# Block Kit's limits: a section's text, a button's label, the elements of one actions block.
+SECTION_TEXT, BUTTON_LABEL, BUTTONS_PER_BLOCK = 3000, 75, 25
 
 
 def make_deliverer(settings: Settings) -> Deliver:
@@ -43,9 +49,12 @@ def make_deliverer(settings: Settings) -> Deliver:
         channel, thread_ts = _split_conversation_id(reply.conversation_id)
         try:
             if replacing is not None:  # a message updated in place: its `ts`
-                await _update(client, channel, replacing, reply.text)
+                await _update(client, channel, replacing, reply.text, reply.buttons)
                 return replacing
-            posted = await client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=reply.text)
+            # `text` stays set with blocks: it is the notification's and the screen reader's text.
+            posted = await client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=reply.text,
+                                                   **({"blocks": blocks(reply.text, reply.buttons)}
+                                                      if reply.buttons else {}))
             return posted.get("ts")
         except SlackApiError as error:
             raise _classify(error, channel) from error
@@ -53,9 +62,38 @@ def make_deliverer(settings: Settings) -> Deliver:
     return deliver
 
 
-async def _update(client: AsyncWebClient, channel: str, ts: str, text: str) -> None:
+def blocks(text: str, buttons: list[Button]) -> list[dict]:
+    """The message as Block Kit: its text in mrkdwn sections, then its buttons (`action_id` `approval-<n>`)."""
+    sections = [{"type": "section", "text": {"type": "mrkdwn", "text": part}} for part in split_text(text) if part]
+    elements = [_button(number, button) for number, button in enumerate(buttons)]
+    actions = [{"type": "actions", "elements": elements[start:start + BUTTONS_PER_BLOCK]}
+               for start in range(0, len(elements), BUTTONS_PER_BLOCK)]
+    return sections + actions
+
+
+def _button(number: int, button: Button) -> dict:
+    label = button.label if len(button.label) <= BUTTON_LABEL else button.label[: BUTTON_LABEL - 1] + "…"
+    element = {"type": "button", "action_id": f"approval-{number}", "value": button.value,
+               "text": {"type": "plain_text", "text": label}}
+    # Slack knows `primary` and `danger`; a default button has no style at all.
+    return {**element, "style": button.style} if button.style != "default" else element
+
+
+def split_text(text: str, limit: int = SECTION_TEXT) -> list[str]:
+    """Parts of at most `limit` characters, cut after a line where one ends close enough."""
+    parts = []
+    while len(text) > limit:
+        cut = text.rfind("\n", limit // 2, limit)
+        cut = cut + 1 if cut != -1 else limit
+        parts.append(text[:cut])
+        text = text[cut:]
+    return [*parts, text]
+
+
+async def _update(client: AsyncWebClient, channel: str, ts: str, text: str, buttons: list[Button]) -> None:
     try:
-        await client.chat_update(channel=channel, ts=ts, text=text)
+        # Without `blocks` Slack keeps the old ones, buttons included; an empty list takes them away.
+        await client.chat_update(channel=channel, ts=ts, text=text, blocks=blocks(text, buttons) if buttons else [])
     except SlackApiError as error:
         data = getattr(error.response, "data", None)
         reason = data.get("error") if isinstance(data, dict) else None
