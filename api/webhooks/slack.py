@@ -4,6 +4,9 @@ Answered: `url_verification` (bolt returns the challenge), `app_mention` anywher
 events in threads the bot already takes part in. Each message becomes one MessageWorkflow keyed
 `channel:ts`, so the `app_mention` and `message` copies of one message, and Slack's retries, are
 processed once. The workflow is started before Slack gets its 200: an acknowledged event is never lost.
+
+POST /webhooks/slack/interactions: presses of a request's buttons (api/webhooks/slack_actions.py),
+signed the same way; acknowledged at once, answered after.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import logging
 from typing import Annotated, Any
 
 import asyncpg
-from fastapi import APIRouter, Depends, Request, Response, status
+from fastapi import APIRouter, BackgroundTasks, Depends, Request, Response, status
 from fastapi.responses import JSONResponse
 from slack_bolt.adapter.fastapi.async_handler import AsyncSlackRequestHandler
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext, AsyncBoltRequest
@@ -26,6 +29,7 @@ from temporalio.service import RPCError
 
 from api.deps import get_client, get_pool
 from api.dispatch import UnusableText, start_message
+from api.webhooks.slack_actions import UnreadableInteraction, answer_presses, read_presses
 from api.webhooks.slack_events import PLATFORM, SlackMessage, parse_message
 from isolator.settings import ConfigurationError, Settings
 from isolator.trust import SlackSender, admit_slack
@@ -37,7 +41,8 @@ def build_router(settings: Settings) -> APIRouter:
     assert settings.slack_signing_secret is not None, "mounted only when SLACK_SIGNING_SECRET is set"
     signing_secret = settings.slack_signing_secret.get_secret_value()
     verifier = SignatureVerifier(signing_secret)
-    handler = AsyncSlackRequestHandler(_bolt_app(settings, signing_secret))
+    bolt_app = _bolt_app(settings, signing_secret)
+    handler = AsyncSlackRequestHandler(bolt_app)
     router = APIRouter(tags=["slack"])
 
     @router.post("/webhooks/slack")
@@ -51,6 +56,24 @@ def build_router(settings: Settings) -> APIRouter:
             return refusal
         return await handler.handle(request, {"temporal": client, "pool": pool})
 
+    @router.post("/webhooks/slack/interactions")
+    async def slack_interactions(
+        request: Request,
+        background: BackgroundTasks,
+        client: Annotated[Client, Depends(get_client)],
+        pool: Annotated[asyncpg.Pool, Depends(get_pool)],
+    ) -> Response:
+        text = _signed_text(verifier, request.headers, await request.body())
+        if isinstance(text, Response):
+            return text
+        try:
+            presses = read_presses(text)
+        except UnreadableInteraction as error:
+            return _error(status.HTTP_400_BAD_REQUEST, f"cannot read the interaction: {error}")
+        # Slack wants its 200 within 3 s: the answers (a workflow update each) come after it.
+        background.add_task(answer_presses, settings, pool, client, bolt_app.client, presses)
+        return Response(status_code=status.HTTP_200_OK)
+
     return router
 
 
@@ -58,10 +81,29 @@ def _refusal(verifier: SignatureVerifier, headers: Headers, body: bytes) -> Resp
     """Refuse what bolt cannot take safely.
 
     Bolt parses the body before its own signature check runs, and answers 500 to a body that is
-    not UTF-8 JSON or to a non-numeric timestamp. So the signature is checked here first (the same
-    `v0:{timestamp}:{body}` scheme, compared in constant time, 5 minutes of clock skew), and only a
+    not UTF-8 JSON or to a non-numeric timestamp. So the signature is checked here first, and only a
     signed JSON object reaches bolt, which verifies it again.
     """
+    text = _signed_text(verifier, headers, body)
+    if isinstance(text, Response):
+        return text
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        payload = None
+    if not isinstance(payload, dict) or not isinstance(payload.get("event", {}), dict):
+        return _error(status.HTTP_400_BAD_REQUEST, "expected an Events API JSON payload")
+    try:
+        # Bolt reads ids from the payload as it builds its request, assuming their shapes (a 500 otherwise).
+        AsyncBoltRequest(body=text, headers=dict(headers))
+    except Exception:  # any shape bolt cannot read is the sender's error
+        return _error(status.HTTP_400_BAD_REQUEST, "the Events API payload has fields of unexpected types")
+    return None
+
+
+def _signed_text(verifier: SignatureVerifier, headers: Headers, body: bytes) -> str | Response:
+    """The body, when Slack signed it (`v0:{timestamp}:{body}`, compared in constant time, 5 minutes of
+    clock skew); otherwise the refusal to answer."""
     timestamp = headers.get("x-slack-request-timestamp", "")
     signature = headers.get("x-slack-signature", "")
     unsigned = _error(
@@ -78,18 +120,7 @@ def _refusal(verifier: SignatureVerifier, headers: Headers, body: bytes) -> Resp
     if not verifier.is_valid(text, timestamp, signature):
         log.warning("slack request refused: invalid or expired signature (timestamp %s)", timestamp[:20])
         return unsigned
-    try:
-        payload = json.loads(text)
-    except ValueError:
-        payload = None
-    if not isinstance(payload, dict) or not isinstance(payload.get("event", {}), dict):
-        return _error(status.HTTP_400_BAD_REQUEST, "expected an Events API JSON payload")
-    try:
-        # Bolt reads ids from the payload as it builds its request, assuming their shapes (a 500 otherwise).
-        AsyncBoltRequest(body=text, headers=dict(headers))
-    except Exception:  # any shape bolt cannot read is the sender's error
-        return _error(status.HTTP_400_BAD_REQUEST, "the Events API payload has fields of unexpected types")
-    return None
+    return text
 
 
 def _error(code: int, detail: str) -> Response:

@@ -17,8 +17,8 @@ _ANSWERED_SUBTYPES = {None, "thread_broadcast", "file_share"}
 
 # Slack ids are upper-case letters and digits; timestamps are "seconds.micros". Anything else
 # would make a conversation id the deliverer cannot split back into channel and thread.
-_CHANNEL = re.compile(r"[A-Z0-9]+")
-_TS = re.compile(r"[0-9]+\.[0-9]+")
+SLACK_ID = re.compile(r"[A-Z0-9]+")
+TS = re.compile(r"[0-9]+\.[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -53,9 +53,9 @@ def parse_message(event: Mapping[str, Any], bot_user_id: str | None) -> SlackMes
     if not (subtype is None or isinstance(subtype, str)) or subtype not in _ANSWERED_SUBTYPES:
         return None
     channel, ts, thread_ts = event.get("channel"), event.get("ts"), event.get("thread_ts")
-    if not _matches(_CHANNEL, channel) or not _matches(_TS, ts):
+    if not matches(SLACK_ID, channel) or not matches(TS, ts):
         return None
-    if thread_ts is not None and not _matches(_TS, thread_ts):
+    if thread_ts is not None and not matches(TS, thread_ts):
         return None
     text, user = event.get("text"), event.get("user")
     text = strip_bot_mentions(text if isinstance(text, str) else "", bot_user_id)
@@ -80,5 +80,5 @@ def strip_bot_mentions(text: str, bot_user_id: str | None) -> str:
     return mention.sub(" ", text).strip()
 
 
-def _matches(pattern: re.Pattern[str], value: object) -> bool:
+def matches(pattern: re.Pattern[str], value: object) -> bool:
     return isinstance(value, str) and pattern.fullmatch(value) is not None
