@@ -1,4 +1,5 @@
-"""Slack in the tests: the fake Slack API fixture, settings that point at it, and signed Events API requests."""
+"""Slack in the tests: the fake Slack API fixture, settings that point at it, signed Events API requests,
+and presses of a request's buttons as Slack's signed `block_actions` interactions."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 import time
 import uuid
 from typing import Any, AsyncIterator
+from urllib.parse import urlencode
 
 import httpx
 import pytest
@@ -17,7 +19,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from isolator.contracts.message import Resolution, message_workflow_id
 from isolator.settings import Settings
 from tests.conftest import Stack
-from tests.fakes.slack_api import BOT_TOKEN, BOT_USER_ID, TEAM_ID, FakeSlack
+from tests.fakes.slack_api import BOT_ID, BOT_TOKEN, BOT_USER_ID, TEAM_ID, FakeSlack, Post
 from workflows.message import MessageWorkflow
 
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"  # the example secret of Slack's signing documentation
@@ -113,3 +115,64 @@ async def started(stack: Stack, ts: str) -> bool:
         assert error.status == RPCStatusCode.NOT_FOUND
         return False
     return True
+
+
+# --- buttons -------------------------------------------------------------------------------------
+
+
+def buttons(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The button elements of a message's actions blocks, in order."""
+    return [element for block in blocks if block.get("type") == "actions"
+            for element in block["elements"] if element.get("type") == "button"]
+
+
+def request_message(fake: FakeSlack) -> Post:
+    """The last message posted that shows action buttons now (an answered request shows none)."""
+    for post in reversed(fake.posts):
+        if buttons(fake.blocks(post.ts)):
+            return post
+    raise AssertionError(f"no message with buttons among {len(fake.posts)} posted: {[p.text for p in fake.posts]}")
+
+
+def block_actions(message: Post, button: dict[str, Any], user: str = USER) -> dict[str, Any]:
+    """A `block_actions` interaction as Slack sends it for a press of `button` on `message` (trimmed)."""
+    return {
+        "type": "block_actions",
+        "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": TEAM_ID},
+        "api_app_id": "A0APP00001",
+        "token": "XXYYZZ",
+        "container": {"type": "message", "message_ts": message.ts, "channel_id": message.channel,
+                      "is_ephemeral": False, "thread_ts": message.thread_ts},
+        "trigger_id": "1000000000.1000000000.0123456789abcdef",
+        "team": {"id": TEAM_ID, "domain": "isolator-test"},
+        "channel": {"id": message.channel, "name": "isolator"},
+        "message": {"type": "message", "user": BOT_USER_ID, "bot_id": BOT_ID, "ts": message.ts,
+                    "thread_ts": message.thread_ts, "text": message.text, "blocks": message.blocks},
+        "response_url": "https://hooks.slack.invalid/actions/T0TEAM0001/1/x",
+        "actions": [{"type": "button", "action_id": button["action_id"], "block_id": "b1",
+                     "text": button["text"], "value": button["value"], "action_ts": new_ts(),
+                     **({"style": button["style"]} if "style" in button else {})}],
+    }
+
+
+def interaction_body(payload: object) -> bytes:
+    return urlencode({"payload": json.dumps(payload)}).encode()
+
+
+async def post_interaction(client: httpx.AsyncClient, body: bytes, **headers: str) -> httpx.Response:
+    """A form body posted to the Interactivity Request URL, signed as Slack signs it."""
+    form = {**signed(body), "content-type": "application/x-www-form-urlencoded", **headers}
+    return await client.post("/webhooks/slack/interactions", content=body, headers=form)
+
+
+async def press(client: httpx.AsyncClient, message: Post, choice: str | int, user: str = USER) -> httpx.Response:
+    """Press the button of `message` labelled `choice` (or at that index) as `user`; Slack needs its 200.
+
+    The answer is given before the response returns in-process (httpx runs the background task first)."""
+    shown = buttons(message.blocks or [])
+    chosen = shown[choice] if isinstance(choice, int) else next(
+        (button for button in shown if button["text"]["text"] == choice), None)
+    assert chosen is not None, f"no button {choice!r} among {[button['text']['text'] for button in shown]}"
+    response = await post_interaction(client, interaction_body(block_actions(message, chosen, user)))
+    assert response.status_code == 200, response.text
+    return response
