@@ -1,5 +1,8 @@
 """GitHub through PyGithub: replies as issue comments, and what a webhook does not say about a PR.
 
+GitHub has no buttons: a reply with buttons (a request of the agent's, docs/approvals.md) lists after its
+text the comments that answer it (`/approve K7P2QX`), which api/webhooks/github_approvals.py reads back.
+
 PyGithub is synchronous: every call runs in a thread (asyncio.to_thread), with a client of its
 own, since a PyGithub connection must not be shared between threads.
 """
@@ -17,6 +20,7 @@ from github import Auth, Github, GithubException, RateLimitExceededException, Un
 from temporalio.exceptions import ApplicationError
 
 from activities.chat.replies import Deliver, MessageGone
+from isolator.contracts.approvals import Button, PressedValue, parse_press_value
 from isolator.contracts.message import IsolationHints, ReplyInput
 from isolator.settings import Settings
 
@@ -41,6 +45,19 @@ query($owner: String!, $name: String!, $number: Int!) {
 }
 """ % _MAX_LINKED_ISSUES
 
+# The comment that answers each choice a button carries: its command, and what follows the code.
+ANSWER_COMMANDS = {
+    "once": ("approve", ""),
+    "conversation": ("approve", " for-conversation"),
+    "deny": ("deny", " [reason]"),
+    "option": ("answer", " {option}"),
+    "text": ("answer", " <your words>"),
+    "approve": ("approve", ""),
+    "revise": ("revise", " [what to change]"),
+    "continue": ("continue", ""),
+    "stop": ("stop", ""),
+}
+
 
 def make_deliverer(settings: Settings) -> Deliver:
     async def deliver(reply: ReplyInput, replacing: str | None = None) -> str | None:
@@ -51,21 +68,58 @@ def make_deliverer(settings: Settings) -> Deliver:
                 non_retryable=True,
             )
         full_name, number = split_conversation_id(reply.conversation_id)
+        # An update without buttons (a request edited to its answer) leaves the commands out: they go.
+        answering = answering_text(reply.buttons)
+        text = f"{reply.text}\n\n{answering}" if answering else reply.text
 
         def post(github: Github) -> str:
             # The issues API comments on pull requests too; lazy objects make this one POST.
             issue = github.get_repo(full_name).get_issue(number)
             if replacing is not None:  # a message updated in place: the comment, edited
                 try:
-                    issue.get_comment(int(replacing)).edit(reply.text)
+                    issue.get_comment(int(replacing)).edit(text)
                 except UnknownObjectException:  # 404: the comment was deleted
                     raise MessageGone(f"GitHub: comment {replacing} not found") from None
                 return replacing
-            return str(issue.create_comment(reply.text).id)
+            return str(issue.create_comment(text).id)
 
         return await _call(settings, post, f"posting a comment on {reply.conversation_id}")
 
     return deliver
+
+
+def answering_text(buttons: list[Button]) -> str:
+    """The comments that answer a request, one per button with its label; "" without buttons of ours.
+
+    A question's options take an answer in words too (`/answer K7P2QX <your words>`), listed once.
+    """
+    pressed = [(button.label, value) for button in buttons if (value := parse_press_value(button.value)) is not None
+               and (value.choice != "option" or value.option is not None)]
+    lines = [f"- `{_command(value)}`: {label}" for label, value in pressed]
+    choices = {value.choice for _, value in pressed}
+    if "option" in choices and "text" not in choices:
+        code = next(value.code for _, value in pressed if value.choice == "option")
+        lines.append(f"- `/answer {code} <your words>`: an answer of your own")
+    return "Answer with a comment:\n" + "\n".join(lines) if lines else ""
+
+
+def _command(value: PressedValue) -> str:
+    verb, rest = ANSWER_COMMANDS[value.choice]
+    return f"/{verb} {value.code}{rest.format(option=value.option)}"
+
+
+async def post_comment(settings: Settings, conversation_id: str, text: str) -> None:
+    """One comment on the issue or PR, outside the outbound log: a short word to one person."""
+    full_name, number = split_conversation_id(conversation_id)
+    await _call(settings, lambda github: github.get_repo(full_name).get_issue(number).create_comment(text),
+                f"commenting on {conversation_id}")
+
+
+async def react(settings: Settings, conversation_id: str, comment_id: int, reaction: str) -> None:
+    """A reaction (`+1`, `eyes`, ...) on a comment of the issue or PR."""
+    full_name, number = split_conversation_id(conversation_id)
+    await _call(settings, lambda github: github.get_repo(full_name).get_issue(number).get_comment(comment_id)
+                .create_reaction(reaction), f"reacting to comment {comment_id} on {conversation_id}")
 
 
 async def complete_hints(settings: Settings, conversation_id: str, hints: IsolationHints) -> IsolationHints:
