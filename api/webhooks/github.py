@@ -23,6 +23,7 @@ from activities.results.pr_loop_start import start_loop
 from api.deps import get_client, get_pool
 from api.dispatch import UnusableText, start_message
 from api.pr_loop import is_ours
+from api.webhooks.github_approvals import parse_answer, take_answer
 from api.webhooks.github_feedback import Feedback, parse_feedback
 from api.webhooks.github_events import (
     PLATFORM,
@@ -66,10 +67,16 @@ def build_router(settings: Settings) -> APIRouter:
             return _answer(status.HTTP_200_OK, status="ignored", reason="ping")
         try:
             payload = decode_payload(body, request.headers.get("content-type", ""))
+            answer = parse_answer(event, payload, settings.bot_mention)
             feedback = parse_feedback(event, payload)
             parsed = parse_event(event, payload, settings.bot_mention) if feedback is None else feedback
         except PayloadError as error:
             return _answer(status.HTTP_400_BAD_REQUEST, detail=f"cannot read the {event} payload: {error}")
+        if answer is not None:  # `/approve K7P2QX`: an answer to a request, not a message for the agent
+            outcome = await take_answer(answer, pool, client, settings)
+            if outcome is None:
+                return _answer(status.HTTP_200_OK, status="ignored", reason="the allow rule refuses the sender")
+            return _answer(status.HTTP_200_OK, status="answered", outcome=outcome.outcome)
         try:
             if isinstance(parsed, Feedback):
                 return await _start_loop(parsed, delivery, client, pool)

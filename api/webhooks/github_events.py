@@ -90,7 +90,7 @@ def parse_event(event: str, payload: Mapping[str, Any], bot_mention: str) -> Git
         return Ignored(f"{event} events with action {action!r} are not handled")
     # Read the whole event first: a malformed one is refused (400) whether or not it mentions the bot.
     message = _build(event, payload, text=_text(event, payload), kind="message")
-    sender = _sender(event, payload)
+    sender = sender_of(event, payload)
     if sender.is_bot and sender.login.lower().removesuffix("[bot]") == bot_mention.lstrip("@").lower():
         return Ignored("sent by this service")  # its own comments never start work: no reply loops
     if not mentions(message.text, bot_mention):
@@ -98,7 +98,7 @@ def parse_event(event: str, payload: Mapping[str, Any], bot_mention: str) -> Git
     return dataclasses.replace(message, sender=sender)  # other bots are refused unless GITHUB_ALLOWED_BOTS
 
 
-def _sender(event: str, payload: Mapping[str, Any]) -> GitHubSender:
+def sender_of(event: str, payload: Mapping[str, Any]) -> GitHubSender:
     """The sender and their `author_association` on what they wrote; a payload without one counts as NONE."""
     sender = payload.get("sender")
     sender = sender if isinstance(sender, Mapping) else {}
@@ -142,6 +142,11 @@ def _located(comment: Mapping[str, Any], body: str) -> str:
     hunk = comment.get("diff_hunk")
     shown = f"\n{fenced(hunk, 'diff')}" if isinstance(hunk, str) and hunk else ""
     return f"{body}\n\n(An inline comment on `{path}`, {where}.){shown}"
+
+
+def conversation_of(event: str, payload: Mapping[str, Any]) -> str:
+    """The conversation (`owner/repo#N`) a delivery belongs to."""
+    return _build(event, payload, text="", kind="message").conversation_id
 
 
 def _build(event: str, payload: Mapping[str, Any], text: str, kind: Literal["message", "closed"]) -> GitHubMessage:
