@@ -42,6 +42,7 @@ class FakeGitHub:
         self.server = RecordingServer()
         self.comments: list[Comment] = []  # the comments posted successfully, in order
         self.edits: list[tuple[int, str]] = []  # comments edited: (comment id, new body), in order
+        self.reactions: list[tuple[int, str]] = []  # reactions added: (comment id, content), in order
         self._comment_bodies: dict[int, dict[str, Any]] = {}
         self._repositories: dict[str, dict[str, Any]] = {}  # by lower-cased full name
         self._issues: dict[tuple[str, int], dict[str, Any]] = {}
@@ -60,6 +61,7 @@ class FakeGitHub:
         self.server.route("POST", _REPO + r"/issues/(?P<number>\d+)/comments", self._post_comment)
         self.server.route("GET", _REPO + r"/issues/comments/(?P<comment>\d+)", self._get_comment)
         self.server.route("PATCH", _REPO + r"/issues/comments/(?P<comment>\d+)", self._edit_comment)
+        self.server.route("POST", _REPO + r"/issues/comments/(?P<comment>\d+)/reactions", self._react)
         self.server.route("POST", r"/graphql", self._graphql)
         self.server.route("GET", _REPO + r"/pulls", self._list_pulls)
         self.server.route("POST", _REPO + r"/pulls", self._create_pull)
@@ -172,6 +174,14 @@ class FakeGitHub:
         self._closes[(full_name.lower(), number)] = [_reference(full_name, item) for item in closes]
         return pull
 
+    def add_comment(self, full_name: str, number: int, body: str, login: str) -> dict[str, Any]:
+        """A person's comment (it reaches the service by webhook; not in `comments`, which the service posted)."""
+        issue = self._issues[(full_name.lower(), number)]
+        return self._store_comment(issue, body, _user(login), association="MEMBER")
+
+    def is_pull(self, full_name: str, number: int) -> bool:
+        return (full_name.lower(), number) in self._pulls
+
     def delete_comment(self, comment_id: int) -> None:
         """Someone deleted the comment: editing it answers 404, as GitHub does."""
         self._comment_bodies.pop(comment_id)
@@ -252,9 +262,13 @@ class FakeGitHub:
         if not isinstance(body, str) or not body:
             missing = {"resource": "IssueComment", "code": "missing_field", "field": "body"}
             return 422, {"message": "Validation Failed", "errors": [missing], "documentation_url": _DOCS}
-        comment_id = next(self._ids)
         full_name = f"{request.params['owner']}/{request.params['name']}"
         self.comments.append(Comment(full_name, issue["number"], body))
+        return 201, self._store_comment(issue, body, _user("isolator[bot]", "Bot"), association="NONE")
+
+    def _store_comment(self, issue: dict[str, Any], body: str, user: dict[str, Any],
+                       association: str) -> dict[str, Any]:
+        comment_id = next(self._ids)
         issue["comments"] += 1
         self._comment_bodies[comment_id] = comment = {
             "id": comment_id,
@@ -263,12 +277,12 @@ class FakeGitHub:
             "html_url": f"{issue['html_url']}#issuecomment-{comment_id}",
             "issue_url": issue["url"],
             "body": body,
-            "user": _user("isolator[bot]", "Bot"),
+            "user": user,
             "created_at": "2024-01-01T00:00:00Z",
             "updated_at": "2024-01-01T00:00:00Z",
-            "author_association": "NONE",
+            "author_association": association,
         }
-        return 201, comment
+        return comment
 
     def _get_comment(self, request: Recorded) -> tuple[int, Any]:
         comment = self._comment_bodies.get(int(request.params["comment"]))
@@ -284,6 +298,21 @@ class FakeGitHub:
         comment["body"] = request.json()["body"]
         self.edits.append((comment["id"], comment["body"]))
         return 200, comment
+
+    def _react(self, request: Recorded) -> tuple[int, Any]:
+        refused = self._refusal(request, "reaction", anonymous="Requires authentication")
+        if refused:
+            return refused
+        comment = self._comment_bodies.get(int(request.params["comment"]))
+        content = request.json().get("content")
+        if comment is None:
+            return _not_found()
+        if content not in ("+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"):
+            invalid = {"resource": "Reaction", "code": "invalid", "field": "content"}
+            return 422, {"message": "Validation Failed", "errors": [invalid], "documentation_url": _DOCS}
+        self.reactions.append((comment["id"], content))
+        return 201, {"id": next(self._ids), "node_id": f"REA_{comment['id']}", "user": _user("isolator[bot]", "Bot"),
+                     "content": content, "created_at": "2024-01-01T00:00:00Z"}
 
     def _graphql(self, request: Recorded) -> tuple[int, Any]:
         # GitHub's GraphQL API has no anonymous access.

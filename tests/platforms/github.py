@@ -5,7 +5,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import uuid
+import zlib
+from dataclasses import dataclass
 from typing import Any, AsyncIterator
 
 import httpx
@@ -115,3 +118,45 @@ async def started(stack: Stack, delivery: str) -> bool:
         assert error.status == RPCStatusCode.NOT_FOUND
         return False
     return True
+
+
+def person(login: str) -> dict[str, Any]:
+    """A person on GitHub, as a payload's `sender` shows them."""
+    return {"login": login, "id": zlib.crc32(login.encode()) % 10**7, "node_id": f"U_{login}", "type": "User",
+            "site_admin": False}
+
+
+async def comment(stack: Stack, fake: FakeGitHub, number: int, body: str, login: str = "octocat",
+                  association: str = "MEMBER") -> httpx.Response:
+    """A person comments on issue or PR `number` (one the fake knows): the comment is kept by the fake (a
+    reaction can reach it), then its signed `issue_comment` delivery is sent. An answer to a request is
+    `/approve <code>`, `/deny <code> [reason]`, `/answer <code> <n or words>`, ... (request_comment lists them)."""
+    kept = fake.add_comment(REPO, number, body, login)
+    payload = comment_event(number, body, sender=person(login), pull=fake.is_pull(REPO, number),
+                            association=association)
+    payload["comment"]["id"] = kept["id"]
+    response, _ = await deliver(stack, "issue_comment", payload)
+    return response
+
+
+@dataclass
+class RequestComment:
+    """A request of the agent's as the service commented it: its text and the comments that answer it."""
+
+    number: int
+    body: str
+    code: str
+    commands: dict[str, str]  # each answer's label: its command, e.g. "Allow once": "/approve K7P2QX"
+
+
+_COMMAND_LINE = re.compile(r"^- `(/\w+ ([A-Z0-9]{4,16})[^`]*)`: (.+)$", re.MULTILINE)
+
+
+def request_comment(fake: FakeGitHub) -> RequestComment:
+    """The last comment the service posted that lists the comments answering a request."""
+    for posted in reversed(fake.comments):
+        lines = _COMMAND_LINE.findall(posted.body)
+        if "Answer with a comment:" in posted.body and lines:
+            return RequestComment(posted.number, posted.body, lines[0][1],
+                                  {label: command for command, _, label in lines})
+    raise AssertionError(f"no request among the comments posted: {fake.comments}")
