@@ -1,10 +1,15 @@
-"""Replies to Telegram: `sendMessage` into the conversation's chat and forum topic, through python-telegram-bot."""
+"""Replies to Telegram: `sendMessage` into the conversation's chat and forum topic, through python-telegram-bot.
+
+A reply's buttons are an inline keyboard whose presses come back as `callback_query` updates
+(api/webhooks/telegram_callbacks.py); an edit without buttons takes the keyboard away.
+"""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
-from telegram import Bot
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
+from telegram.constants import InlineKeyboardButtonLimit, KeyboardButtonStyle
 from telegram.error import (
     BadRequest,
     ChatMigrated,
@@ -17,12 +22,16 @@ from telegram.error import (
 from temporalio.exceptions import ApplicationError
 
 from activities.chat.replies import Deliver, MessageGone
+from isolator.contracts.approvals import Button
 from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings
 
 # The Bot API refuses longer texts with a 400 that retrying cannot fix; a cut reply beats none.
 MAX_TEXT = 4096
 _CUT = "\n… (cut: longer than Telegram allows)"
+# Labels this short fit two to a row on a phone; longer ones get a row each, never cut off.
+_PAIRED_LABEL = 16
+_STYLES = {"primary": KeyboardButtonStyle.PRIMARY, "danger": KeyboardButtonStyle.DANGER}
 
 
 def make_deliverer(settings: Settings) -> Deliver:
@@ -35,14 +44,16 @@ def make_deliverer(settings: Settings) -> Deliver:
                 type="TelegramNotConfigured", non_retryable=True,
             )
         chat_id, topic_id = split_conversation_id(reply.conversation_id)
+        keyboard = inline_keyboard(reply.buttons)
         try:
             # A Bot per reply: the worker gives deliverers no shutdown hook, and `async with`
             # opens and closes its HTTP client (and checks the token with getMe) around the send.
             async with Bot(token, base_url=settings.telegram_api_url) as bot:
                 if replacing is not None:  # a message updated in place: editMessageText
-                    await _edit(bot, chat_id, int(replacing), _fit(reply.text))
+                    await _edit(bot, chat_id, int(replacing), _fit(reply.text), keyboard)
                     return replacing
-                sent = await bot.send_message(chat_id, _fit(reply.text), message_thread_id=topic_id or None)
+                sent = await bot.send_message(chat_id, _fit(reply.text), message_thread_id=topic_id or None,
+                                              reply_markup=keyboard)
                 return str(sent.message_id)
         except TelegramError as error:
             # `from None`: the chained SDK error can carry the token (InvalidToken's message does),
@@ -52,9 +63,28 @@ def make_deliverer(settings: Settings) -> Deliver:
     return deliver
 
 
-async def _edit(bot: Bot, chat_id: int, message_id: int, text: str) -> None:
+def inline_keyboard(buttons: list[Button]) -> InlineKeyboardMarkup | None:
+    """The buttons as an inline keyboard, two to a row when every label is short; None without buttons."""
+    if not buttons:
+        return None
+    for button in buttons:
+        if len(button.value.encode()) > InlineKeyboardButtonLimit.MAX_CALLBACK_DATA:
+            # Telegram refuses the whole message for it; a value this long is a bug of ours, not the chat's.
+            raise ApplicationError(
+                f"button {button.label!r}: its value is longer than Telegram's "
+                f"{InlineKeyboardButtonLimit.MAX_CALLBACK_DATA} bytes of callback data",
+                type="TelegramBadButton", non_retryable=True,
+            )
+    keys = [InlineKeyboardButton(button.label, callback_data=button.value, style=_STYLES.get(button.style))
+            for button in buttons]
+    per_row = 2 if all(len(button.label) <= _PAIRED_LABEL for button in buttons) else 1
+    return InlineKeyboardMarkup([keys[start:start + per_row] for start in range(0, len(keys), per_row)])
+
+
+async def _edit(bot: Bot, chat_id: int, message_id: int, text: str, keyboard: InlineKeyboardMarkup | None) -> None:
     try:
-        await bot.edit_message_text(text, chat_id=chat_id, message_id=message_id)
+        # Without reply_markup Telegram drops the message's keyboard: an answered request loses its buttons.
+        await bot.edit_message_text(text, chat_id=chat_id, message_id=message_id, reply_markup=keyboard)
     except BadRequest as error:
         reason = error.message.lower()
         if "message is not modified" in reason:  # the same text again: it already reads so
