@@ -1,17 +1,20 @@
-"""A fake Telegram Bot API (`getMe`, `sendMessage`, `editMessageText`) on RecordingServer, for the real python-telegram-bot.
+"""A fake Telegram Bot API (`getMe`, `sendMessage`, `editMessageText`, `answerCallbackQuery`) on RecordingServer,
+for the real python-telegram-bot.
 
 The Bot API lives under `/bot<token>/<method>`; an unknown token gets 401 "Unauthorized" as from
 Telegram. `fail` makes the next `sendMessage` calls answer like Telegram's errors
 (`{"ok": false, "error_code": ..., "description": ...}`), e.g. 400 "Bad Request: chat not found",
 403 "Forbidden: bot was blocked by the user", or 429 with `retry_after`; `delete` makes a message's
-edits answer 400 "message to edit not found".
+edits answer 400 "message to edit not found". `messages` keeps each message as it reads now, inline
+keyboard included: an edit without `reply_markup` drops the keyboard, as Telegram does.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tests.fakes.recording_server import Recorded, RecordingServer
@@ -33,6 +36,22 @@ class Sent:
     chat_id: int
     message_thread_id: int | None
     text: str
+    reply_markup: dict[str, Any] | None = None  # as sent: {"inline_keyboard": [[{"text", "callback_data"}, ...]]}
+    message_id: int = field(default=0, compare=False)
+
+    @property
+    def buttons(self) -> list[dict[str, Any]]:
+        """The inline keyboard's buttons, row by row."""
+        return [button for row in (self.reply_markup or {}).get("inline_keyboard", []) for button in row]
+
+
+@dataclass
+class CallbackAnswer:
+    """An answerCallbackQuery: the toast (or, with show_alert, the alert) only the presser sees."""
+
+    callback_query_id: str
+    text: str | None
+    show_alert: bool
 
 
 class FakeTelegram:
@@ -41,12 +60,15 @@ class FakeTelegram:
         self.server = RecordingServer()
         self.sent: list[Sent] = []  # the messages sent successfully, in order
         self.edits: list[tuple[int, int, str]] = []  # editMessageText calls: (chat_id, message_id, text)
+        self.messages: dict[int, Sent] = {}  # message id -> the message as it reads now (edits applied)
+        self.callback_answers: list[CallbackAnswer] = []
         self._failures: list[tuple[int, str, int | None]] = []
         self.deleted: set[int] = set()  # message ids deleted in the chat: editing them answers 400
         self._message_ids = itertools.count(1)
         self.server.route("POST", r"/bot(?P<token>[^/]+)/getMe", self._get_me)
         self.server.route("POST", r"/bot(?P<token>[^/]+)/sendMessage", self._send_message)
         self.server.route("POST", r"/bot(?P<token>[^/]+)/editMessageText", self._edit_message)
+        self.server.route("POST", r"/bot(?P<token>[^/]+)/answerCallbackQuery", self._answer_callback_query)
 
     async def start(self) -> str:
         """Start serving; returns the URL to use as TELEGRAM_API_URL (the token is appended to it)."""
@@ -89,6 +111,8 @@ class FakeTelegram:
         if message_id in self.deleted:
             return 400, {"ok": False, "error_code": 400, "description": "Bad Request: message to edit not found"}
         self.edits.append((chat_id, message_id, text))
+        before = self.messages.get(message_id, Sent(chat_id, None, text, message_id=message_id))
+        self.messages[message_id] = replace(before, text=text, reply_markup=_markup(payload))
         message = {"message_id": message_id, "from": BOT_USER, "date": int(time.time()), "edit_date": int(time.time()),
                    "chat": {"id": chat_id, "type": "private" if chat_id > 0 else "supergroup"}, "text": text}
         return 200, {"ok": True, "result": message}
@@ -112,10 +136,12 @@ class FakeTelegram:
             return 400, {"ok": False, "error_code": 400, "description": f"Bad Request: {missing}"}
         chat_id = int(payload["chat_id"])
         thread = payload.get("message_thread_id")
-        sent = Sent(chat_id=chat_id, message_thread_id=int(thread) if thread is not None else None, text=str(text))
+        sent = Sent(chat_id=chat_id, message_thread_id=int(thread) if thread is not None else None, text=str(text),
+                    reply_markup=_markup(payload), message_id=next(self._message_ids))
         self.sent.append(sent)
+        self.messages[sent.message_id] = sent
         message: dict[str, Any] = {
-            "message_id": next(self._message_ids),
+            "message_id": sent.message_id,
             "from": BOT_USER,
             "date": int(time.time()),
             "chat": {"id": chat_id, "type": "private" if chat_id > 0 else "supergroup"},
@@ -123,4 +149,25 @@ class FakeTelegram:
         }
         if sent.message_thread_id is not None:
             message.update(message_thread_id=sent.message_thread_id, is_topic_message=True)
+        if sent.reply_markup is not None:
+            message["reply_markup"] = sent.reply_markup
         return 200, {"ok": True, "result": message}
+
+    def _answer_callback_query(self, request: Recorded) -> tuple[int, Any]:
+        refusal = self._unauthorized(request)
+        if refusal is not None:
+            return refusal
+        payload = request.payload()
+        if not payload.get("callback_query_id"):
+            return 400, {"ok": False, "error_code": 400, "description": "Bad Request: query is too old and response "
+                         "timeout expired or query ID is invalid"}
+        show_alert = payload.get("show_alert") in (True, "true", "True")
+        text = payload.get("text")
+        self.callback_answers.append(CallbackAnswer(str(payload["callback_query_id"]), text, show_alert))
+        return 200, {"ok": True, "result": True}
+
+
+def _markup(payload: dict[str, Any]) -> dict[str, Any] | None:
+    """`reply_markup` as sent: a form field holds it JSON-encoded."""
+    markup = payload.get("reply_markup")
+    return json.loads(markup) if isinstance(markup, str) else markup
