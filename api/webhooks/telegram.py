@@ -11,8 +11,11 @@ Which messages are answered (privacy mode shows a group bot little more than the
 - private chats: every text message;
 - groups: messages that mention the bot (`@isolator ...`), commands (`/status`, `/status@isolator`),
   and replies to the bot's messages.
-Never: edits, non-text messages, service messages, callback queries, channel posts, messages from
-bots, and commands addressed to another bot (`/status@otherbot`).
+Never: edits, non-text messages, service messages, channel posts, messages from bots, and commands
+addressed to another bot (`/status@otherbot`).
+
+Callback queries are presses of a reply's inline buttons (telegram_callbacks.py): a readable one is
+decided and answered to its presser at once, and acknowledged with a 200 whatever became of it.
 """
 
 from __future__ import annotations
@@ -24,15 +27,17 @@ import secrets
 from dataclasses import dataclass
 from typing import Annotated, Any
 
+import asyncpg
 from fastapi import APIRouter, Depends, Request, status
 from fastapi.responses import JSONResponse
-from telegram import Message, MessageEntity, Update
+from telegram import CallbackQuery, Message, MessageEntity, Update
 from telegram.constants import ChatType
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from api.deps import get_client
+from api.deps import get_client, get_pool
 from api.dispatch import UnusableText, start_message
+from api.webhooks.telegram_callbacks import message_topic, take_press
 from isolator.settings import Settings
 from isolator.trust import TelegramSender, admit_telegram, unset_rule
 
@@ -73,7 +78,11 @@ def build_router(settings: Settings) -> APIRouter:
         log.warning(warning)
 
     @router.post("/webhooks/telegram")
-    async def telegram_update(request: Request, client: Annotated[Client, Depends(get_client)]) -> JSONResponse:
+    async def telegram_update(
+        request: Request,
+        client: Annotated[Client, Depends(get_client)],
+        pool: Annotated[asyncpg.Pool, Depends(get_pool)],
+    ) -> JSONResponse:
         given = request.headers.get(SECRET_HEADER, "").encode()
         if not secrets.compare_digest(given, expected):
             log.warning("telegram update refused: missing or wrong %s", SECRET_HEADER)  # never the value given
@@ -84,6 +93,8 @@ def build_router(settings: Settings) -> APIRouter:
             return _answer(status.HTTP_400_BAD_REQUEST, detail=f"not a Telegram Update: {error}")
         except (ValueError, RecursionError):  # not UTF-8, not JSON, or nested too deep to read
             return _answer(status.HTTP_400_BAD_REQUEST, detail="the body is not JSON")
+        if update.callback_query is not None:
+            return _answer(status.HTTP_200_OK, press=await take_press(update.callback_query, settings, pool, client))
         message = read_message(update, bot_username)
         if isinstance(message, str):
             return _answer(status.HTTP_200_OK, ignored=message)
@@ -126,6 +137,8 @@ def parse_update(data: object) -> Update:
         update = Update.de_json(data)
     except Exception as error:  # any shape de_json cannot build from is the sender's error, never a 500
         raise MalformedUpdate(f"cannot read it ({type(error).__name__})") from None
+    if update.callback_query is not None and (problem := _callback_query_problem(update.callback_query)):
+        raise MalformedUpdate(problem)
     message = update.message
     if message is None:
         return update
@@ -145,11 +158,26 @@ def parse_update(data: object) -> Update:
     return update
 
 
+def _callback_query_problem(query: CallbackQuery) -> str | None:
+    if not isinstance(query.id, str) or not query.id:
+        return "`callback_query.id` must be a non-empty string"
+    if query.from_user is None or not _is_int(query.from_user.id):
+        return "`callback_query.from.id` must be an integer"
+    if query.data is not None and not isinstance(query.data, str):
+        return "`callback_query.data` must be a string"
+    message = query.message
+    if message is not None and (message.chat is None or not _is_int(message.chat.id)):
+        return "`callback_query.message.chat` needs an integer `id`"
+    if isinstance(message, Message) and not (message.message_thread_id is None or _is_int(message.message_thread_id)):
+        return "`callback_query.message.message_thread_id` must be an integer"
+    return None
+
+
 def read_message(update: Update, bot_username: str) -> TelegramMessage | str:
     """The message to hand to a workflow, or why the update is ignored."""
     message = update.message
     if message is None:
-        return "not a new message (edits, callback queries, channel posts and the like are not answered)"
+        return "not a new message (edits, channel posts and the like are not answered)"
     if not message.text or not message.text.strip():
         return "the message has no text"
     sender = message.from_user
@@ -166,14 +194,12 @@ def read_message(update: Update, bot_username: str) -> TelegramMessage | str:
     )
     if not addressed:
         return "in a group, only mentions of the bot, commands and replies to the bot are answered"
-    # Outside forum topics `message_thread_id` only names a chain of replies: not a conversation.
-    topic = message.message_thread_id if message.is_topic_message and message.message_thread_id else 0
     if not (text := strip_leading_mention(message.text, bot_username)):
         return "the message is only a mention of the bot"
     return TelegramMessage(
         update_id=update.update_id,
         chat_id=message.chat.id,
-        topic_id=topic,
+        topic_id=message_topic(message),
         text=text,
         sender=TelegramSender(sender.id, sender.username if isinstance(sender.username, str) else None),
     )
