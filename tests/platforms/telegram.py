@@ -17,7 +17,7 @@ from api.webhooks.telegram import SECRET_HEADER
 from isolator.contracts.message import ReplyInput, Resolution, message_workflow_id
 from isolator.settings import Settings
 from tests.conftest import Stack
-from tests.fakes.telegram_api import BOT_TOKEN, FakeTelegram
+from tests.fakes.telegram_api import BOT_TOKEN, BOT_USER, FakeTelegram, Sent
 from workflows.message import MessageWorkflow
 
 WEBHOOK_SECRET = "isolator-webhook-secret_0123"  # setWebhook allows A-Z, a-z, 0-9, _ and -
@@ -120,3 +120,42 @@ async def nothing_happened(stack: Stack, fake: FakeTelegram, *update_ids: int) -
 
 def reply(conversation_id: str = f"{PRIVATE['id']}:0") -> ReplyInput:
     return ReplyInput(platform="telegram", conversation_id=conversation_id, text="hello", idempotency_key="k")
+
+
+def request_message(fake: FakeTelegram) -> Sent:
+    """The newest message that shows an inline keyboard now (a request waiting for its answer)."""
+    waiting = [sent for _, sent in sorted(fake.messages.items()) if sent.buttons]
+    assert waiting, "no message with buttons was sent"
+    return waiting[-1]
+
+
+_callback_ids = itertools.count(uuid.uuid4().int % 10**9 * 1000)
+
+
+def callback_query(recorded: Sent, data: str, user_id: int, username: str | None) -> dict[str, Any]:
+    """A press of a button of `recorded` (a message the fake recorded), as Telegram delivers it."""
+    chat = ({"id": recorded.chat_id, "first_name": "Ada", "type": "private"} if recorded.chat_id > 0
+            else {"id": recorded.chat_id, "title": "Team", "type": "supergroup",
+                  "is_forum": recorded.message_thread_id is not None})
+    message: dict[str, Any] = {"message_id": recorded.message_id, "from": BOT_USER, "chat": chat,
+                               "date": int(time.time()), "text": recorded.text}
+    if recorded.reply_markup is not None:
+        message["reply_markup"] = recorded.reply_markup
+    if recorded.message_thread_id is not None:
+        message.update(message_thread_id=recorded.message_thread_id, is_topic_message=True)
+    presser = {"id": user_id, "is_bot": False, "first_name": (username or "Someone").title()}
+    if username is not None:
+        presser["username"] = username
+    return {"id": str(next(_callback_ids)), "from": presser, "message": message,
+            "chat_instance": str(recorded.chat_id), "data": data}
+
+
+async def press(client: httpx.AsyncClient, recorded: Sent, button: str | int, user_id: int = USER["id"],
+                username: str | None = USER["username"]) -> httpx.Response:
+    """Press one of `recorded`'s buttons (its label, or its index in reading order) as user `user_id`:
+    the webhook gets the callback_query Telegram would send, with the secret header."""
+    buttons = recorded.buttons
+    chosen = buttons[button] if isinstance(button, int) else next(b for b in buttons if b["text"] == button)
+    update = {"update_id": next(_update_ids), "callback_query": callback_query(recorded, chosen["callback_data"],
+                                                                               user_id, username)}
+    return await client.post("/webhooks/telegram", headers={SECRET_HEADER: WEBHOOK_SECRET}, json=update)
