@@ -112,11 +112,13 @@ async def start_message(
     hints: IsolationHints | None = None,
     kind: Literal["message", "closed"] = "message",
     admission: Admission | None = None,
+    user: str | None = None,
 ) -> WorkflowHandle[MessageWorkflow, Resolution]:
     """What every adapter calls: build the message (`/clone` defaulting to this host) and start its workflow.
 
     `admission`: the platform's allow rule applied to the sender (isolator/trust.py); a refused
-    message still starts its workflow, which answers once and records the outcome `refused`.
+    message still starts its workflow, which answers once and records the outcome `refused`. `user`: the
+    sender's id where no allow rule applies (the test adapter).
 
     Raises UnusableText, and Temporal's RPCError when it cannot be reached: each adapter answers those
     in its platform's own shape.
@@ -130,5 +132,6 @@ async def start_message(
         hints=hints,
         kind=kind,
         admission=admission,
+        user=admission.user if admission is not None else user,
     )
     return await dispatch_message(client, settings.task_queue, message, eagerly=settings.eager_start)

@@ -28,6 +28,8 @@ class InboundTestMessage(BaseModel):
     message: str = Field(min_length=1, max_length=65536)
     # A delivery key; send the same one twice to simulate a redelivered webhook.
     message_id: str | None = Field(None, alias="messageId", min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$")
+    # Who sends it: the one who may answer what its run asks (`POST /test/approvals/<code>`).
+    user: str = Field("tester", min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._@-]+$")
 
     @field_validator("conversation_id")
     @classmethod
@@ -60,6 +62,7 @@ async def post_message(
         conversation_id=body.conversation_id,
         text=body.message,
         message_key=body.message_id or uuid.uuid4().hex,
+        user=body.user,
     )
     answer: dict[str, Any] = {
         "success": True,

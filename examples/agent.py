@@ -63,6 +63,7 @@ options.add_argument("--verbose", action="store_true")
 options.add_argument("--permission-mode")
 options.add_argument("--resume")
 options.add_argument("--max-budget-usd")
+options.add_argument("--input-format", default="text")
 arguments, _ = options.parse_known_args()
 
 streaming = arguments.output_format == "stream-json"  # driven as Claude Code is; else a plain command
@@ -79,7 +80,19 @@ if arguments.resume and not history_file.is_file():
     sys.exit(1)
 history: list[str] = json.loads(history_file.read_text()) if history_file.is_file() else []
 
-message = sys.stdin.read().strip() or "(an empty message)"
+def read_message() -> str:
+    """The message: standard input's text, or with `--input-format stream-json` (how isolator drives
+    Claude Code, answering its permission prompts on the same input) its first `user` event."""
+    if arguments.input_format != "stream-json":
+        return sys.stdin.read()
+    for line in sys.stdin:
+        event = json.loads(line) if line.strip() else {}
+        if event.get("type") == "user":
+            return str(event["message"]["content"])
+    return ""
+
+
+message = read_message().strip() or "(an empty message)"
 emit({"type": "system", "subtype": "init", "cwd": os.getcwd(), "tools": ["Write", "Bash"], "model": "example",
       "permissionMode": arguments.permission_mode or "default"}, pause=0.1)
 say(f"Working on: {message}")

@@ -8,9 +8,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, ValidationInfo, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 
+from isolator.approval_rules import ApprovalRules, RuleError, parse_rules
 from isolator.egress_rules import parse_entry
 from isolator.trust_settings import TrustSettings
 
@@ -58,6 +59,11 @@ class Settings(TrustSettings):  # the allow rules' settings: isolator/trust_sett
     # The driver's program (default: `claude`, `codex` or `aider` on PATH), and extra arguments (shlex).
     agent_executable: str | None = Field(None, min_length=1, validation_alias=_env("AGENT_EXECUTABLE"))
     agent_args_line: str | None = Field(None, validation_alias=_env("AGENT_ARGS"))
+    # Tool calls that need a person's yes, and calls never allowed, in Claude Code's rule syntax
+    # (docs/approvals.md): `ask: Bash(git push:*), Write(migrations/**); deny: WebFetch`. Unset: none.
+    agent_approvals_line: str | None = Field(None, validation_alias=_env("AGENT_APPROVALS"))
+    # How long a request waits for its answer before it is denied.
+    approval_timeout_hours: float = Field(24, gt=0, le=24 * 30, validation_alias=_env("APPROVAL_TIMEOUT_HOURS"))
     # USD one run may cost; per codebase and UTC day. Unset: no cap.
     agent_max_cost_usd: float | None = Field(None, gt=0, validation_alias=_env("AGENT_MAX_COST_USD"))
     agent_daily_budget_usd: float | None = Field(None, gt=0, validation_alias=_env("AGENT_DAILY_BUDGET_USD"))
@@ -151,6 +157,26 @@ class Settings(TrustSettings):  # the allow rules' settings: isolator/trust_sett
             raise ValueError("`command` needs AGENT_COMMAND, the program to run")
         return value
 
+    @field_validator("agent_approvals_line")
+    @classmethod
+    def _readable_rules(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                parse_rules(value)
+            except RuleError as error:
+                raise ValueError(str(error)) from None
+        return value
+
+    @model_validator(mode="after")
+    def _approvals_askable(self) -> Settings:
+        """Only Claude Code can ask here: refused at start for another agent, in one line."""
+        driver = self.agent_driver or ("command" if self.agent_command_line else None)
+        if self.agent_approvals.active and (self.agent_workflow or driver not in (None, "claude")):
+            raise ValueError(f"AGENT_APPROVALS: approvals need Claude Code or Codex app-server; "
+                             f"{'AGENT_WORKFLOW' if self.agent_workflow else f'AGENT={driver}'} cannot ask. "
+                             "Set AGENT=claude, or unset AGENT_APPROVALS")
+        return self
+
     @field_validator("sandbox_writable_paths")
     @classmethod
     def _absolute_paths(cls, value: str | None) -> str | None:
@@ -214,6 +240,10 @@ class Settings(TrustSettings):  # the allow rules' settings: isolator/trust_sett
         return shlex.split(self.agent_args_line) if self.agent_args_line else []
 
     @property
+    def agent_approvals(self) -> ApprovalRules:
+        return parse_rules(self.agent_approvals_line) if self.agent_approvals_line else ApprovalRules()
+
+    @property
     def agent_home(self) -> Path:
         return self.data_dir / "agent-home"
 
@@ -249,6 +279,9 @@ def load_settings(**overrides: object) -> Settings:
     except ValidationError as error:
         problems = []
         for item in error.errors():
-            field = str(item["loc"][0]) if item["loc"] else "?"
+            if not item["loc"]:  # a rule between settings, which names them itself
+                problems.append(item["msg"].removeprefix("Value error, "))
+                continue
+            field = str(item["loc"][0])
             problems.append(f"{_ALIASES.get(field, field)}: {item['msg']}")
         raise ConfigurationError("invalid configuration: " + "; ".join(problems)) from None

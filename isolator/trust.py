@@ -61,6 +61,7 @@ def admit_github(sender: GitHubSender, settings: Settings) -> Admission:
         admin_refused=_admin_refusal(sender.login.lower(), settings.github_admin_users, "GITHUB_ADMIN_USERS",
                                      f"your login `{sender.login}`"),
         clone=clone_policy(settings),
+        user=sender.login.lower(),
     )
 
 
@@ -79,6 +80,7 @@ def admit_slack(sender: SlackSender, settings: Settings) -> Admission:
         admin_refused=_admin_refusal(sender.user, settings.slack_admin_users, "SLACK_ADMIN_USERS",
                                      f"your user id `{sender.user}`"),
         clone=clone_policy(settings),
+        user=sender.user,
     )
 
 
@@ -94,6 +96,7 @@ def admit_telegram(sender: TelegramSender, settings: Settings) -> Admission:
         admin_refused=_admin_refusal(user_id, settings.telegram_admin_users, "TELEGRAM_ADMIN_USERS",
                                      f"your user id `{user_id}`"),
         clone=clone_policy(settings),
+        user=user_id,
     )
 
 
@@ -120,6 +123,7 @@ def admit_discord(sender: DiscordSender, settings: Settings) -> Admission:
         admin_refused=_admin_refusal(sender.user_id, settings.discord_admin_users, "DISCORD_ADMIN_USERS",
                                      f"your user id `{sender.user_id}`"),
         clone=clone_policy(settings),
+        user=sender.user_id,
     )
 
 

@@ -9,7 +9,7 @@ from typing import Callable
 
 from tests.conftest import Stack
 
-ENDED = ("done", "failed", "timed_out", "stopped", "interrupted", "dropped")
+ENDED = ("done", "failed", "timed_out", "stopped", "interrupted", "dropped", "waiting")
 
 
 async def run_of(stack: Stack, run_id: str) -> dict:

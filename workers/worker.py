@@ -30,6 +30,7 @@ from activities.results.branch_updates import BranchUpdateActivities
 from activities.results.delivery import ResultsActivities
 from activities.results.pr_loop import PullRequestLoopActivities
 from activities.runs.processes import RunProcesses
+from activities.runs.approvals import ApprovalActivities
 from activities.runs.queue import AgentRunActivities
 from activities.runs.run_agent import AgentActivities
 from activities.runs.session_commands import AgentSessionActivities
@@ -83,6 +84,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
     results = ResultsActivities(settings, pool, replies)
     loop = PullRequestLoopActivities(settings, pool, client)
     warm = WarmPoolActivities(pool, settings, client)
+    approvals = ApprovalActivities(pool, replies)
     return [
         # local activities run on the workflow's worker
         conversations.record_conversation,
@@ -140,6 +142,8 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         signals.wake_environment,
         agent_runs.stop_agent_runs,
         agent_runs.record_interrupted_run,
+        approvals.close_approval,
+        approvals.queue_continuation,
         replies.send_reply,
         PlatformActivities(settings).complete_hints,
         signals.ask_pull_request,

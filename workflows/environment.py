@@ -24,6 +24,7 @@ from temporalio.exceptions import ActivityError
 with workflow.unsafe.imports_passed_through():
     from isolator.contracts import search_attributes
     from isolator.contracts.agent import Queued, RunRequest, StopReport, StopRequest
+    from isolator.contracts.approvals import Decision, DecisionTaken
     from isolator.contracts.environment import (
         HIBERNATE,
         ConversationSignal,
@@ -36,6 +37,7 @@ with workflow.unsafe.imports_passed_through():
     from isolator.contracts.setup import SetupStateInput
     from isolator.contracts.worktree import RemovalReport, RestoredWorktree, RestoreWorktreeInput
     from workflows.chat import agent_texts
+    from workflows.environment_approvals import answers_question, take_answer
     from workflows.environment_results import deliver_on_request
     from workflows.environment_runs import Runs
     from workflows.environment_setup import READY_TO_WORK, set_up, tear_down
@@ -49,6 +51,8 @@ KEYS_KEPT = 200
 REPORTS_KEPT = 100
 # The version from which IsolatorStatus follows the environment (refused, destroyed).
 STATUS_SEARCH_ATTRIBUTE = "status-search-attribute"
+# How long a press may come before the run that asked has ended (its request is sent first).
+ANSWER_BEFORE_WAIT = timedelta(minutes=2)
 # Removals that wait for the agent's queue to drain; any other unforced removal is refused meanwhile.
 AFTER_THE_RUNS = ("closed", "path gone", "retry")
 
@@ -145,7 +149,22 @@ class EnvironmentWorkflow:
         """A message for the agent: queued behind the runs before it; refused while the worktree goes."""
         if self._state.status in ("removing", "hibernated", "destroyed") or self._forced_removal_due():
             return Queued("gone", request.run_id)
+        if answers_question(self._state, request):  # its run goes on with the answer, first
+            return Queued("queued", request.run_id, 0)
         return self._runs.queue(request)
+
+    @workflow.update
+    async def answer_approval(self, decision: Decision) -> DecisionTaken:
+        """A person's answer to what the running run asked (checked by api/approvals.py): taken once. The
+        run sends its request just before it ends: a quick press may come before its end reaches here."""
+        try:
+            await workflow.wait_condition(lambda: self._state.running is None or (
+                self._state.awaiting is not None and self._state.awaiting.approval_id == decision.approval_id),
+                timeout=ANSWER_BEFORE_WAIT)
+        except TimeoutError:
+            pass
+        taken = take_answer(self._state, decision)
+        return DecisionTaken(taken is not None, taken or "This request no longer waits for an answer.")
 
     @workflow.update
     async def stop_runs(self, request: StopRequest) -> StopReport:

@@ -27,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
     from isolator.results_rules import kind_of
     from workflows.agent_run import AgentRunWorkflow, agent_run_workflow_id
     from workflows.agent_workflow_run import run_team_workflow
+    from workflows.environment_approvals import ASKS_THE_HUMAN, wait_for_answer
     from workflows.environment_results import DELIVERS_RESULTS, deliver_after_run
     from workflows.steps.results import branch_updates
     from workflows.steps.runs import queue as agent_runs
@@ -91,6 +92,11 @@ class Runs:
             await deliver_after_run(self.state, request)  # the service commits, pushes and opens the PR
         await record.signal(AgentRunWorkflow.finished, report)
         self.ended = report
+        if report.status == "waiting" and report.waiting is not None and workflow.patched(ASKS_THE_HUMAN):
+            # It asked a person: still "running" until the answer, which the next run goes on with.
+            goes_on = await wait_for_answer(self.state, request, report.waiting, interrupted)
+            if not goes_on and self.state.stop_running:
+                self.ended = AgentRunReport(report.run_id, "stopped")
         self.state.running, self.state.stop_running = None, False
 
     async def _brought_up_to_date(self, request: RunRequest) -> RunRequest:

@@ -163,6 +163,7 @@ class MessageWorkflow:
         queued = await agent_runs.queue_agent_run(QueueRunInput(
             resolution.environment_id, self._codebase.id, self._message.platform, self._message.conversation_id,
             self._message.text, workflow.info().workflow_id, answered=bool(self._replies) and not told_first,
+            user=self._message.user,
         ))
         resolution.run_id = queued.run_id
         if queued.tell_setup_failed:  # once per worktree and conversation

@@ -27,6 +27,14 @@ ADVICE = {
 }
 
 
+WAITING_HEADLINES = {
+    "tool": "Paused after {took}: a call needs a person's approval (below).",
+    "question": "Paused after {took}: the agent asks you a question (below).",
+    "plan": "Paused after {took}: the agent's plan waits for approval (below).",
+    "budget": "Paused after {took} at its budget: continue or stop (below).",
+}
+
+
 # Where each driver's credentials and model API address come from: the hint names the driver's own.
 CREDENTIALS = {
     "claude": "ANTHROPIC_API_KEY, or log Claude Code in once with HOME set to the agent home",
@@ -67,6 +75,7 @@ class Ending:
     problem: str | None = None  # it could not start
     error: AgentError | None = None  # the agent said what went wrong
     restarted: bool = False  # its worker shut down under it
+    asking: str | None = None  # "waiting": what it asks a person (an ApprovalKind)
 
     def finished(self, finished: Finished) -> None:
         self.exit_code = finished.exit_code
@@ -84,6 +93,10 @@ class Ending:
     def stopped(self) -> None:
         self.status = "stopped"
 
+    def waits_for_answer(self, kind: str) -> None:
+        """It asked a person (docs/approvals.md): the turn ended without the call, and the next run goes on."""
+        self.status, self.asking, self.error = "waiting", kind, None
+
     def service_restarted(self) -> None:
         """Its worker shut down (the service stopping or restarting), not a `/stop`."""
         self.status, self.restarted = "interrupted", True
@@ -97,6 +110,7 @@ class Ending:
             "timed_out": f"Timed out after {took} (the limit is AGENT_TIMEOUT_MINUTES) and was stopped.",
             "stopped": f"Stopped after {took}.",
             "interrupted": f"Interrupted after {took}.",
+            "waiting": WAITING_HEADLINES.get(self.asking or "", "").format(took=took),
         }[self.status]
         if self.problem is not None:
             headline = f"The agent could not start: {self.problem}."

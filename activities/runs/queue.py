@@ -94,7 +94,7 @@ class AgentRunActivities:
         await self.records.queued(run_id, request.environment_id, request.platform, request.conversation_id,
                                   request.text)
         run = RunRequest(run_id, request.key, conversation_key(request.platform, request.conversation_id),
-                         request.text, plan, merge_base=request.merge_base)
+                         request.text, plan, merge_base=request.merge_base, user=request.user)
         handle = self.client.get_workflow_handle(environment_workflow_id(request.environment_id))
         try:
             queued = await handle.execute_update("queue_run", run, id=request.key, result_type=Queued)

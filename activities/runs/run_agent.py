@@ -27,6 +27,8 @@ from activities.environments.setup import command_variables
 from activities.git.working_trees import Changes, StagedTree, WorkingTree, changes_since, staged_tree
 from activities.runs.agents import DRIVERS, Driver
 from activities.runs.agents.base import AgentError, GaveUp, Reader, SessionLost, Turn, Usage
+from activities.runs.agents.claude_permissions import PermissionRelay
+from activities.runs.approvals import ApprovalRecords, approval_id_of, code_of
 from activities.runs.answer import AnswerStream
 from activities.runs.outcome import Ending
 from activities.runs.output import RunLog, Silence, keep_flushing, stop_tasks, to_its_end
@@ -35,7 +37,9 @@ from activities.runs.records import Capture, RunRecords
 from activities.runs.sessions import AgentSessions, Session, renews_in
 from activities.runs.verbosity import shows_steps_only
 from activities.sandbox.user_programs import CannotStart, run_user_program, user_environment
+from isolator import approval_texts
 from isolator.contracts.agent import AgentRunReport
+from isolator.contracts.approvals import AllowedCalls, ApprovalAsk, ToolCall
 from isolator.contracts.environment import AgentRunInput
 from isolator.settings import Settings
 
@@ -57,6 +61,7 @@ class AgentActivities:
         self.sessions = AgentSessions(pool)
         self.replies = replies
         self.processes = processes
+        self.approvals = ApprovalRecords(pool, replies, settings.approval_timeout_hours)
 
     @activity.defn
     async def run_agent(self, request: AgentRunInput) -> AgentRunReport:
@@ -68,13 +73,15 @@ class AgentActivities:
                               steps_only=shows_steps_only(platform, driver.streams_events))
         output = Capture(self.records, run.run_id, "output")
         errors = RunLog(Capture(self.records, run.run_id, "log"))
-        started = time.monotonic()
+        started, started_at = time.monotonic(), time.time()
         ending = Ending(started, driver=driver.name)
         # What the run changes is measured against the worktree as it was: the agent starts once that is
         # staged, its sandbox made meanwhile; its tree is written after the run.
         scratch = tempfile.TemporaryDirectory(prefix="isolator-before-")
         before = asyncio.ensure_future(staged_tree(worktree, Path(scratch.name)))
         reader: Reader = driver.reader(worktree)
+        relay: PermissionRelay | None = None
+        waiting: ApprovalAsk | None = None
         session: Session | None = None
         notices: list[str] = []  # about the session, above the answer
         posting = asyncio.create_task(answer.keep_posting())
@@ -93,7 +100,8 @@ class AgentActivities:
                 answer.add(notices[-1])
             for attempt in range(2):
                 reader = driver.reader(worktree)
-                await self._turn(request, driver, session, reader, answer, output, errors, ending, before)
+                relay = await self._relay(request, driver.name, platform, conversation_id)
+                await self._turn(request, driver, session, reader, answer, output, errors, ending, before, relay)
                 if reader.error is None or reader.error.kind != "session" or attempt:
                     break
                 # The agent lost the session (its home was cleared): once more, in a new one.
@@ -102,9 +110,8 @@ class AgentActivities:
                 answer.add(notices[-1])
         except CannotStart as error:
             ending.cannot_start(f"{error}; check {run.plan.source}")
-        except OverBudget as error:
-            ending.failed(AgentError("budget", str(error)))
-            ending.status = "stopped"
+        except OverBudget:  # it asks to go on (docs/approvals.md)
+            ending.waits_for_answer("budget")
         except GaveUp:  # the reader stopped the agent; its error says why
             ending.status = "failed"
         except asyncio.CancelledError:
@@ -120,7 +127,11 @@ class AgentActivities:
                 await marked
                 await stop_tasks(posting, ticking)
                 changes = await changes_or_none(worktree, await _taken(before), Path(scratch.name))
-                if reader.error is not None and ending.error is None:
+                if relay is not None and relay.asked is not None and ending.status not in ("stopped", "interrupted"):
+                    ending.waits_for_answer(relay.kind)  # its turn ended there, by the relay's interrupt
+                elif reader.error is not None and reader.error.kind == "budget" and self.settings.agent_max_cost_usd:
+                    ending.waits_for_answer("budget")
+                elif reader.error is not None and ending.error is None:
                     ending.failed(reader.error)
                 if driver.streams_events and ending.problem is None:
                     # An error's words are said once, in the closing lines, not also as its answer.
@@ -132,6 +143,9 @@ class AgentActivities:
                 await errors.capture.flush()
                 await answer.finish(self._with_page_link(ending.summary(changes, errors.last_lines(), reader.usage), run.run_id),
                                     f"The rest of the answer is in the run's record: `GET /api/runs/{run.run_id}`.")
+                if ending.status == "waiting":
+                    nonlocal waiting
+                    waiting = await self._ask(request, relay, reader, started_at)
                 await self._record(run.run_id, platform, conversation_id, driver, session, reader, ending, changes)
 
             # A `/stop` that arrives once the agent has ended is too late: cut halfway, the wrap-up left the
@@ -141,18 +155,48 @@ class AgentActivities:
                 await to_its_end(wrap_up())
             finally:
                 scratch.cleanup()
-        return AgentRunReport(run.run_id, ending.status, ending.exit_code, time.monotonic() - started)
+        return AgentRunReport(run.run_id, ending.status, ending.exit_code, time.monotonic() - started, waiting)
+
+    async def _relay(self, request: AgentRunInput, driver: str, platform: str,
+                     conversation_id: str) -> PermissionRelay | None:
+        """Claude Code's permission prompts and questions answered in the run, from AGENT_APPROVALS, the
+        calls a person allowed this run, and what they allowed for the conversation."""
+        if driver != "claude":
+            return None
+        given = request.run.allowed or AllowedCalls()
+        rules = await self.approvals.conversation_rules(platform, conversation_id)
+        return PermissionRelay(self.settings.agent_approvals, AllowedCalls(given.calls, [*given.rules, *rules]),
+                               request.environment.working_path)
+
+    async def _ask(self, request: AgentRunInput, relay: PermissionRelay | None, reader: Reader,
+                   started_at: float) -> ApprovalAsk:
+        """The request of a paused run, recorded and sent with its buttons."""
+        run, worktree = request.run, request.environment.working_path
+        if relay is not None and relay.asked is not None:
+            kind, call = relay.kind, relay.asked
+        else:
+            kind, call = "budget", None
+        plan = _plan_text(self.settings.agent_home, started_at, call) if kind == "plan" else ""
+        cap = self.settings.agent_max_cost_usd or 0.0
+        text = approval_texts.request_text(kind, call, worktree, code_of(approval_id_of(run.run_id)), run.text, run.user, plan,
+                                           reader.usage.cost_usd or 0.0, cap)
+        summary = {"tool": f"{call.tool_name if call else ''} call", "question": "a question", "plan": "a plan",
+                   "budget": f"the budget (${cap:g})"}[kind]
+        return await self.approvals.ask(request, kind, call, text, summary)
 
     async def _turn(self, request: AgentRunInput, driver: Driver, session: Session, reader: Reader,
                     answer: AnswerStream, output: Capture, errors: RunLog, ending: Ending,
-                    before: asyncio.Future[StagedTree]) -> None:
+                    before: asyncio.Future[StagedTree], relay: PermissionRelay | None = None) -> None:
         """One call of the agent, its output read by `reader` as it arrives; it starts once `before` is taken."""
         run, environment = request.run, request.environment
         platform, conversation_id = run.conversation.split(":", 1)
         session_dir = self.settings.agent_sessions_dir / session.id
         session_dir.mkdir(parents=True, exist_ok=True)
         turn = Turn(strip_mention(run.text, self.settings.bot_mention), Path(environment.working_path),
-                    session.agent_session_id, session_dir, session.turns + 1, self.settings.agent_max_cost_usd)
+                    session.agent_session_id, session_dir, session.turns + 1, self.settings.agent_max_cost_usd,
+                    relay)
+        if relay is not None:
+            reader.relay = relay  # type: ignore[attr-defined]  # Claude Code's reader hands it its prompts
         try:
             invocation = driver.invocation(run.plan.argv, turn)
         except SessionLost as lost:
@@ -241,6 +285,15 @@ class AgentActivities:
                                         getattr(reader, "thread_usage", None))
         await self.records.finished(run_id, ending.status, ending.exit_code, changes.files if changes else [],
                                     changes.commits if changes else None, changes.diff if changes else "")
+
+
+def _plan_text(agent_home: Path, since: float, call: ToolCall | None) -> str:
+    """ExitPlanMode's plan: Claude Code writes it to a file of its home (the call's input is empty); the
+    newest written during the run, else what the call carries."""
+    plans = [path for path in (agent_home / ".claude" / "plans").glob("*.md") if path.stat().st_mtime >= since - 1]
+    if plans:
+        return max(plans, key=lambda path: path.stat().st_mtime).read_text(errors="replace")[:6000]
+    return str((call.input if call is not None else {}).get("plan", ""))
 
 
 def final_answer(reader: Reader) -> str:

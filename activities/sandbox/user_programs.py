@@ -63,16 +63,19 @@ class Finished:
 
 
 OnChunk = Callable[[bytes], Awaitable[None]]
+# Writes a program's standard input for as long as it converses with it (then the input is closed).
+Feed = Callable[[asyncio.StreamWriter], Awaitable[None]]
 OnOutput = Callable[[str], Awaitable[None]]
 
 
 async def run_user_program(
     argv: list[str], cwd: Path, env: dict[str, str], timeout_seconds: float, *,
-    on_output: OnChunk, on_error: OnChunk | None = None, stdin: bytes | None = None,
+    on_output: OnChunk, on_error: OnChunk | None = None, stdin: bytes | Feed | None = None,
     on_start: Callable[[int], None] | None = None, writable_paths: Sequence[Path] = (),
     after: Awaitable[object] | None = None,
 ) -> Finished:
-    """Run `argv` in the sandbox with `stdin` written and closed; standard output (and standard
+    """Run `argv` in the sandbox with `stdin` written and closed (or, a Feed, written by it as long as it
+    likes: a conversation with the program); standard output (and standard
     error, unless `on_error` takes it) is handed to `on_output` chunk by chunk as it arrives; a slow
     handler slows the program down rather than filling memory. `on_start` gets the process group id.
     `writable_paths`: folders outside the worktree it may write (the agent's home, a session folder).
@@ -111,7 +114,7 @@ async def _take_back(git: GitView) -> None:
 
 async def _run(
     argv: list[str], cwd: Path, env: dict[str, str], timeout_seconds: float, on_output: OnChunk,
-    on_error: OnChunk | None, stdin: bytes | None, on_start: Callable[[int], None] | None, spare_leader: bool,
+    on_error: OnChunk | None, stdin: bytes | Feed | None, on_start: Callable[[int], None] | None, spare_leader: bool,
     after: Awaitable[object] | None = None,
 ) -> Finished:
     started = time.monotonic()
@@ -133,11 +136,14 @@ async def _run(
     if watch is not None and after is not None:
         await _when_done(after, process, watch)
     stop = Stop(process, watch)
+    # A conversation lasts as long as the program: it is not output to wait for once the program exited.
+    conversing = asyncio.ensure_future(_feed(process, stdin)) if stdin is not None and not isinstance(stdin, bytes) \
+        else None
     try:
         readers = [_pump(process.stdout, on_output)]
         if on_error is not None:
             readers.append(_pump(process.stderr, on_error))
-        if stdin is not None:
+        if isinstance(stdin, bytes):
             readers.append(_feed(process, stdin))
         exit_code: int | None = await asyncio.wait_for(_exit_and_output(process, readers, stop), timeout_seconds)
         timed_out = False
@@ -145,12 +151,15 @@ async def _run(
         exit_code, timed_out = None, True
     finally:
         await stop()  # also what it left behind in its group after it exited
+        if conversing is not None:
+            conversing.cancel()
+            await asyncio.gather(conversing, return_exceptions=True)
         if watch:
             watch.close()
     return Finished(exit_code, timed_out, time.monotonic() - started)
 
 
-async def _start(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes | None, on_error: OnChunk | None,
+async def _start(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes | Feed | None, on_error: OnChunk | None,
                  pass_fds: tuple[int, ...]) -> asyncio.subprocess.Process:
     """The process, in a new group. Stopped while it is being made, it is made, then its whole group
     killed: asyncio alone would kill its first process only (bubblewrap), then wait forever on the
@@ -167,7 +176,7 @@ async def _start(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes |
         raise
 
 
-async def _create(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes | None, on_error: OnChunk | None,
+async def _create(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes | Feed | None, on_error: OnChunk | None,
                   pass_fds: tuple[int, ...]) -> asyncio.subprocess.Process:
     try:
         return await asyncio.create_subprocess_exec(
@@ -264,11 +273,14 @@ async def _pump(stream: asyncio.StreamReader | None, handle: OnChunk) -> None:
         await handle(chunk)
 
 
-async def _feed(process: asyncio.subprocess.Process, data: bytes) -> None:
+async def _feed(process: asyncio.subprocess.Process, data: bytes | Feed) -> None:
     assert process.stdin is not None
     try:
-        process.stdin.write(data)
-        await process.stdin.drain()
+        if isinstance(data, bytes):
+            process.stdin.write(data)
+            await process.stdin.drain()
+        else:
+            await data(process.stdin)
     except (BrokenPipeError, ConnectionResetError):  # it did not read its input: its business
         pass
     finally:

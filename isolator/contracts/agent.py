@@ -6,8 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from isolator.contracts.approvals import AllowedCalls, ApprovalAsk
+
 # How a run ended. "interrupted": its worker died; an agent is not idempotent, so it is not run again.
-RunStatus = Literal["done", "failed", "timed_out", "stopped", "interrupted"]
+# "waiting": it asked a person (docs/approvals.md); the next run resumes its session with the answer.
+RunStatus = Literal["done", "failed", "timed_out", "stopped", "interrupted", "waiting"]
 
 
 @dataclass
@@ -38,6 +41,7 @@ class QueueRunInput:
     key: str  # the message workflow's id: a redelivery queues nothing twice
     answered: bool = False  # the message got a reply already: with no agent, it is not the one to say so
     merge_base: bool = False  # `/update-branch`: the PR's base is merged into the branch before the run
+    user: str | None = None  # the platform's id of the sender: who may answer what the run asks
 
 
 @dataclass
@@ -48,6 +52,10 @@ class RunRequest:
     text: str
     plan: AgentPlan
     merge_base: bool = False  # the PR's base is merged into the branch before the run (docs/pr-loop.md)
+    user: str | None = None  # the platform's id of the sender: who may answer what the run asks
+    # A run that goes on after a person's answer: the calls they allowed (asked no more in this run)
+    allowed: AllowedCalls | None = None
+    continues: str | None = None  # the approval it answers
 
 
 @dataclass
@@ -80,6 +88,7 @@ class AgentRunReport:
     status: RunStatus
     exit_code: int | None = None
     seconds: float = 0.0
+    waiting: ApprovalAsk | None = None  # "waiting": what it asked, recorded and sent
 
 
 @dataclass

@@ -94,6 +94,7 @@ class ApprovalAsk:
     requested_by: str | None  # the platform user whose message started the run
     call: ToolCall | None = None  # the tool call, the question or the plan
     summary: str = ""  # the request in one line, for the workflow's details
+    timeout_hours: float = 24  # APPROVAL_TIMEOUT_HOURS: unanswered this long, it is denied
 
 
 @dataclass
@@ -124,10 +125,8 @@ class AllowedCalls:
 
 @dataclass
 class CloseApprovalInput:
-    """The workflow's record of the answer: the row closed and the request's message edited to it."""
+    """The workflow's record of the answer: the row closed, the request's message edited to it, and for
+    "allow for this conversation" the rule kept for the conversation."""
 
-    approval_id: str
+    decision: Decision
     state: ApprovalState
-    by: str
-    text: str = ""
-    rule: str | None = None  # "allow for this conversation": the rule kept for the conversation

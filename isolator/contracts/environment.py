@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from isolator.contracts.agent import RunRequest
+from isolator.contracts.approvals import ApprovalAsk, Decision
 from isolator.contracts.codebase import Codebase
 from isolator.contracts.repository import PortBlock, RepositorySetup, SetupState
 from isolator.contracts.worktree import WORKTREE_PROVIDER, RemovalReport, RestoredWorktree
@@ -259,6 +260,10 @@ class EnvironmentState:
     woken: RestoredWorktree | None = None
     # a chat's branch has a PR (`/pr`): its runs' work is pushed to it (workflows/environment_results.py)
     has_pull_request: bool = False
+    # what the last run asked a person, while its answer is waited for (workflows/environment_approvals.py)
+    awaiting: ApprovalAsk | None = None
+    decision: Decision | None = None
+    answer_run: RunRequest | None = None  # a question answered by the asker's message: its run goes on
 
 
 @dataclass

@@ -41,6 +41,7 @@ class MessageInput:
     kind: Literal["message", "closed"] = "message"
     # the platform's allow rule applied to the sender, by the API; None: allowed everything (isolator/trust.py)
     admission: Admission | None = None
+    user: str | None = None  # the platform's id of the sender: who may answer what its run asks
 
 
 @dataclass

@@ -27,6 +27,8 @@ class Admission:
     # set when ADMIN_USERS narrows the commands that destroy or restore work and the sender is not listed
     admin_refused: str | None = None
     clone: ClonePolicy = field(default_factory=ClonePolicy)
+    # the platform's id of the sender (a GitHub login lowercased): who may answer what its run asks
+    user: str | None = None
 
 
 @dataclass

@@ -28,6 +28,9 @@ class FakeAnthropicApi(FakeModelApi):
         if step.kind == "run":
             return [{"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:20]}", "name": "Bash",
                      "input": {"command": step.command, "description": "run it"}}]
+        if step.kind == "tool":
+            return [{"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:20]}", "name": step.path,
+                     "input": step.tool_input}]
         return [{"type": "text", "text": step.text}]
 
     def _usage(self, step: Step) -> dict[str, int]:

@@ -28,13 +28,14 @@ DEFAULT_TEXT = "All done."
 
 @dataclass
 class Step:
-    kind: str  # "text", "write", "run", "error"
+    kind: str  # "text", "write", "run", "tool", "error"
     text: str = ""  # the reply's text; the file's content
     path: str = ""  # the file to write (relative to the worktree)
     command: str = ""
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     body: dict[str, Any] = field(default_factory=dict)
+    tool_input: dict[str, Any] = field(default_factory=dict)  # a "tool" step's call (its tool: `path`)
     delay: float = 0.0  # seconds before the reply starts
     input_tokens: int = 1000
     output_tokens: int = 50
@@ -50,6 +51,11 @@ def write(path: str, content: str, **options: Any) -> Step:
 
 def run(command: str, **options: Any) -> Step:
     return Step("run", command=command, **options)
+
+
+def tool(name: str, given: dict[str, Any], **options: Any) -> Step:
+    """A call of any tool by name (Claude Code's AskUserQuestion, ExitPlanMode)."""
+    return Step("tool", path=name, tool_input=given, **options)
 
 
 def error(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> Step:

@@ -12,7 +12,12 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from activities.sandbox.user_programs import Feed
+
+if TYPE_CHECKING:
+    from activities.runs.agents.claude_permissions import PermissionRelay
 
 # What went wrong, in the terms of the person using the agent; "session" is handled by the run
 # (one more try in a new session) and never reaches them.
@@ -29,12 +34,14 @@ class Turn:
     session_dir: Path  # the conversation's folder outside the worktree, kept between its runs
     run_number: int  # 1 for a new session's first turn
     max_cost_usd: float | None = None
+    # Claude Code's permission prompts, answered in the run (activities/runs/agents/claude_permissions.py)
+    relay: PermissionRelay | None = None
 
 
 @dataclass
 class Invocation:
     argv: list[str]
-    stdin: bytes | None  # None: standard input is closed at once
+    stdin: bytes | Feed | None  # None: standard input is closed at once; a Feed converses with the agent
     env: dict[str, str] = field(default_factory=dict)
     session_id: str | None = None  # known before the agent says it (the command driver's own ids)
     # Folders outside the agent's home it must write, as its configuration names them (CODEX_HOME):

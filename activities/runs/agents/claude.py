@@ -9,11 +9,14 @@ import json
 import os
 import re
 import shutil
+from functools import partial
 from pathlib import Path
 
 from activities.runs.agents.base import (AgentError, Invocation, LineReader, Turn, Usage, last_words, folders_named_by,
                                          relative, short)
+from activities.runs.agents.claude_permissions import PermissionRelay
 from activities.sandbox.bubblewrap import sandboxed
+from activities.sandbox.user_programs import Feed
 
 # The one place the permission mode is chosen. In the sandbox, which tells it so (IS_SANDBOX=1), it works
 # autonomously (`bypassPermissions`): it can run the project's tests without asking, and the sandbox is
@@ -36,7 +39,13 @@ def invocation(program: list[str], turn: Turn) -> Invocation:
     env = {}
     if "CLAUDE_CODE_MAX_RETRIES" not in os.environ:
         env["CLAUDE_CODE_MAX_RETRIES"] = DEFAULT_MAX_RETRIES
-    return Invocation([*argv, *program[1:]], turn.message.encode(), env, writable=folders_named_by("CLAUDE_CONFIG_DIR"))
+    stdin: bytes | Feed = turn.message.encode()
+    if (relay := turn.relay) is not None:  # its permission prompts and questions come to the run
+        argv += ["--input-format", "stream-json", "--permission-prompt-tool", "stdio"]
+        if relay.rules.active:
+            argv += ["--settings", relay.settings()]
+        stdin = partial(relay.converse, turn.message)
+    return Invocation([*argv, *program[1:]], stdin, env, writable=folders_named_by("CLAUDE_CONFIG_DIR"))
 
 
 def executable(program: str) -> str:
@@ -61,6 +70,7 @@ class Reader(LineReader):
         super().__init__()
         self.worktree = worktree
         self.tools: dict[str, tuple[str, dict]] = {}  # tool_use id -> (name, input), until its result
+        self.relay: PermissionRelay | None = None  # answers its permission prompts, when the run has one
 
     def line(self, line: str) -> list[str]:
         try:
@@ -71,6 +81,8 @@ class Reader(LineReader):
             return []
         self.session_id = event.get("session_id") or self.session_id
         kind = event.get("type")
+        if self.relay is not None:
+            self.relay.on_event(event)
         if kind == "assistant":
             return self._assistant(event.get("message") or {})
         if kind == "user":

@@ -1,0 +1,94 @@
+"""Claude Code's permission prompts, answered inside the run (`--permission-prompt-tool stdio`, the
+protocol of the SDK's `can_use_tool`, spoken on the agent's standard input and output).
+
+The run writes the message as a stream-json `user` event and keeps standard input open. Claude Code
+asks about each call an `ask` rule names (it is given those rules in `--settings`) and about every
+question it puts to its person (AskUserQuestion, ExitPlanMode). The relay answers at once from the
+rules: allowed, denied, or, when a person must answer, denied with `interrupt` so that the turn ends
+without the call. It keeps that call: the run records it and the environment's workflow waits for the
+answer, holding no process (docs/approvals.md). Standard input is closed at the turn's `result`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from isolator.approval_rules import ApprovalRules, verdict
+from isolator.contracts.approvals import AllowedCalls, ApprovalKind, ToolCall
+
+WAITING = ("A person must answer this first: the request is in the conversation, and this session "
+           "resumes with the answer. Stop here.")
+
+
+class PermissionRelay:
+    def __init__(self, rules: ApprovalRules, allowed: AllowedCalls, worktree: str) -> None:
+        self.rules = rules
+        self.allowed = allowed
+        self.worktree = worktree
+        self.asked: ToolCall | None = None  # the first call a person must answer; the turn ended there
+        self.denied: list[str] = []  # the calls a deny rule refused, for the run's log
+        self._lines: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+    @property
+    def kind(self) -> ApprovalKind:
+        assert self.asked is not None
+        return {"AskUserQuestion": "question", "ExitPlanMode": "plan"}.get(self.asked.tool_name, "tool")  # type: ignore[return-value]
+
+    def settings(self) -> str:
+        """Claude Code's `--settings`: the calls to ask about (deny rules are refused by it outright)."""
+        permissions = {"ask": [str(rule) for rule in self.rules.ask], "deny": [str(rule) for rule in self.rules.deny]}
+        return json.dumps({"permissions": {name: rules for name, rules in permissions.items() if rules}})
+
+    async def converse(self, message: str, stdin: asyncio.StreamWriter) -> None:
+        """The program's standard input: the protocol's opening, the message, then each answer."""
+        stdin.write(_line({"type": "control_request", "request_id": "isolator-init",
+                           "request": {"subtype": "initialize", "hooks": None}}))
+        stdin.write(_line({"type": "user", "message": {"role": "user", "content": message},
+                           "parent_tool_use_id": None, "session_id": ""}))
+        await stdin.drain()
+        while (line := await self._lines.get()) is not None:
+            stdin.write(line)
+            await stdin.drain()
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        """Every event of Claude Code's output: its permission requests are answered, its turn's end
+        closes the conversation."""
+        kind = event.get("type")
+        if kind == "result":
+            self._lines.put_nowait(None)
+        elif kind == "control_request" and (event.get("request") or {}).get("subtype") == "can_use_tool":
+            self._answer(str(event.get("request_id", "")), event["request"])
+
+    def _answer(self, request_id: str, request: dict[str, Any]) -> None:
+        call = ToolCall(str(request.get("tool_name", "")), request.get("input") or {},
+                        str(request.get("tool_use_id", "")), _suggested_rule(request.get("permission_suggestions")))
+        decided = verdict(call, self.rules, self.allowed, self.worktree)
+        if decided == "allow":
+            response: dict[str, Any] = {"behavior": "allow", "updatedInput": call.input}
+        elif decided == "deny":
+            self.denied.append(call.tool_name)
+            response = {"behavior": "deny", "message": "This service's rules (AGENT_APPROVALS) never allow this call."}
+        else:
+            if self.asked is None:
+                self.asked = call
+            response = {"behavior": "deny", "message": WAITING, "interrupt": True}
+        self._lines.put_nowait(_line({"type": "control_response", "response": {
+            "subtype": "success", "request_id": request_id, "response": response}}))
+
+
+def _suggested_rule(suggestions: object) -> str | None:
+    """The first rule Claude Code suggests adding (`Bash(touch x)`), as "allow for this conversation" keeps it."""
+    for suggestion in suggestions if isinstance(suggestions, list) else []:
+        if isinstance(suggestion, dict) and suggestion.get("type") == "addRules":
+            for rule in suggestion.get("rules") or []:
+                if isinstance(rule, dict) and rule.get("toolName"):
+                    content = rule.get("ruleContent")
+                    return f"{rule['toolName']}({content})" if content else str(rule["toolName"])
+    return None
+
+
+def _line(event: dict[str, Any]) -> bytes:
+    return (json.dumps(event) + "\n").encode()
+

@@ -1,0 +1,111 @@
+"""The `approvals` rows and their messages (docs/approvals.md): a run records what it asks and sends the
+request with its buttons; the environment's workflow, once answered, closes the row and edits the
+request to its answer; a continuation run is recorded to go on with it."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import uuid
+
+import asyncpg
+from temporalio import activity
+
+from activities.chat.replies import ReplyActivities
+from activities.runs.records import RunRecords
+from isolator import approval_texts
+from isolator.approval_rules import conversation_rule
+from isolator.contracts.agent import RunRequest
+from isolator.contracts.approvals import ApprovalAsk, ApprovalKind, CloseApprovalInput, ToolCall
+from isolator.contracts.environment import AgentRunInput
+from isolator.contracts.message import ReplyInput
+
+_APPROVAL_NAMESPACE = uuid.UUID("5d0c1b7e-6f0e-4a51-9a55-2c0d3b7a4e21")
+
+
+def approval_id_of(run_id: str) -> str:
+    """One request per run (the run ends its turn at the first): a retry records the same one."""
+    return str(uuid.uuid5(_APPROVAL_NAMESPACE, run_id))
+
+
+def code_of(approval_id: str) -> str:
+    """Eight letters and digits, easy to type in a comment (`/approve K7P2QXAB`)."""
+    return base64.b32encode(hashlib.sha256(approval_id.encode()).digest()).decode()[:8]
+
+
+class ApprovalRecords:
+    def __init__(self, pool: asyncpg.Pool, replies: ReplyActivities, timeout_hours: float) -> None:
+        self.pool = pool
+        self.replies = replies
+        self.timeout_hours = timeout_hours
+
+    async def conversation_rules(self, platform: str, conversation_id: str) -> list[str]:
+        """What people allowed for this conversation ("allow for this conversation")."""
+        rows = await self.pool.fetch("SELECT rule FROM conversation_allow_rules WHERE platform = $1 AND "
+                                     "conversation_id = $2 ORDER BY granted_at", platform, conversation_id)
+        return [row["rule"] for row in rows]
+
+    async def ask(self, request: AgentRunInput, kind: ApprovalKind, call: ToolCall | None, text: str,
+                  summary: str) -> ApprovalAsk:
+        """Record the request and send it with its buttons, once."""
+        run = request.run
+        platform, conversation_id = run.conversation.split(":", 1)
+        approval_id = approval_id_of(run.run_id)
+        code = code_of(approval_id)
+        message_key = f"approval:{approval_id}"
+        await self.pool.execute(
+            """INSERT INTO approvals (id, code, run_id, environment_id, platform, conversation_id, requested_by, kind,
+                                      tool_name, tool_input, tool_use_id, suggested_rule, summary, message_key)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (id) DO NOTHING""",
+            approval_id, code, run.run_id, request.environment.environment_id, platform, conversation_id, run.user,
+            kind, call.tool_name if call else None, call.input if call else {}, call.tool_use_id if call else None,
+            call.suggested_rule if call else None, summary, message_key)
+        await self.replies.deliver_once(ReplyInput(platform, conversation_id, text, message_key,
+                                                   buttons=approval_texts.buttons(kind, code, call)))
+        return ApprovalAsk(approval_id, code, kind, run.conversation, run.user, call, summary, self.timeout_hours)
+
+
+class ApprovalActivities:
+    def __init__(self, pool: asyncpg.Pool, replies: ReplyActivities) -> None:
+        self.pool = pool
+        self.replies = replies
+        self.runs = RunRecords(pool)
+
+    @activity.defn
+    async def close_approval(self, closing: CloseApprovalInput) -> None:
+        """The answer recorded (once: a retry finds the row closed and only finishes the message), the
+        request edited to it, and a rule granted for the conversation kept."""
+        decision = closing.decision
+        row = await self.pool.fetchrow(
+            """SELECT a.*, e.working_path FROM approvals a JOIN isolation_environments e ON e.id = a.environment_id
+               WHERE a.id = $1""", decision.approval_id)
+        if row is None:
+            return
+        call = ToolCall(row["tool_name"], row["tool_input"] or {}, row["tool_use_id"] or "", row["suggested_rule"]) \
+            if row["tool_name"] else None
+        answer = approval_texts.answer_of(decision, call)
+        async with self.pool.acquire() as connection, connection.transaction():
+            await connection.execute(
+                """UPDATE approvals SET state = $2, choice = $3, answered_by = $4, answered_at = now(), answer_text = $5
+                   WHERE id = $1 AND state = 'pending'""",
+                decision.approval_id, closing.state, decision.choice,
+                None if decision.choice in ("timeout", "stopped") else decision.by, answer)
+            if decision.choice == "conversation" and call is not None:
+                await connection.execute(
+                    """INSERT INTO conversation_allow_rules (platform, conversation_id, rule, granted_by)
+                       VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING""",
+                    row["platform"], row["conversation_id"], conversation_rule(call, row["working_path"]), decision.by)
+        request = await self.pool.fetchval("SELECT body FROM outbound_messages WHERE idempotency_key = $1",
+                                           row["message_key"])
+        if request is not None:
+            await self.replies.deliver_once(ReplyInput(
+                row["platform"], row["conversation_id"], approval_texts.answered_text(request, decision, call),
+                f"{row['message_key']}:answered", updates=row["message_key"]))
+
+    @activity.defn
+    async def queue_continuation(self, request: AgentRunInput) -> None:
+        """The run that goes on with the answer: recorded as queued, as a message's run is."""
+        run: RunRequest = request.run
+        platform, conversation_id = run.conversation.split(":", 1)
+        await self.runs.queued(run.run_id, request.environment.environment_id, platform, conversation_id, run.text)
+
