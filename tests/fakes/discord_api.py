@@ -7,7 +7,8 @@ REST: `GET /users/@me` and `/oauth2/applications/@me` (both asked at login), `GE
 from messages, the application's commands, and interaction follow-ups. Bot routes need
 `Authorization: Bot <token>` (401 otherwise). Follow-ups need no authorization, only an interaction
 token the test announced with `expect_interaction` (404 Unknown Webhook otherwise), as Discord
-knows the tokens of the interactions it sent. `fail` makes the next messages posted in channels
+knows the tokens of the interactions it sent. Messages keep their `components` (buttons), recorded as
+posted and as they are after an edit (an edit without `components` keeps them, `components: []` drops them). `fail` makes the next messages posted in channels
 answer one of Discord's errors.
 
 Gateway: HELLO, IDENTIFY answered with READY and the guild's GUILD_CREATE, heartbeats, RESUME
@@ -58,6 +59,7 @@ class SentMessage:
     channel_id: str
     message_id: str
     content: str
+    components: list[dict[str, Any]] = field(default_factory=list)  # action rows of buttons
 
 
 @dataclass
@@ -73,6 +75,7 @@ class FollowUp:
     token: str
     message_id: str
     content: str
+    components: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -354,8 +357,9 @@ class FakeDiscord:
             message = self._messages.get(parts[2])
             if message is None or message["channel_id"] != channel_id:
                 return _refusal(404, 10008, "Unknown Message")
-            message.update(content=body.get("content", message["content"]), edited_timestamp=_now())
-            self.edits.append(SentMessage(channel_id, parts[2], message["content"]))
+            message.update(content=body.get("content", message["content"]),
+                           components=body.get("components", message["components"]), edited_timestamp=_now())
+            self.edits.append(SentMessage(channel_id, parts[2], message["content"], message["components"]))
             return _json(message)
         if method == "POST" and len(parts) == 4 and parts[1] == "messages" and parts[3] == "threads":
             return await self._start_thread(channel_id, parts[2], body)
@@ -375,11 +379,11 @@ class FakeDiscord:
                 status=400)
         if channel["type"] == 11:
             channel["thread_metadata"]["archived"] = False  # posting in an archived thread reopens it
-        message = self._message(snowflake(), channel["id"], content, BOT_USER, [])
+        message = self._message(snowflake(), channel["id"], content, BOT_USER, [], body.get("components", []))
         self._messages[message["id"]] = message
         if body.get("enforce_nonce"):
             self._nonces[nonce_key] = message
-        self.sent.append(SentMessage(channel["id"], message["id"], content))
+        self.sent.append(SentMessage(channel["id"], message["id"], content, message["components"]))
         return _json(message)
 
     async def _start_thread(self, parent_id: str, message_id: str, body: dict[str, Any]) -> web.Response:
@@ -400,15 +404,23 @@ class FakeDiscord:
         content = body.get("content") or ""
         if method == "POST" and len(parts) == 3:
             message_id = snowflake()
-            self.followups.append(FollowUp(application_id, token, message_id, content))
+            components = body.get("components", [])
+            self.followups.append(FollowUp(application_id, token, message_id, content, components))
         elif method == "PATCH" and len(parts) == 5 and parts[3] == "messages":
             message_id = parts[4]
             if message_id == "@original":  # the interaction's first response; discord.py wants a real id back
                 message_id = self._original_responses.setdefault(token, snowflake())
-            self.followup_edits.append(FollowUp(application_id, token, message_id, content))
+            components = body.get("components", self._followup_components(message_id))
+            self.followup_edits.append(FollowUp(application_id, token, message_id, content, components))
         else:
             return _refusal(404, 0, f"no fake route for {method} /webhooks/{application_id}/…")
-        return _json({**self._message(message_id, CHANNEL_ID, content, BOT_USER, []), "webhook_id": application_id})
+        message = self._message(message_id, CHANNEL_ID, content, BOT_USER, [], components)
+        return _json({**message, "webhook_id": application_id})
+
+    def _followup_components(self, message_id: str) -> list[dict[str, Any]]:
+        """A follow-up's buttons as last sent: an edit without `components` keeps them."""
+        versions = [f for f in self.followups + self.followup_edits if f.message_id == message_id]
+        return versions[-1].components if versions else []
 
     # --- Discord's objects ---------------------------------------------------------------------
 
@@ -428,8 +440,8 @@ class FakeDiscord:
 
     @staticmethod
     def _message(message_id: str, channel_id: str, content: str, author: dict[str, Any],
-                 mentions: list[dict[str, Any]]) -> dict[str, Any]:
+                 mentions: list[dict[str, Any]], components: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         return {"id": message_id, "channel_id": channel_id, "type": 0, "content": content, "author": author,
                 "timestamp": _now(), "edited_timestamp": None, "tts": False, "mention_everyone": False,
                 "mentions": mentions, "mention_roles": [], "attachments": [], "embeds": [], "pinned": False,
-                "flags": 0, "components": []}
+                "flags": 0, "components": components or []}
