@@ -1,4 +1,5 @@
-"""POST /webhooks/discord: Discord's Interactions endpoint, for the `/isolator <text>` slash command.
+"""POST /webhooks/discord: Discord's Interactions endpoint, for the `/isolator <text>` slash command
+and the presses of a request's buttons (api/webhooks/discord_components.py).
 
 Every request is verified with Ed25519 (PyNaCl) against DISCORD_PUBLIC_KEY, over the
 `X-Signature-Timestamp` header followed by the body, as Discord signs it; anything else gets 401
@@ -26,16 +27,17 @@ from temporalio.service import RPCError
 
 from api.deps import get_client, get_pool
 from api.dispatch import UnusableText, start_message
+from api.webhooks.discord_components import answer_button
 from api.webhooks.discord_events import (
-    CHANNEL_MESSAGE,
     DEFERRED_CHANNEL_MESSAGE,
-    EPHEMERAL,
     PLATFORM,
     PONG,
+    ButtonPress,
     MalformedInteraction,
     NotForUs,
     Ping,
     SlashCommand,
+    only_to_them,
     read_interaction,
 )
 from isolator.settings import Settings
@@ -76,6 +78,8 @@ def build_router(settings: Settings) -> APIRouter:
             return JSONResponse({"type": PONG})
         if isinstance(interaction, NotForUs):
             return _tell_only_them(interaction.reason)
+        if isinstance(interaction, ButtonPress):
+            return await answer_button(settings, client, pool, interaction)
         return await _take(settings, client, pool, interaction)
 
     return router
@@ -131,8 +135,7 @@ async def remember_token(pool: asyncpg.Pool, command: SlashCommand) -> None:
 
 
 def _tell_only_them(text: str) -> JSONResponse:
-    """An answer in the channel that only the user who ran the command sees."""
-    return JSONResponse({"type": CHANNEL_MESSAGE, "data": {"content": text, "flags": EPHEMERAL}})
+    return JSONResponse(only_to_them(text))
 
 
 def _error(code: int, detail: str) -> JSONResponse:

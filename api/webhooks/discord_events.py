@@ -1,4 +1,5 @@
-"""Reading Discord: interactions (the `/isolator` slash command) and the text of Gateway messages.
+"""Reading Discord: interactions (the `/isolator` slash command, a press of a request's button) and the
+text of Gateway messages.
 
 Pure functions, no I/O: the interactions endpoint and the Gateway listener decide with them what
 to hand to a MessageWorkflow.
@@ -15,10 +16,13 @@ from isolator.contracts.discord import interaction_key
 PLATFORM = "discord"
 
 # Interaction types (https://discord.com/developers/docs/interactions/receiving-and-responding)
-PING, APPLICATION_COMMAND = 1, 2
-# Interaction callback types: PONG, a message now, and "thinking…" to be followed up within 15 minutes.
-PONG, CHANNEL_MESSAGE, DEFERRED_CHANNEL_MESSAGE = 1, 4, 5
-EPHEMERAL = 1 << 6  # a message flag: only the user who ran the command sees it
+PING, APPLICATION_COMMAND, MESSAGE_COMPONENT = 1, 2, 3
+# Interaction callback types: PONG, a message now, "thinking…" to be followed up within 15 minutes,
+# and, for a button, "pressed" with the message left as it is (for now).
+PONG, CHANNEL_MESSAGE, DEFERRED_CHANNEL_MESSAGE, DEFERRED_UPDATE_MESSAGE = 1, 4, 5, 6
+EPHEMERAL = 1 << 6  # a message flag: only the user who ran the command (or pressed the button) sees it
+BUTTON = 2  # a component type
+MAX_CUSTOM_ID = 100  # Discord's limit on a component's custom_id
 
 COMMAND_NAME = "isolator"
 STRING_OPTION = 3
@@ -53,7 +57,7 @@ class Ping:
 
 @dataclass(frozen=True)
 class NotForUs:
-    """A verified interaction this service does not take (another command, a button); says why."""
+    """A verified interaction this service does not take (another command, a select menu); says why."""
 
     reason: str
 
@@ -81,7 +85,18 @@ class SlashCommand:
         return interaction_key(self.interaction_id)
 
 
-def read_interaction(payload: object, command_names: frozenset[str]) -> Ping | NotForUs | SlashCommand:
+@dataclass(frozen=True)
+class ButtonPress:
+    """A button of a message pressed: its `custom_id`, where (the message's channel) and by whom."""
+
+    channel_id: str
+    custom_id: str
+    user_id: str
+    guild_id: str | None = None
+    roles: frozenset[str] = frozenset()
+
+
+def read_interaction(payload: object, command_names: frozenset[str]) -> Ping | NotForUs | SlashCommand | ButtonPress:
     """What a verified interaction asks for; MalformedInteraction says what is wrong with its shape.
 
     `command_names`: the chat commands, so that `/isolator status` reads as `/status`.
@@ -91,8 +106,10 @@ def read_interaction(payload: object, command_names: frozenset[str]) -> Ping | N
     kind = payload.get("type")
     if kind == PING:
         return Ping()
+    if kind == MESSAGE_COMPONENT:
+        return _read_press(payload)
     if kind != APPLICATION_COMMAND:
-        return NotForUs("only the `/isolator` slash command is answered here")
+        return NotForUs("only the `/isolator` slash command and isolator's buttons are answered here")
     data = payload.get("data")
     if not isinstance(data, Mapping):
         raise MalformedInteraction("an application command needs `data`")
@@ -118,12 +135,29 @@ def read_interaction(payload: object, command_names: frozenset[str]) -> Ping | N
     )
 
 
+def _read_press(payload: Mapping[str, Any]) -> NotForUs | ButtonPress:
+    data = payload.get("data")
+    if not isinstance(data, Mapping):
+        raise MalformedInteraction("a message component interaction needs `data`")
+    if data.get("component_type") != BUTTON:
+        return NotForUs("only isolator's buttons are answered here")
+    custom_id = data.get("custom_id")
+    if not isinstance(custom_id, str) or not 0 < len(custom_id) <= MAX_CUSTOM_ID:
+        raise MalformedInteraction(f"`data.custom_id` must be a string of 1 to {MAX_CUSTOM_ID} characters")
+    channel_id = payload.get("channel_id") or _field(payload.get("channel"), "id")
+    for name, value in {"id": payload.get("id"), "channel_id": channel_id}.items():
+        if not _matches(_SNOWFLAKE, value):
+            raise MalformedInteraction(f"`{name}` must be a snowflake (a string of digits)")
+    user_id, guild_id, roles = _invoker(payload)
+    return ButtonPress(channel_id, custom_id, user_id, guild_id, roles)
+
+
 def _invoker(payload: Mapping[str, Any]) -> tuple[str, str | None, frozenset[str]]:
-    """Who ran the command: `member` (with its roles) in a server, `user` in a DM."""
+    """Who ran the command or pressed the button: `member` (with its roles) in a server, `user` in a DM."""
     guild_id, member = payload.get("guild_id"), payload.get("member")
     if guild_id is not None:
         if not _matches(_SNOWFLAKE, guild_id) or not isinstance(member, Mapping):
-            raise MalformedInteraction("a command in a server needs a snowflake `guild_id` and its `member`")
+            raise MalformedInteraction("an interaction in a server needs a snowflake `guild_id` and its `member`")
         user, roles = member.get("user"), member.get("roles", [])
         if not isinstance(roles, list) or not all(_matches(_SNOWFLAKE, role) for role in roles):
             raise MalformedInteraction("`member.roles` must be a list of snowflakes")
@@ -131,8 +165,13 @@ def _invoker(payload: Mapping[str, Any]) -> tuple[str, str | None, frozenset[str
         user, roles = payload.get("user"), []
     user_id = _field(user, "id")
     if not _matches(_SNOWFLAKE, user_id):
-        raise MalformedInteraction("the command needs the snowflake `id` of its `member.user` or `user`")
+        raise MalformedInteraction("the interaction needs the snowflake `id` of its `member.user` or `user`")
     return str(user_id), guild_id, frozenset(roles)
+
+
+def only_to_them(text: str) -> dict[str, Any]:
+    """An interaction's answer in the channel that only its user (who ran the command, pressed the button) sees."""
+    return {"type": CHANNEL_MESSAGE, "data": {"content": text, "flags": EPHEMERAL}}
 
 
 def as_chat_text(text: str, command_names: frozenset[str]) -> str:

@@ -1,5 +1,6 @@
 """Discord in the tests: the fake REST API and Gateway, settings that point at them, the Gateway
-listener running against the fake, and interactions signed as Discord signs them."""
+listener running against the fake, and interactions signed as Discord signs them (commands, and
+presses of the buttons of a message the fake recorded)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,16 @@ from api.webhooks.discord import SIGNATURE_HEADER, TIMESTAMP_HEADER
 from isolator.contracts.message import Resolution, message_workflow_id
 from isolator.settings import Settings
 from tests.conftest import Stack
-from tests.fakes.discord_api import APPLICATION_ID, BOT_TOKEN, CHANNEL_ID, GUILD_ID, PERSON, FakeDiscord
+from tests.fakes.discord_api import (
+    APPLICATION_ID,
+    BOT_TOKEN,
+    CHANNEL_ID,
+    GUILD_ID,
+    PERSON,
+    FakeDiscord,
+    FollowUp,
+    SentMessage,
+)
 from workers.discord_listener import running_discord_listener
 from workflows.message import MessageWorkflow
 
@@ -77,6 +87,45 @@ def slash_command(text: str | None, channel_id: str = CHANNEL_ID, **fields: Any)
         "data": {"id": "1", "name": "isolator", "type": 1, "options": options},
         **fields,
     }
+
+
+def button_press(message: SentMessage | FollowUp, button: str | int, user_id: str = PERSON["id"], *,
+                 guild_id: str | None = GUILD_ID, roles: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A press of one of the message's buttons (its label or its index, counting across rows) as Discord sends
+    it to the Interactions endpoint: by a member of the server, or (`guild_id` None) in a direct message."""
+    buttons = buttons_of(message)
+    pressed = buttons[button] if isinstance(button, int) else next(b for b in buttons if b["label"] == button)
+    channel_id = message.channel_id if isinstance(message, SentMessage) else CHANNEL_ID  # the fake's follow-ups
+    user = {"id": user_id, "username": f"user{user_id[-4:]}", "discriminator": "0"}
+    presser = ({"guild_id": guild_id, "member": {"user": user, "roles": list(roles), "permissions": "0"}}
+               if guild_id is not None else {"user": user})
+    return {
+        "type": 3, "id": str(next(_interaction_ids)), "application_id": APPLICATION_ID,
+        "token": f"interaction-token-{uuid.uuid4().hex}", "version": 1, "channel_id": channel_id,
+        "channel": {"id": channel_id, "type": 0 if guild_id is not None else 1}, "locale": "en-US",
+        "message": {"id": message.message_id, "channel_id": channel_id, "content": message.content,
+                    "components": message.components},
+        "data": {"custom_id": pressed["custom_id"], "component_type": 2},
+        **presser,
+    }
+
+
+async def press(client: httpx.AsyncClient, message: SentMessage | FollowUp, button: str | int,
+                user_id: str = PERSON["id"], **where: Any) -> httpx.Response:
+    """Press a button of a message the fake recorded, as Discord would: signed, to `/webhooks/discord`."""
+    raw = json.dumps(button_press(message, button, user_id, **where)).encode()
+    return await client.post("/webhooks/discord", content=raw, headers=signed(raw))
+
+
+def buttons_of(message: SentMessage | FollowUp) -> list[dict[str, Any]]:
+    """The message's buttons, row after row."""
+    return [component for row in message.components for component in row["components"]]
+
+
+def request_message(fake: FakeDiscord) -> SentMessage | FollowUp | None:
+    """The last message the bot sent with buttons (in a channel or as a follow-up), as it was sent."""
+    with_buttons = [message for message in [*fake.sent, *fake.followups] if message.components]
+    return max(with_buttons, key=lambda message: int(message.message_id), default=None)
 
 
 async def post(stack: Stack, body: dict[str, Any] | bytes, headers: dict[str, str] | None = None) -> httpx.Response:
