@@ -15,7 +15,7 @@ import asyncpg
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, status
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio.client import Client, WorkflowUpdateFailedError
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from api.deps import get_client, get_pool, get_settings, require_api_token
 from isolator.contracts.approvals import Decision, DecisionTaken, Press, PressOutcome
@@ -59,14 +59,20 @@ async def answer_press(pool: asyncpg.Pool, client: Client, settings: Settings, p
         return PressOutcome("already", _already(row))
     if not may_answer(settings, row["platform"], press.user, row["requested_by"]):
         return PressOutcome("refused", "Only the person who started this run, or an admin, may answer it.")
-    if press.choice not in ANSWERS[row["kind"]]:
+    answers = ANSWERS.get(row["kind"], ())  # a daily budget's raise is a record, never asked
+    if press.choice not in answers:
         return PressOutcome("refused", f"`{press.choice}` does not answer this request; its answers are "
-                                       + ", ".join(f"`{choice}`" for choice in ANSWERS[row["kind"]]) + ".")
+                                       + ", ".join(f"`{choice}`" for choice in answers) + ".")
     decision = Decision(str(row["id"]), press.choice, press.name or press.user, press.option, press.reason)
     try:
         taken = await client.get_workflow_handle(environment_workflow_id(str(row["environment_id"]))).execute_update(
             "answer_approval", decision, result_type=DecisionTaken)
-    except (WorkflowUpdateFailedError, RPCError):  # the environment is gone: nothing waits any more
+    except RPCError as error:
+        if error.status != RPCStatusCode.NOT_FOUND:  # Temporal is away a moment: nothing was decided
+            return PressOutcome("unavailable", "The service could not take your answer just now: press again "
+                                               "in a moment.")
+        return PressOutcome("already", "This request no longer waits: its worktree is gone.")
+    except WorkflowUpdateFailedError:  # the environment's workflow ended meanwhile
         return PressOutcome("already", "This request no longer waits: its worktree is gone.")
     if not taken.taken:
         refreshed = await pool.fetchrow("SELECT * FROM approvals WHERE code = $1", press.code)
@@ -149,4 +155,6 @@ async def press_on_test_adapter(
         raise HTTPException(status.HTTP_403_FORBIDDEN, detail=outcome.text)
     if outcome.outcome == "already":
         raise HTTPException(status.HTTP_409_CONFLICT, detail=outcome.text)
+    if outcome.outcome == "unavailable":
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, detail=outcome.text)
     return {"outcome": outcome.outcome, "detail": outcome.text}

@@ -14,7 +14,8 @@ from urllib.parse import urlsplit
 from isolator.contracts.trust import Admission, ClonePolicy
 from isolator.settings import Settings
 
-DESTRUCTIVE_COMMANDS = "`/clone`, `/worktree remove --force`, `/worktree cleanup` and `/worktree restore`"
+DESTRUCTIVE_COMMANDS = ("`/clone`, `/worktree remove --force`, `/worktree cleanup`, `/worktree restore` and "
+                        "`/budget +<dollars>`")
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ and the runs of a conversation, read through the API as a user would."""
 from __future__ import annotations
 
 import asyncio
+from typing import Callable
 
 from isolator.contracts.approvals import parse_press_value
 from tests.agent_runs import ENDED
@@ -16,14 +17,15 @@ def use_approvals(stack: Stack, rules: str = RULE) -> None:
     stack.settings.agent_approvals_line = rules
 
 
-async def request_of(stack: Stack, conversation: str, after: int = 0, seconds: float = 90) -> dict:
-    """The conversation's request with buttons (its `after`-th such message on), once sent: its text,
-    buttons and code."""
+async def request_of(stack: Stack, conversation: str, other_than: str | None = None, seconds: float = 90) -> dict:
+    """The conversation's request that still shows its buttons (not the one of code `other_than`), once
+    sent: its text, buttons and code."""
     for _ in range(int(seconds * 20)):
         response = await stack.api.get(f"/test/messages/{conversation}")
-        asked = [item for item in response.json()["messages"] if item.get("buttons")]
-        if len(asked) > after:
-            item = asked[after]
+        asked = [item for item in response.json()["messages"] if item.get("buttons")
+                 and (other_than is None or other_than not in item["message"])]
+        if asked:
+            item = asked[-1]
             pressed = parse_press_value(item["buttons"][0]["value"])
             assert pressed is not None, item
             return {"text": item["message"], "buttons": item["buttons"], "code": pressed.code}
@@ -56,3 +58,48 @@ async def runs_when_ended(stack: Stack, conversation: str, count: int, seconds: 
 async def approval(stack: Stack, code: str) -> dict:
     listed = (await stack.api.get("/api/approvals")).json()
     return next(item for item in listed if item["code"] == code)
+
+
+# --- any platform (tests/workflows/test_approvals_platforms.py) ----------------------------------
+
+
+async def until(condition: Callable[[], bool], what: str, seconds: float = 90) -> None:
+    for _ in range(int(seconds * 20)):
+        if condition():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"not in time: {what}")
+
+
+async def approval_code(stack: Stack, platform: str, conversation_id: str) -> str:
+    """The code of the conversation's one request."""
+    (code,) = [row["code"] for row in await stack.db.fetch(
+        "SELECT code FROM approvals WHERE platform = $1 AND conversation_id = $2", platform, conversation_id)]
+    return code
+
+
+async def approval_state(stack: Stack, code: str) -> str:
+    return await stack.db.fetchval("SELECT state FROM approvals WHERE code = $1", code)
+
+
+async def conversation_runs_when_ended(stack: Stack, conversation: str, count: int, seconds: float = 90) -> list[dict]:
+    """The runs of `platform:conversation id`, oldest first, once there are `count` and all have ended."""
+    runs: list[dict] = []
+    for _ in range(int(seconds * 20)):
+        response = await stack.api.get("/api/runs", params={"conversation": conversation})
+        assert response.status_code == 200, response.text
+        runs = list(reversed(response.json()))
+        if len(runs) >= count and all(run["status"] in ENDED for run in runs):
+            return runs
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"runs of {conversation}: {[(run['status'], run['message'][:40]) for run in runs]}")
+
+
+async def approval_in(stack: Stack, code: str, state: str, seconds: float = 60) -> dict:
+    """The request once its answer is recorded as `state` (the workflow records it after the press)."""
+    for _ in range(int(seconds * 20)):
+        found = await approval(stack, code)
+        if found["state"] == state:
+            return found
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"request {code}: {found}")

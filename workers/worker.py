@@ -31,6 +31,7 @@ from activities.results.delivery import ResultsActivities
 from activities.results.pr_loop import PullRequestLoopActivities
 from activities.runs.processes import RunProcesses
 from activities.runs.approvals import ApprovalActivities
+from activities.runs.budget import BudgetActivities
 from activities.runs.queue import AgentRunActivities
 from activities.runs.run_agent import AgentActivities
 from activities.runs.session_commands import AgentSessionActivities
@@ -85,6 +86,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
     loop = PullRequestLoopActivities(settings, pool, client)
     warm = WarmPoolActivities(pool, settings, client)
     approvals = ApprovalActivities(pool, replies)
+    budget = BudgetActivities(pool, settings)
     return [
         # local activities run on the workflow's worker
         conversations.record_conversation,
@@ -127,6 +129,8 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         signals.signal_environment,
         agent_runs.queue_agent_run,
         agent_runs.drop_agent_runs,
+        budget.daily_budget,
+        budget.raise_daily_budget,
         agent_sessions.reset_agent_session,
         agent_sessions.agent_session_summary,
         loop.find_pull_request_work,

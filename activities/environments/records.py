@@ -225,7 +225,12 @@ class EnvironmentActivities:
         lines = {status: [RunLine(run["message"], run["conversation"], run["seconds"])
                           for run in runs if run["status"] == status] for status in ("running", "queued")}
         running = lines["running"][0] if lines["running"] else None
-        return EnvironmentDetails(row["setup_state"], ports, running, lines["queued"], row["setup_note"])
+        asked = await self.pool.fetch(
+            """SELECT summary, code, extract(epoch FROM now() - created_at)::int AS seconds FROM approvals
+               WHERE environment_id = $1 AND state = 'pending' ORDER BY created_at""", environment_id)
+        awaiting = [f"Waiting for an answer to {item['summary']} (code `{item['code']}`), asked {_ago(item['seconds'])}."
+                    for item in asked]
+        return EnvironmentDetails(row["setup_state"], ports, running, lines["queued"], row["setup_note"], awaiting)
 
     async def _check_room(self, connection: asyncpg.Connection, codebase_id: str) -> None:
         active = await connection.fetchval(_COUNT_ACTIVE, codebase_id)
@@ -250,3 +255,8 @@ class EnvironmentActivities:
                 type=WORKTREE_CONFLICT,
                 non_retryable=True,
             ) from None
+
+
+def _ago(seconds: int) -> str:
+    minutes = seconds // 60
+    return "just now" if minutes < 1 else f"{minutes} min ago" if minutes < 120 else f"{minutes // 60} h ago"

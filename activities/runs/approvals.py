@@ -19,6 +19,7 @@ from isolator.contracts.agent import RunRequest
 from isolator.contracts.approvals import ApprovalAsk, ApprovalKind, CloseApprovalInput, ToolCall
 from isolator.contracts.environment import AgentRunInput
 from isolator.contracts.message import ReplyInput
+from isolator.settings import Settings
 
 _APPROVAL_NAMESPACE = uuid.UUID("5d0c1b7e-6f0e-4a51-9a55-2c0d3b7a4e21")
 
@@ -34,10 +35,10 @@ def code_of(approval_id: str) -> str:
 
 
 class ApprovalRecords:
-    def __init__(self, pool: asyncpg.Pool, replies: ReplyActivities, timeout_hours: float) -> None:
+    def __init__(self, pool: asyncpg.Pool, replies: ReplyActivities, settings: Settings) -> None:
         self.pool = pool
         self.replies = replies
-        self.timeout_hours = timeout_hours
+        self.settings = settings
 
     async def conversation_rules(self, platform: str, conversation_id: str) -> list[str]:
         """What people allowed for this conversation ("allow for this conversation")."""
@@ -62,7 +63,8 @@ class ApprovalRecords:
             call.suggested_rule if call else None, summary, message_key)
         await self.replies.deliver_once(ReplyInput(platform, conversation_id, text, message_key,
                                                    buttons=approval_texts.buttons(kind, code, call)))
-        return ApprovalAsk(approval_id, code, kind, run.conversation, run.user, call, summary, self.timeout_hours)
+        return ApprovalAsk(approval_id, code, kind, run.conversation, run.user, call, summary,
+                           self.settings.approval_timeout_hours)
 
 
 class ApprovalActivities:

@@ -29,6 +29,7 @@ from activities.runs.agents import DRIVERS, Driver
 from activities.runs.agents.base import AgentError, GaveUp, Reader, SessionLost, Turn, Usage
 from activities.runs.agents.claude_permissions import PermissionRelay
 from activities.runs.approvals import ApprovalRecords, approval_id_of, code_of
+from activities.runs.budget import raised_today
 from activities.runs.answer import AnswerStream
 from activities.runs.outcome import Ending
 from activities.runs.output import RunLog, Silence, keep_flushing, stop_tasks, to_its_end
@@ -61,7 +62,7 @@ class AgentActivities:
         self.sessions = AgentSessions(pool)
         self.replies = replies
         self.processes = processes
-        self.approvals = ApprovalRecords(pool, replies, settings.approval_timeout_hours)
+        self.approvals = ApprovalRecords(pool, replies, settings)
 
     @activity.defn
     async def run_agent(self, request: AgentRunInput) -> AgentRunReport:
@@ -180,8 +181,10 @@ class AgentActivities:
         cap = self.settings.agent_max_cost_usd or 0.0
         text = approval_texts.request_text(kind, call, worktree, code_of(approval_id_of(run.run_id)), run.text, run.user, plan,
                                            reader.usage.cost_usd or 0.0, cap)
-        summary = {"tool": f"{call.tool_name if call else ''} call", "question": "a question", "plan": "a plan",
-                   "budget": f"the budget (${cap:g})"}[kind]
+        subject = (call.input.get("command") or call.input.get("file_path") or "") if call is not None else ""
+        summary = {"tool": f"the call {call.tool_name if call else ''} `{str(subject)[:80]}`",
+                   "question": "the agent's question", "plan": "the agent's plan",
+                   "budget": f"the run's budget (${cap:g})"}[kind]
         return await self.approvals.ask(request, kind, call, text, summary)
 
     async def _turn(self, request: AgentRunInput, driver: Driver, session: Session, reader: Reader,
@@ -269,11 +272,13 @@ class AgentActivities:
         if budget is None:
             return None
         spent = await self.sessions.spent_today(codebase_id)
+        budget += await raised_today(self.records.pool, codebase_id)  # `/budget +10`
         if spent < budget:
             return None
         hours, rest = divmod(int(renews_in().total_seconds()), 3600)
         return (f"this codebase has spent ${spent:.2f} of its daily budget of ${budget:.2f} "
-                f"(AGENT_DAILY_BUDGET_USD); it renews at midnight UTC, in {hours} h {rest // 60} min")
+                f"(AGENT_DAILY_BUDGET_USD); it renews at midnight UTC, in {hours} h {rest // 60} min, or an admin "
+                "raises it for today with `/budget +10`")
 
     async def _record(self, run_id: str, platform: str, conversation_id: str, driver: Driver, session: Session | None,
                       reader: Reader, ending: Ending, changes: Changes | None) -> None:
@@ -288,12 +293,14 @@ class AgentActivities:
 
 
 def _plan_text(agent_home: Path, since: float, call: ToolCall | None) -> str:
-    """ExitPlanMode's plan: Claude Code writes it to a file of its home (the call's input is empty); the
-    newest written during the run, else what the call carries."""
+    """ExitPlanMode's plan: in the call the model made, else in the file Claude Code wrote it to in its
+    home (the newest written during the run)."""
+    if call is not None and str(call.input.get("plan", "")).strip():
+        return str(call.input["plan"])
     plans = [path for path in (agent_home / ".claude" / "plans").glob("*.md") if path.stat().st_mtime >= since - 1]
     if plans:
         return max(plans, key=lambda path: path.stat().st_mtime).read_text(errors="replace")[:6000]
-    return str((call.input if call is not None else {}).get("plan", ""))
+    return ""
 
 
 def final_answer(reader: Reader) -> str:

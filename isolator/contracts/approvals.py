@@ -4,6 +4,7 @@ the environment's workflow waits for the answer, durably, and resumes the sessio
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -13,6 +14,8 @@ Choice = Literal["once", "conversation", "deny", "option", "text", "continue", "
 ApprovalState = Literal["pending", "allowed", "denied", "answered", "timed_out", "stopped"]
 CHOICES: tuple[str, ...] = ("once", "conversation", "deny", "option", "text", "continue", "stop", "approve", "revise")
 PRESS_PREFIX = "isolator-approval"
+_PRESS = re.compile(rf"{PRESS_PREFIX}:(?P<code>[A-Z0-9]{{4,16}}):(?P<choice>{'|'.join(CHOICES)})(?::(?P<option>[0-9]{{1,3}}))?",
+                    re.ASCII)
 
 
 @dataclass
@@ -38,15 +41,10 @@ class PressedValue:
 
 def parse_press_value(value: str) -> PressedValue | None:
     """A button's value back; None when it is not one of ours (or was tampered with)."""
-    parts = value.split(":")
-    if len(parts) not in (3, 4) or parts[0] != PRESS_PREFIX or parts[2] not in CHOICES:
+    found = _PRESS.fullmatch(value)
+    if found is None:
         return None
-    option = None
-    if len(parts) == 4:
-        if not parts[3].isdigit():
-            return None
-        option = int(parts[3])
-    return PressedValue(parts[1], parts[2], option)
+    return PressedValue(found["code"], found["choice"], int(found["option"]) if found["option"] else None)
 
 
 @dataclass
@@ -67,9 +65,9 @@ class Press:
 @dataclass
 class PressOutcome:
     """What became of a press: `taken` (the run goes on with it), or why not, in words for the presser
-    alone where the platform can say it privately."""
+    alone where the platform can say it privately; `unavailable`: nothing decided, press again."""
 
-    outcome: Literal["taken", "refused", "already", "unknown"]
+    outcome: Literal["taken", "refused", "already", "unknown", "unavailable"]
     text: str
 
 
@@ -130,3 +128,25 @@ class CloseApprovalInput:
 
     decision: Decision
     state: ApprovalState
+
+
+@dataclass
+class BudgetRaise:
+    """`/budget +10`: today's budget of a codebase raised by an ADMIN_USERS person, recorded."""
+
+    codebase_id: str
+    amount_usd: float
+    by: str
+    platform: str
+    conversation_id: str
+    key: str  # the message's workflow: a retry records it once
+
+
+@dataclass
+class BudgetView:
+    """A codebase's day: AGENT_DAILY_BUDGET_USD, what was added to it today, and what was spent."""
+
+    budget_usd: float | None
+    raised_usd: float
+    spent_usd: float
+    raises: list[str] = field(default_factory=list)  # "+$10.00 by @alice at 14:02 UTC"

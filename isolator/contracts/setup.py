@@ -53,6 +53,8 @@ class EnvironmentDetails:
     running: RunLine | None = None
     queued: list[RunLine] = field(default_factory=list)
     setup_note: str | None = None  # no `.isolator.toml`, a success's last lines, a file not pushed
+    # what a run asked a person and waits for (docs/approvals.md): its summary and its code
+    awaiting: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -12,7 +12,7 @@ from typing import AsyncIterator
 import pytest
 
 from tests.agent_clis import claude_binary, use_fake_anthropic
-from tests.approvals import approval, press, request_of, runs_when_ended, use_approvals
+from tests.approvals import approval, approval_in, press, request_of, runs_when_ended, use_approvals
 from tests.conftest import Stack
 from tests.fakes.anthropic_api import FakeAnthropicApi
 from tests.fakes.model_api import run, text, tool
@@ -100,3 +100,122 @@ async def test_a_question_of_the_agent_gets_buttons_and_its_answer_reaches_the_m
     await runs_when_ended(stack, talk, 2)
     resumed = claude.conversation_texts(len(claude.calls) - 1)
     assert "Which database?" in resumed and "SQLite" in resumed and "answered by tester" in resumed
+
+
+async def test_allow_for_this_conversation_asks_no_more_there_but_another_conversation_is_asked(
+        stack: Stack, repo: Path, claude: FakeAnthropicApi) -> None:
+    await stack.register(repo)
+    talk, other = conversation(), conversation()
+    claude.then(run("touch kept.txt"), run("touch kept.txt"), text("Once."))
+    await stack.say(talk, "touch kept.txt")
+    asked = await request_of(stack, talk)
+    assert (await press(stack, asked["code"], "conversation"))[0] == 200
+    await runs_when_ended(stack, talk, 2)
+
+    claude.then(run("touch kept.txt"), text("Again, unasked."))
+    await stack.say(talk, "once more")
+    runs = await runs_when_ended(stack, talk, 3)
+    assert runs[-1]["status"] == "done", "the same call is not asked again in this conversation"
+    assert len([item for item in (await stack.api.get("/api/approvals")).json()]) == 1
+
+    claude.then(run("touch kept.txt"), text("Never."))
+    await stack.say(other, "touch kept.txt")
+    assert (await request_of(stack, other))["code"] != asked["code"], "another conversation is asked"
+
+
+async def test_no_answer_is_a_denial_at_the_timeout_and_the_agent_is_told(
+        stack: Stack, repo: Path, claude: FakeAnthropicApi) -> None:
+    stack.settings.approval_timeout_hours = 2 / 3600  # two seconds
+    await stack.register(repo)
+    talk = conversation()
+    claude.then(run("touch late.txt"), text("Nobody answered; I stopped there."))
+    first = (await stack.say(talk, "touch late.txt"))["result"]
+    asked = await request_of(stack, talk)
+    runs = await runs_when_ended(stack, talk, 2)
+    assert [run["status"] for run in runs] == ["waiting", "done"]
+    assert not (Path(first["workingPath"]) / "late.txt").exists()
+    assert "Nobody answered within" in claude.conversation_texts(len(claude.calls) - 1)
+    await approval_in(stack, asked["code"], "timed_out")
+    assert any("No answer in time" in reply for reply in await stack.replies(talk))
+
+
+async def test_a_run_past_its_budget_asks_to_continue_and_continue_resumes_it_with_a_new_cap(
+        stack: Stack, repo: Path, claude: FakeAnthropicApi) -> None:
+    stack.settings.agent_max_cost_usd = 0.001  # the fake's first answer costs more
+    await stack.register(repo)
+    talk = conversation()
+    claude.then(run("echo one"), text("Went on after the budget."))
+    await stack.say(talk, "spend")
+    asked = await request_of(stack, talk)
+    assert "Continue with another" in asked["text"] and "AGENT_MAX_COST_USD" in asked["text"]
+    assert [button["label"] for button in asked["buttons"]] == ["Continue", "Stop"]
+    stack.settings.agent_max_cost_usd = None  # the continuation runs to its end
+    assert (await press(stack, asked["code"], "continue"))[0] == 200
+    runs = await runs_when_ended(stack, talk, 2)
+    assert [run["status"] for run in runs] == ["waiting", "done"]
+    assert "allowed this run to spend more" in claude.conversation_texts(len(claude.calls) - 1)
+
+    stack.settings.agent_max_cost_usd = 0.001
+    claude.then(run("echo two"), text("never said"))
+    await stack.say(talk, "spend again")
+    stopped = await request_of(stack, talk, other_than=asked["code"])
+    calls = len(claude.calls)
+    assert (await press(stack, stopped["code"], "stop"))[0] == 200
+    runs = await runs_when_ended(stack, talk, 3)
+    assert [run["status"] for run in runs] == ["waiting", "done", "waiting"]
+    await approval_in(stack, stopped["code"], "stopped")
+    assert len(claude.calls) == calls, "Stop ends it: no resumed request"
+
+
+async def test_stop_ends_the_wait_and_later_messages_queue_behind_it(
+        stack: Stack, repo: Path, claude: FakeAnthropicApi) -> None:
+    await stack.register(repo)
+    talk = conversation()
+    claude.then(run("touch never.txt"), text("after the stop"))
+    await stack.say(talk, "touch never.txt")
+    asked = await request_of(stack, talk)
+    queued = (await stack.say(talk, "and then this"))["result"]
+    status = await stack.say(talk, "/status")
+    assert any(asked["code"] in reply and "Waiting" in reply for reply in await stack.replies(talk)), \
+        "/status shows what waits"
+    await stack.say(talk, "/stop")
+    runs = await runs_when_ended(stack, talk, 2)
+    assert runs[0]["status"] == "stopped" or runs[0]["status"] == "waiting"
+    await approval_in(stack, asked["code"], "stopped")
+    assert queued["agentRunId"] in [run["id"] for run in runs] and status
+
+
+async def test_budget_plus_raises_todays_budget_and_the_next_run_starts(
+        stack: Stack, repo: Path, claude: FakeAnthropicApi) -> None:
+    await stack.register(repo)
+    talk = conversation()
+    first = (await stack.say(talk, "hello"))["result"]
+    spent = (await runs_when_ended(stack, talk, 1))[0]["cost_usd"]
+    assert first["agentRunId"] and spent > 0
+    stack.settings.agent_daily_budget_usd = spent / 2
+    await stack.say(talk, "again")
+    refused = await runs_when_ended(stack, talk, 2)
+    assert refused[-1]["status"] == "failed" and any("/budget +10" in reply for reply in await stack.replies(talk))
+    raised = await stack.say(talk, "/budget +1", user="boss")
+    assert "Raised today's budget by $1.00 (boss)" in raised["result"]["replies"][0]
+    assert "+$1.00 by boss" in (await stack.say(talk, "/budget"))["result"]["replies"][0]
+    assert "Usage" in (await stack.say(talk, "/budget -5"))["result"]["replies"][0]
+    await stack.say(talk, "and now")
+    assert (await runs_when_ended(stack, talk, 3))[-1]["status"] == "done"
+
+
+async def test_a_plan_is_shown_and_approve_resumes_the_session_to_carry_it_out(
+        stack: Stack, repo: Path, claude: FakeAnthropicApi) -> None:
+    stack.settings.agent_args_line = "--permission-mode plan"
+    await stack.register(repo)
+    talk = conversation()
+    claude.then(tool("ExitPlanMode", {"plan": "1. Add the table.\n2. Migrate."}), text("Carried it out."))
+    await stack.say(talk, "plan a migration")
+    asked = await request_of(stack, talk)
+    assert "The agent's plan" in asked["text"] and "Add the table." in asked["text"]
+    assert [button["label"] for button in asked["buttons"]] == ["Approve", "Revise"]
+    assert (await press(stack, asked["code"], "approve"))[0] == 200
+    runs = await runs_when_ended(stack, talk, 2)
+    assert [run["status"] for run in runs] == ["waiting", "done"]
+    assert "approved your plan" in claude.conversation_texts(len(claude.calls) - 1)
+    await approval_in(stack, asked["code"], "allowed")

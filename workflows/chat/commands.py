@@ -16,12 +16,13 @@ with workflow.unsafe.imports_passed_through():
     from activities.git.paths import is_valid_codebase_name
     from isolator.clone_rules import clone_refusal
     from isolator.contracts.agent import StopReport, StopRequest
+    from isolator.contracts.approvals import BudgetRaise
     from isolator.contracts.agent_session import SessionQuery
     from isolator.contracts.codebase import RepositorySource
     from isolator.contracts.environment import conversation_key
     from isolator.contracts.message import Conversation, LinkCodebaseInput, MessageInput
     from isolator.repositories import is_clone_url, looks_like_path
-    from workflows.chat import agent_texts, pull_requests, session_texts, texts
+    from workflows.chat import agent_texts, budget, pull_requests, session_texts, texts
     from workflows.chat.worktree import WorktreeCommands, status_counts
     from workflows.codebase import RegisterCodebaseWorkflow
     from workflows.errors import user_error
@@ -55,7 +56,8 @@ def parse_command(text: str) -> Command | None:
 
 async def run_command(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
     admission = message.admission
-    if admission is not None and admission.admin_refused is not None and destroys_or_restores(command):
+    if admission is not None and admission.admin_refused is not None and (
+            destroys_or_restores(command) or (command.name == "budget" and bool(command.args))):
         await reply(admission.admin_refused)  # ADMIN_USERS narrows these further
         return
     handler = HANDLERS.get(command.name, _unknown)
@@ -97,6 +99,8 @@ async def _status(command: Command, conversation: Conversation, message: Message
     )
     if details is not None and (runs := agent_texts.runs_status(details.running, details.queued)):
         text += f"\n{runs}"
+    if details is not None and details.awaiting:
+        text += "\n" + "\n".join(details.awaiting)
     if environment is not None and agent_sessions.knows_agent_sessions():
         session = await agent_sessions.agent_session_summary(SessionQuery(message.platform, message.conversation_id))
         text += f"\n{session_texts.status_line(session)}"
@@ -106,6 +110,22 @@ async def _status(command: Command, conversation: Conversation, message: Message
     counts = await status_counts(conversation.codebase) if conversation.codebase else None
     warm = await warm_pool.pool_lines(conversation.codebase) if conversation.codebase else ""
     await reply(text + (f"\n{counts}" if counts else "") + (f"\n{warm}" if warm else ""))
+
+
+async def _budget(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
+    if conversation.codebase is None:
+        await reply(texts.no_codebase(conversation.codebase_choices))
+        return
+    if not command.args:
+        await reply(budget.describe(await budget.view(conversation.codebase.id)))
+        return
+    if (amount := budget.amount_of(command.args)) is None:
+        await reply(budget.USAGE)
+        return
+    by = message.user or (message.admission.sender if message.admission else "someone")
+    raised = await budget.raise_budget(BudgetRaise(conversation.codebase.id, amount, by, message.platform,
+                                                   message.conversation_id, workflow.info().workflow_id))
+    await reply(budget.describe(raised, amount, by))
 
 
 async def _stop(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
@@ -197,6 +217,6 @@ async def _update_branch(command: Command, conversation: Conversation, message: 
 
 Handler = Callable[[Command, Conversation, MessageInput, Reply], Awaitable[None]]
 HANDLERS: dict[str, Handler] = {
-    "help": _help, "status": _status, "clone": _clone, "worktree": _worktree, "stop": _stop, "reset": _reset,
+    "help": _help, "status": _status, "budget": _budget, "clone": _clone, "worktree": _worktree, "stop": _stop, "reset": _reset,
     "pr": _pr, "fix-ci": _fix_ci, "update-branch": _update_branch,
 }

@@ -17,6 +17,7 @@ HELP = """Commands:
 `/pr <title>`: push this worktree's branch and open a pull request; later runs push to it (GitHub repositories)
 `/fix-ci`: the agent fixes what CI says is broken on this worktree's pull request
 `/update-branch`: the agent merges the pull request's base into its branch and resolves the conflicts
+`/budget`: today's spending against the daily budget; `/budget +10` adds $10 to it for today (admins)
 `/help`: show this help
 
 Any other message gets its own isolated git worktree, created on first use and reused after; when a coding agent is configured, it works on the message there and its answer appears here as it is written.

@@ -29,6 +29,7 @@ class PermissionRelay:
         self.worktree = worktree
         self.asked: ToolCall | None = None  # the first call a person must answer; the turn ended there
         self.denied: list[str] = []  # the calls a deny rule refused, for the run's log
+        self._inputs: dict[str, dict] = {}  # each tool_use's input as the model gave it, by its id
         self._lines: asyncio.Queue[bytes | None] = asyncio.Queue()
 
     @property
@@ -56,17 +57,24 @@ class PermissionRelay:
         """Every event of Claude Code's output: its permission requests are answered, its turn's end
         closes the conversation."""
         kind = event.get("type")
-        if kind == "result":
+        if kind == "assistant":
+            for block in (event.get("message") or {}).get("content") or []:
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    self._inputs[str(block.get("id", ""))] = block.get("input") or {}
+        elif kind == "result":
             self._lines.put_nowait(None)
         elif kind == "control_request" and (event.get("request") or {}).get("subtype") == "can_use_tool":
             self._answer(str(event.get("request_id", "")), event["request"])
 
     def _answer(self, request_id: str, request: dict[str, Any]) -> None:
-        call = ToolCall(str(request.get("tool_name", "")), request.get("input") or {},
-                        str(request.get("tool_use_id", "")), _suggested_rule(request.get("permission_suggestions")))
+        tool_use_id = str(request.get("tool_use_id", ""))
+        # ExitPlanMode is asked with an empty input: its plan is in the call the model made.
+        given = request.get("input") or self._inputs.get(tool_use_id, {})
+        call = ToolCall(str(request.get("tool_name", "")), given, tool_use_id,
+                        _suggested_rule(request.get("permission_suggestions")))
         decided = verdict(call, self.rules, self.allowed, self.worktree)
         if decided == "allow":
-            response: dict[str, Any] = {"behavior": "allow", "updatedInput": call.input}
+            response: dict[str, Any] = {"behavior": "allow", "updatedInput": request.get("input") or {}}
         elif decided == "deny":
             self.denied.append(call.tool_name)
             response = {"behavior": "deny", "message": "This service's rules (AGENT_APPROVALS) never allow this call."}
