@@ -10,6 +10,7 @@ import re
 import tomllib
 from typing import Any
 
+from isolator.approval_rules import RuleError, parse_rule
 from isolator.contracts.repository import (
     CONFIG_FILE,
     ConfigProblem,
@@ -24,6 +25,7 @@ _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "teardown": {"commands": list, "timeout_minutes": int},
     "worktree": {"include": list, "submodules": bool, "lfs": str, "ports": int, "trust_forks": bool},
     "results": {"commit": bool, "push": bool, "pull_request": str, "branch_prefix": str, "autofix": bool},
+    "approvals": {"ask": list, "deny": list},
 }
 LFS_MODES = ("fetch", "skip")
 PULL_REQUEST_MODES = ("draft", "ready", "off")
@@ -73,6 +75,7 @@ def _config(data: dict[str, Any]) -> RepositoryConfig:
             if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
                 raise _Invalid(section, key, f"`{section}.{key}` must be {_kind(expected)}")
     setup, teardown, worktree, results = (data.get(name, {}) for name in ("setup", "teardown", "worktree", "results"))
+    approvals = data.get("approvals", {})
     config = RepositoryConfig(
         setup_commands=_strings(setup, "setup", "commands"),
         setup_timeout_minutes=_positive(setup, "setup", "timeout_minutes", 15, limit=24 * 60),
@@ -86,10 +89,23 @@ def _config(data: dict[str, Any]) -> RepositoryConfig:
         ports=_positive(worktree, "worktree", "ports", 10, limit=MAX_PORTS, zero=True),
         trust_forks=worktree.get("trust_forks", False),
         results=_results(results),
+        approvals_ask=_rules(approvals, "ask"),
+        approvals_deny=_rules(approvals, "deny"),
     )
     if config.lfs not in LFS_MODES:
         raise _Invalid("worktree", "lfs", f"`worktree.lfs` must be one of {', '.join(LFS_MODES)}")
     return config
+
+
+def _rules(table: dict[str, Any], key: str) -> list[str]:
+    """`[approvals] ask`/`deny`: Claude Code's rules (docs/approvals.md), each read now."""
+    rules = _strings(table, "approvals", key)
+    for rule in rules:
+        try:
+            parse_rule(rule)
+        except RuleError as error:
+            raise _Invalid("approvals", key, str(error)) from None
+    return rules
 
 
 def _results(table: dict[str, Any]) -> ResultsConfig:

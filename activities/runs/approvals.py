@@ -7,18 +7,22 @@ from __future__ import annotations
 import base64
 import hashlib
 import uuid
+from pathlib import Path
 
 import asyncpg
 from temporalio import activity
 
 from activities.chat.replies import ReplyActivities
+from activities.providers.worktree.base import Base, committed_config
 from activities.runs.records import RunRecords
 from isolator import approval_texts
-from isolator.approval_rules import conversation_rule
+from isolator.approval_rules import ApprovalRules, conversation_rule, rules_from_lists
 from isolator.contracts.agent import RunRequest
 from isolator.contracts.approvals import ApprovalAsk, ApprovalKind, CloseApprovalInput, ToolCall
+from isolator.contracts.codebase import Codebase
 from isolator.contracts.environment import AgentRunInput
 from isolator.contracts.message import ReplyInput
+from isolator.repository_config import read_setup
 from isolator.settings import Settings
 
 _APPROVAL_NAMESPACE = uuid.UUID("5d0c1b7e-6f0e-4a51-9a55-2c0d3b7a4e21")
@@ -32,6 +36,20 @@ def approval_id_of(run_id: str) -> str:
 def code_of(approval_id: str) -> str:
     """Eight letters and digits, easy to type in a comment (`/approve K7P2QXAB`)."""
     return base64.b32encode(hashlib.sha256(approval_id.encode()).digest()).decode()[:8]
+
+
+async def repository_rules(codebase: Codebase) -> ApprovalRules:
+    """`[approvals]` of `.isolator.toml` as committed on the default branch (origin's when fetched), never
+    the worktree's copy, which the agent could edit. A file with a problem adds nothing (its set-up says why)."""
+    repository = Path(codebase.canonical_path)
+    text = None
+    for revision in (f"refs/remotes/origin/{codebase.default_branch}", f"refs/heads/{codebase.default_branch}"):
+        if (text := await committed_config(repository, Base(revision))) is not None:
+            break
+    setup = read_setup(text)
+    if setup.problem is not None:
+        return ApprovalRules()
+    return rules_from_lists(setup.config.approvals_ask, setup.config.approvals_deny)
 
 
 class ApprovalRecords:

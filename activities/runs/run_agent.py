@@ -28,7 +28,7 @@ from activities.git.working_trees import Changes, StagedTree, WorkingTree, chang
 from activities.runs.agents import DRIVERS, Driver
 from activities.runs.agents.base import AgentError, GaveUp, Reader, SessionLost, Turn, Usage
 from activities.runs.agents.claude_permissions import PermissionRelay
-from activities.runs.approvals import ApprovalRecords, approval_id_of, code_of
+from activities.runs.approvals import ApprovalRecords, approval_id_of, code_of, repository_rules
 from activities.runs.budget import raised_today
 from activities.runs.answer import AnswerStream
 from activities.runs.outcome import Ending
@@ -166,7 +166,8 @@ class AgentActivities:
             return None
         given = request.run.allowed or AllowedCalls()
         rules = await self.approvals.conversation_rules(platform, conversation_id)
-        return PermissionRelay(self.settings.agent_approvals, AllowedCalls(given.calls, [*given.rules, *rules]),
+        bounded = self.settings.agent_approvals.bounded_by(await repository_rules(request.environment.codebase))
+        return PermissionRelay(bounded, AllowedCalls(given.calls, [*given.rules, *rules]),
                                request.environment.working_path)
 
     async def _ask(self, request: AgentRunInput, relay: PermissionRelay | None, reader: Reader,

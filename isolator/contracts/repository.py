@@ -42,6 +42,9 @@ class RepositoryConfig:
     ports: int = 10
     trust_forks: bool = False
     results: ResultsConfig = field(default_factory=ResultsConfig)
+    # `[approvals]`: more calls to ask about or deny, beside AGENT_APPROVALS (docs/approvals.md)
+    approvals_ask: list[str] = field(default_factory=list)
+    approvals_deny: list[str] = field(default_factory=list)
 
 
 @dataclass

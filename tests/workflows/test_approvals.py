@@ -14,6 +14,7 @@ import pytest
 from tests.agent_clis import claude_binary, use_fake_anthropic
 from tests.approvals import approval, approval_in, press, request_of, runs_when_ended, use_approvals
 from tests.conftest import Stack
+from tests.gitrepos import git
 from tests.fakes.anthropic_api import FakeAnthropicApi
 from tests.fakes.model_api import run, text, tool
 
@@ -219,3 +220,17 @@ async def test_a_plan_is_shown_and_approve_resumes_the_session_to_carry_it_out(
     assert [run["status"] for run in runs] == ["waiting", "done"]
     assert "approved your plan" in claude.conversation_texts(len(claude.calls) - 1)
     await approval_in(stack, asked["code"], "allowed")
+
+
+async def test_a_repository_asks_more_through_its_committed_isolator_toml(
+        stack: Stack, repo: Path, claude: FakeAnthropicApi) -> None:
+    stack.settings.agent_approvals_line = None  # the operator asks nothing
+    (repo / ".isolator.toml").write_text('[approvals]\nask = ["Bash(echo:*)"]\n')
+    git("add", ".isolator.toml", cwd=repo)
+    git("commit", "-q", "-m", "ask before echo", cwd=repo)
+    await stack.register(repo)
+    talk = conversation()
+    claude.then(run("echo hello"), text("never"))
+    await stack.say(talk, "say hello")
+    asked = await request_of(stack, talk)
+    assert "echo hello" in asked["text"]
