@@ -26,7 +26,7 @@ from api.dashboard.transcript import events_in
 log = logging.getLogger(__name__)
 
 SAFETY_SECONDS = 15.0  # a stream re-reads its run this often without a notification, and says it is alive
-FINAL = ("done", "failed", "timed_out", "stopped", "interrupted", "dropped")
+FINAL = ("done", "failed", "timed_out", "stopped", "interrupted", "dropped", "waiting")
 
 
 class RunListener:

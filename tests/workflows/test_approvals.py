@@ -63,6 +63,9 @@ async def test_allow_once_runs_the_call_and_the_run_goes_on_to_its_answer(
     assert answered["state"] == "allowed" and answered["answered_by"] == "alice" and answered["answered_at"]
     status, body = await press(stack, asked["code"], "deny", user="alice")
     assert status == 409 and "already allowed by alice" in body["detail"]
+    page = (await stack.api.get(f"/runs/{first['agentRunId']}")).text
+    assert asked["code"] in page and "allowed by alice at" in page and "touch pushed.txt" in page, \
+        "the run's page names who answered"
 
 
 async def test_deny_keeps_the_call_from_running_and_the_agent_is_told(
