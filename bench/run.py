@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench import agents, dashboard, messages, pr_loop, ready, restore, sandbox, scale, sweep, webhooks
+from bench import agents, approvals, dashboard, messages, pr_loop, ready, restore, sandbox, scale, sweep, webhooks
 from bench import warm as warm_pool
 from bench.figures import Figure, as_json, print_table
 from bench.repos import make_repository
@@ -86,6 +86,7 @@ async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | N
     with_agent = make_repository(repositories / "with-agent", files=50, folders=1)
     real_cli = make_repository(repositories / "real-cli", files=50, folders=1)
     loop = make_repository(repositories / "loop", files=50, folders=1)
+    asking = approvals.ask_before_touch(make_repository(repositories / "asking", files=50, folders=1))
     figures: list[Figure] = []
     async with running_stack(work, trees, database_url, temporal_address) as stack:
         # The small repository is also the one GitHub events are about.
@@ -93,6 +94,7 @@ async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | N
             (await stack.api.post("/api/codebases", json=body)).raise_for_status()
         agent_codebase = (await stack.api.post("/api/codebases", json={"path": str(with_agent)})).json()["id"]
         real_cli_codebase = (await stack.api.post("/api/codebases", json={"path": str(real_cli)})).json()["id"]
+        asking_codebase = (await stack.api.post("/api/codebases", json={"path": str(asking)})).json()["id"]
         for warm in range(3):  # first-use costs: connections, worker caches, git's own
             await messages.start_conversation(stack, f"warm-{warm}", small)
         steps = [
@@ -113,6 +115,8 @@ async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | N
             ("agent streaming", lambda: agents.streaming(stack, agent_codebase, with_agent, sizes.stream_lines)),
             ("agent hand-off to a real CLI", lambda: agents.real_cli_hand_off(stack, real_cli_codebase, real_cli,
                                                                           max(5, sizes.hand_off_runs // 4))),
+            ("approvals", lambda: approvals.allow_to_resume(stack, asking_codebase, asking,
+                                                            max(5, sizes.hand_off_runs // 4))),
             ("pull-request loop", lambda: pr_loop.fix_hand_off(stack, loop, max(5, sizes.hand_off_runs // 4))),
             ("restore", lambda: restore.restore_against_add(work, trees, sizes.restore_runs)),
             ("sandbox", lambda: sandbox.overhead(trees, sizes.sandbox_runs)),
