@@ -14,11 +14,12 @@ from temporalio import activity
 
 from activities.chat.replies import ReplyActivities
 from activities.providers.worktree.base import Base, committed_config
+from activities.runs.agents.claude_permissions import PermissionRelay
 from activities.runs.records import RunRecords
 from isolator import approval_texts
 from isolator.approval_rules import ApprovalRules, conversation_rule, rules_from_lists
 from isolator.contracts.agent import RunRequest
-from isolator.contracts.approvals import ApprovalAsk, ApprovalKind, CloseApprovalInput, ToolCall
+from isolator.contracts.approvals import AllowedCalls, ApprovalAsk, ApprovalKind, CloseApprovalInput, ToolCall
 from isolator.contracts.codebase import Codebase
 from isolator.contracts.environment import AgentRunInput
 from isolator.contracts.message import ReplyInput
@@ -64,13 +65,30 @@ class ApprovalRecords:
                                      "conversation_id = $2 ORDER BY granted_at", platform, conversation_id)
         return [row["rule"] for row in rows]
 
-    async def ask(self, request: AgentRunInput, kind: ApprovalKind, call: ToolCall | None, text: str,
-                  summary: str) -> ApprovalAsk:
-        """Record the request and send it with its buttons, once."""
-        run = request.run
-        platform, conversation_id = run.conversation.split(":", 1)
+    async def relay(self, request: AgentRunInput, driver: str) -> PermissionRelay:
+        """Claude Code's permission prompts and questions answered in the run: AGENT_APPROVALS bounding the
+        repository's `[approvals]`, the calls a person allowed this run, and the conversation's own rules."""
+        platform, conversation_id = request.run.conversation.split(":", 1)
+        given = request.run.allowed or AllowedCalls()
+        kept = await self.conversation_rules(platform, conversation_id)
+        rules = self.settings.agent_approvals.bounded_by(await repository_rules(request.environment.codebase))
+        return PermissionRelay(rules, AllowedCalls(given.calls, [*given.rules, *kept]), request.environment.working_path)
+
+    async def ask_person(self, request: AgentRunInput, relay: PermissionRelay | None, spent_usd: float,
+                         started_at: float) -> ApprovalAsk:
+        """A paused run's request (the relay's call, else its budget), recorded and sent with its buttons, once."""
+        run, worktree = request.run, request.environment.working_path
+        kind: ApprovalKind = relay.kind if relay is not None and relay.asked is not None else "budget"
+        call = relay.asked if relay is not None else None
+        plan = _plan_text(self.settings.agent_home, started_at, call) if kind == "plan" else ""
+        cap = self.settings.agent_max_cost_usd or 0.0
         approval_id = approval_id_of(run.run_id)
         code = code_of(approval_id)
+        text = approval_texts.request_text(kind, call, worktree, code, run.text, run.user, plan, spent_usd, cap)
+        subject = str((call.input.get("command") or call.input.get("file_path") or "") if call else "")[:80]
+        summary = {"tool": f"the call {call.tool_name if call else ''} `{subject}`", "question": "the agent's question",
+                   "plan": "the agent's plan", "budget": f"the run's budget (${cap:g})"}[kind]
+        platform, conversation_id = run.conversation.split(":", 1)
         message_key = f"approval:{approval_id}"
         await self.pool.execute(
             """INSERT INTO approvals (id, code, run_id, environment_id, platform, conversation_id, requested_by, kind,
@@ -83,6 +101,17 @@ class ApprovalRecords:
                                                    buttons=approval_texts.buttons(kind, code, call)))
         return ApprovalAsk(approval_id, code, kind, run.conversation, run.user, call, summary,
                            self.settings.approval_timeout_hours)
+
+
+def _plan_text(agent_home: Path, since: float, call: ToolCall | None) -> str:
+    """ExitPlanMode's plan: in the call the model made, else in the file Claude Code wrote it to in its
+    home (the newest written during the run)."""
+    if call is not None and str(call.input.get("plan", "")).strip():
+        return str(call.input["plan"])
+    plans = [path for path in (agent_home / ".claude" / "plans").glob("*.md") if path.stat().st_mtime >= since - 1]
+    if plans:
+        return max(plans, key=lambda path: path.stat().st_mtime).read_text(errors="replace")[:6000]
+    return ""
 
 
 class ApprovalActivities:

@@ -28,7 +28,7 @@ from activities.git.working_trees import Changes, StagedTree, WorkingTree, chang
 from activities.runs.agents import DRIVERS, Driver
 from activities.runs.agents.base import AgentError, GaveUp, Reader, SessionLost, Turn, Usage
 from activities.runs.agents.claude_permissions import PermissionRelay
-from activities.runs.approvals import ApprovalRecords, approval_id_of, code_of, repository_rules
+from activities.runs.approvals import ApprovalRecords
 from activities.runs.budget import raised_today
 from activities.runs.answer import AnswerStream
 from activities.runs.outcome import Ending
@@ -38,9 +38,8 @@ from activities.runs.records import Capture, RunRecords
 from activities.runs.sessions import AgentSessions, Session, renews_in
 from activities.runs.verbosity import shows_steps_only
 from activities.sandbox.user_programs import CannotStart, run_user_program, user_environment
-from isolator import approval_texts
 from isolator.contracts.agent import AgentRunReport
-from isolator.contracts.approvals import AllowedCalls, ApprovalAsk, ToolCall
+from isolator.contracts.approvals import ApprovalAsk
 from isolator.contracts.environment import AgentRunInput
 from isolator.settings import Settings
 
@@ -101,7 +100,7 @@ class AgentActivities:
                 answer.add(notices[-1])
             for attempt in range(2):
                 reader = driver.reader(worktree)
-                relay = await self._relay(request, driver.name, platform, conversation_id)
+                relay = await self.approvals.relay(request, driver.name) if driver.name == "claude" else None
                 await self._turn(request, driver, session, reader, answer, output, errors, ending, before, relay)
                 if reader.error is None or reader.error.kind != "session" or attempt:
                     break
@@ -146,7 +145,7 @@ class AgentActivities:
                                     f"The rest of the answer is in the run's record: `GET /api/runs/{run.run_id}`.")
                 if ending.status == "waiting":
                     nonlocal waiting
-                    waiting = await self._ask(request, relay, reader, started_at)
+                    waiting = await self.approvals.ask_person(request, relay, reader.usage.cost_usd or 0.0, started_at)
                 await self._record(run.run_id, platform, conversation_id, driver, session, reader, ending, changes)
 
             # A `/stop` that arrives once the agent has ended is too late: cut halfway, the wrap-up left the
@@ -157,36 +156,6 @@ class AgentActivities:
             finally:
                 scratch.cleanup()
         return AgentRunReport(run.run_id, ending.status, ending.exit_code, time.monotonic() - started, waiting)
-
-    async def _relay(self, request: AgentRunInput, driver: str, platform: str,
-                     conversation_id: str) -> PermissionRelay | None:
-        """Claude Code's permission prompts and questions answered in the run, from AGENT_APPROVALS, the
-        calls a person allowed this run, and what they allowed for the conversation."""
-        if driver != "claude":
-            return None
-        given = request.run.allowed or AllowedCalls()
-        rules = await self.approvals.conversation_rules(platform, conversation_id)
-        bounded = self.settings.agent_approvals.bounded_by(await repository_rules(request.environment.codebase))
-        return PermissionRelay(bounded, AllowedCalls(given.calls, [*given.rules, *rules]),
-                               request.environment.working_path)
-
-    async def _ask(self, request: AgentRunInput, relay: PermissionRelay | None, reader: Reader,
-                   started_at: float) -> ApprovalAsk:
-        """The request of a paused run, recorded and sent with its buttons."""
-        run, worktree = request.run, request.environment.working_path
-        if relay is not None and relay.asked is not None:
-            kind, call = relay.kind, relay.asked
-        else:
-            kind, call = "budget", None
-        plan = _plan_text(self.settings.agent_home, started_at, call) if kind == "plan" else ""
-        cap = self.settings.agent_max_cost_usd or 0.0
-        text = approval_texts.request_text(kind, call, worktree, code_of(approval_id_of(run.run_id)), run.text, run.user, plan,
-                                           reader.usage.cost_usd or 0.0, cap)
-        subject = (call.input.get("command") or call.input.get("file_path") or "") if call is not None else ""
-        summary = {"tool": f"the call {call.tool_name if call else ''} `{str(subject)[:80]}`",
-                   "question": "the agent's question", "plan": "the agent's plan",
-                   "budget": f"the run's budget (${cap:g})"}[kind]
-        return await self.approvals.ask(request, kind, call, text, summary)
 
     async def _turn(self, request: AgentRunInput, driver: Driver, session: Session, reader: Reader,
                     answer: AnswerStream, output: Capture, errors: RunLog, ending: Ending,
@@ -291,17 +260,6 @@ class AgentActivities:
                                         getattr(reader, "thread_usage", None))
         await self.records.finished(run_id, ending.status, ending.exit_code, changes.files if changes else [],
                                     changes.commits if changes else None, changes.diff if changes else "")
-
-
-def _plan_text(agent_home: Path, since: float, call: ToolCall | None) -> str:
-    """ExitPlanMode's plan: in the call the model made, else in the file Claude Code wrote it to in its
-    home (the newest written during the run)."""
-    if call is not None and str(call.input.get("plan", "")).strip():
-        return str(call.input["plan"])
-    plans = [path for path in (agent_home / ".claude" / "plans").glob("*.md") if path.stat().st_mtime >= since - 1]
-    if plans:
-        return max(plans, key=lambda path: path.stat().st_mtime).read_text(errors="replace")[:6000]
-    return ""
 
 
 def final_answer(reader: Reader) -> str:

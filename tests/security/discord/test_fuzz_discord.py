@@ -41,7 +41,17 @@ def fresh(body: bytes) -> tuple[bytes, str | None]:
         payload["id"] = str(next(_interaction_ids))
         body = json.dumps(payload).encode()
     interaction_id = payload.get("id")
-    return body, message_workflow_id("discord", f"interaction:{interaction_id}") if isinstance(interaction_id, str) else None
+    if not isinstance(interaction_id, str) or not _encodable(interaction_id):  # no workflow could bear its id
+        return body, None
+    return body, message_workflow_id("discord", f"interaction:{interaction_id}")
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:  # a lone surrogate
+        return False
+    return True
 
 
 async def test_signed_garbage_never_gets_a_5xx_and_refused_bodies_start_nothing(stack: Stack, repo: Path) -> None:
