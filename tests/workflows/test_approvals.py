@@ -237,3 +237,22 @@ async def test_a_repository_asks_more_through_its_committed_isolator_toml(
     await stack.say(talk, "say hello")
     asked = await request_of(stack, talk)
     assert "echo hello" in asked["text"]
+
+
+async def test_the_asker_answers_a_question_in_their_own_words_by_replying(
+        stack: Stack, repo: Path, claude: FakeAnthropicApi) -> None:
+    await stack.register(repo)
+    talk = conversation()
+    question = {"questions": [{"question": "Which database?", "header": "DB", "multiSelect": False,
+                               "options": [{"label": "Postgres", "description": "a server"},
+                                           {"label": "SQLite", "description": "a file"}]}]}
+    claude.then(tool("AskUserQuestion", question), text("MySQL then."))
+    await stack.say(talk, "add a database", user="alice")
+    asked = await request_of(stack, talk)
+    await stack.say(talk, "neither: MySQL, we already run it", user="alice")
+    runs = await runs_when_ended(stack, talk, 2)
+    assert [run["status"] for run in runs] == ["waiting", "done"], "the reply is the answer, not another run"
+    resumed = claude.conversation_texts(len(claude.calls) - 1)
+    assert "answered by alice" in resumed and "MySQL, we already run it" in resumed
+    answered = await approval_in(stack, asked["code"], "answered")
+    assert answered["answered_by"] == "alice" and answered["answer_text"] == "neither: MySQL, we already run it"
