@@ -9,8 +9,8 @@ agent works; a forced removal stops the run first. A refused removal (uncommitte
 waiting, its state saying why, until a forced destroy or a later retry on a clean worktree finishes the job.
 
 Every removal is archived (refs/isolator/archive/<id>). The disk budget's removal, `hibernated`, keeps
-the workflow and its row: the next message wakes it, restoring the worktree from the archive, and
-the set-up runs again.
+the workflow and its row: the next message wakes it from the archive, and the set-up runs again. A run
+that asks a person waits here for the answer (workflows/environment_approvals.py).
 """
 
 from __future__ import annotations
@@ -25,13 +25,8 @@ with workflow.unsafe.imports_passed_through():
     from isolator.contracts import search_attributes
     from isolator.contracts.agent import Queued, RunRequest, StopReport, StopRequest
     from isolator.contracts.approvals import Decision, DecisionTaken
-    from isolator.contracts.environment import (
-        HIBERNATE,
-        ConversationSignal,
-        DestroyRequest,
-        EnvironmentState,
-        MarkDestroyedInput,
-    )
+    from isolator.contracts.environment import HIBERNATE, ConversationSignal, DestroyRequest, EnvironmentState
+    from isolator.contracts.environment import MarkDestroyedInput
     from isolator.contracts.message import ReplyInput
     from isolator.contracts.results import Delivery, PullRequestAsk
     from isolator.contracts.setup import SetupStateInput
@@ -51,8 +46,6 @@ KEYS_KEPT = 200
 REPORTS_KEPT = 100
 # The version from which IsolatorStatus follows the environment (refused, destroyed).
 STATUS_SEARCH_ATTRIBUTE = "status-search-attribute"
-# How long a press may come before the run that asked has ended (its request is sent first).
-ANSWER_BEFORE_WAIT = timedelta(minutes=2)
 # Removals that wait for the agent's queue to drain; any other unforced removal is refused meanwhile.
 AFTER_THE_RUNS = ("closed", "path gone", "retry")
 
@@ -149,22 +142,13 @@ class EnvironmentWorkflow:
         """A message for the agent: queued behind the runs before it; refused while the worktree goes."""
         if self._state.status in ("removing", "hibernated", "destroyed") or self._forced_removal_due():
             return Queued("gone", request.run_id)
-        if answers_question(self._state, request):  # its run goes on with the answer, first
+        if answers_question(self._state, request):  # the asker's reply: its run goes on with it, first
             return Queued("queued", request.run_id, 0)
         return self._runs.queue(request)
 
     @workflow.update
     async def answer_approval(self, decision: Decision) -> DecisionTaken:
-        """A person's answer to what the running run asked (checked by api/approvals.py): taken once. The
-        run sends its request just before it ends: a quick press may come before its end reaches here."""
-        try:
-            await workflow.wait_condition(lambda: self._state.running is None or (
-                self._state.awaiting is not None and self._state.awaiting.approval_id == decision.approval_id),
-                timeout=ANSWER_BEFORE_WAIT)
-        except TimeoutError:
-            pass
-        taken = take_answer(self._state, decision)
-        return DecisionTaken(taken is not None, taken or "This request no longer waits for an answer.")
+        return await take_answer(self._state, decision)  # checked by api/approvals.py; taken once
 
     @workflow.update
     async def stop_runs(self, request: StopRequest) -> StopReport:

@@ -20,10 +20,19 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from isolator import approval_texts
     from isolator.contracts.agent import RunRequest
-    from isolator.contracts.approvals import AllowedCalls, ApprovalAsk, ApprovalState, CloseApprovalInput, Decision
+    from isolator.contracts.approvals import (
+        AllowedCalls,
+        ApprovalAsk,
+        ApprovalState,
+        CloseApprovalInput,
+        Decision,
+        DecisionTaken,
+    )
     from isolator.contracts.environment import AgentRunInput, EnvironmentState
     from workflows.steps.runs import approvals
 
+# How long a press may come before the run that asked has ended (its request is sent first).
+ANSWER_BEFORE_WAIT = timedelta(minutes=2)
 # From this version a run that asks a person is waited for and resumed.
 ASKS_THE_HUMAN = "asks-the-human"
 STATES: dict[str, ApprovalState] = {
@@ -59,13 +68,20 @@ async def wait_for_answer(state: EnvironmentState, request: RunRequest, ask: App
     return True
 
 
-def take_answer(state: EnvironmentState, decision: Decision) -> str | None:
-    """The update's part: the answer, if the request still waits for one; what the presser is told."""
+async def take_answer(state: EnvironmentState, decision: Decision) -> DecisionTaken:
+    """The `answer_approval` update: the answer, if the request still waits for one. The run sends its
+    request just before it ends: a quick press may come before its end reaches the workflow."""
+    try:
+        await workflow.wait_condition(lambda: state.running is None or (
+            state.awaiting is not None and state.awaiting.approval_id == decision.approval_id),
+            timeout=ANSWER_BEFORE_WAIT)
+    except TimeoutError:
+        pass
     awaiting = state.awaiting
     if awaiting is None or awaiting.approval_id != decision.approval_id or state.decision is not None:
-        return None
+        return DecisionTaken(False, "This request no longer waits for an answer.")
     state.decision = decision
-    return TAKEN.get(decision.choice, "Answered.")
+    return DecisionTaken(True, TAKEN.get(decision.choice, "Answered."))
 
 
 def answers_question(state: EnvironmentState, message: RunRequest) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import TypeGuard
 
 from temporalio import workflow
 
@@ -111,6 +112,13 @@ async def look_up(work: Work) -> Lookups:
         return_exceptions=True,
     )
     return Lookups(work, result_or_raise(found), asked_together=True, _adoption=adoption, _count=count)
+
+
+def recorded_by_this_message(environment: Environment | None) -> TypeGuard[Environment]:
+    """An environment this very message recorded in an attempt whose answer was lost: its step is finished
+    again (workflows/message.py), not taken for another message's worktree."""
+    return (environment is not None and environment.recorded_by == workflow.info().workflow_id
+            and versions.finishes_own_record())
 
 
 async def count_for_limit(codebase_id: str) -> EnvironmentCount:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypeGuard
 
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
@@ -41,7 +40,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.chat.commands import parse_command, run_command
     from workflows.codebase import RegisterCodebaseWorkflow
     from workflows.errors import STEP_FAILURES, user_error
-    from workflows.lookups import Work, look_up, work_of
+    from workflows.lookups import Work, look_up, recorded_by_this_message, work_of
     from workflows.provisioning import Provisioner, environment_ref, resolved
     from workflows.restore import RestoreEnvironmentWorkflow
     from workflows.steps import versions
@@ -102,7 +101,7 @@ class MessageWorkflow:
             return resolved("reused", current)
         work = work_of(conversation, codebase, await self._completed(hints))
         found = await look_up(work)
-        if _recorded_by_this_message(found.existing):
+        if recorded_by_this_message(found.existing):
             return await self._finish_own_record(provision, work, found.existing)
         if (existing := await self._usable(found.existing, conversation)) is not None:
             return await provision.attach("attached", existing, texts.working_in(existing.branch_name))
@@ -287,11 +286,6 @@ class MessageWorkflow:
         workflow.upsert_search_attributes(attributes)
         workflow.set_current_details(links.message_details(resolution))
         return resolution
-
-
-def _recorded_by_this_message(environment: Environment | None) -> TypeGuard[Environment]:
-    return (environment is not None and environment.recorded_by == workflow.info().workflow_id
-            and versions.finishes_own_record())
 
 
 def _environment_to_validate(conversation: Conversation) -> Environment | None:

@@ -76,7 +76,7 @@ async def test_a_refused_request_says_what_to_send(stack: Stack) -> None:
 
     assert not_an_object.status_code == 422
     (problem,) = not_an_object.json()["detail"]
-    assert problem["hint"] == "send a JSON object with `conversationId`, `message` (and optionally `messageId`)", problem
+    assert problem["hint"] == "send a JSON object with `conversationId`, `message` (and optionally `messageId`, `user`)", problem
     assert all(item["hint"].startswith("send a JSON object with") for item in missing.json()["detail"]), missing.text
     assert bad_status.json()["detail"][0]["hint"] == (
         "`status` in the query string: one of `active`, `hibernated`, `destroyed`")

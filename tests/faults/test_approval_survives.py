@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 from typing import AsyncIterator, Awaitable, Callable, TypeVar
 
+import asyncpg
 import httpx
 import pytest
 
@@ -90,6 +91,7 @@ def resumed_requests(model: FakeAnthropicApi) -> list[int]:
 
 async def test_an_answer_after_the_worker_and_temporal_were_killed_resumes_the_run_once(
     restartable: RestartableTemporal, model: FakeAnthropicApi, settings: Settings, repo: Path, tmp_path: Path,
+    db: asyncpg.Pool,  # on empty tables: the codebase's name is free
 ) -> None:
     settings = settings.model_copy(update={"temporal_address": f"127.0.0.1:{restartable.port}"})
     logs = tmp_path / "logs"
@@ -113,6 +115,7 @@ async def test_an_answer_after_the_worker_and_temporal_were_killed_resumes_the_r
                                      json={"conversationId": talk, "message": "touch approved.txt please"})
             assert sent.status_code == 200, sent.text
             result = sent.json()["result"]
+            assert result["outcome"] == "created", result
             worktree = Path(result["workingPath"])
 
             async def request_code() -> str | None:

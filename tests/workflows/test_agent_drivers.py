@@ -216,7 +216,7 @@ async def test_a_silent_agent_shows_that_it_works(stack: Stack, repo: Path) -> N
     assert "Working…" not in final[-1] and final[-1].startswith("done")
 
 
-async def test_budgets_stop_a_run_and_keep_runs_from_starting(
+async def test_budgets_pause_a_run_and_keep_runs_from_starting(
     stack: Stack, repo: Path, anthropic: anthropic_api.FakeAnthropicApi, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     use_fake_anthropic(monkeypatch, anthropic)
@@ -241,11 +241,12 @@ async def test_budgets_stop_a_run_and_keep_runs_from_starting(
     anthropic.then(run("echo one"), run("echo two"), run("echo three"))
     third = (await stack.say(conversation, "go on"))["result"]
     capped = await finished_run(stack, third["agentRunId"])
-    replies = await replies_when(stack, conversation, lambda texts: "— " in texts[-1] and "budget" in texts[-1])
-    assert capped["status"] in ("failed", "stopped") and "budget" in replies[-1]
+    replies = await replies_when(stack, conversation, lambda texts: "Continue with another" in texts[-1])
+    assert capped["status"] == "waiting" and "AGENT_MAX_COST_USD" in replies[-1], "it asks to go on (docs/approvals.md)"
+    assert "Paused" in replies[-2] and "at its budget" in replies[-2]
 
 
-async def test_aider_past_its_budget_is_stopped(
+async def test_aider_past_its_budget_is_stopped_and_asks_to_continue(
     stack: Stack, repo: Path, chat_completions: chat_completions_api.FakeChatCompletionsApi,
     monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -258,8 +259,8 @@ async def test_aider_past_its_budget_is_stopped(
     chat_completions.then(write("costly.txt", "x"), run("sleep 30"), text("Wrote it."))
     created = (await stack.say(conversation, "write costly.txt"))["result"]
     record = await finished_run(stack, created["agentRunId"], seconds=60)
-    replies = await replies_when(stack, conversation, lambda texts: "— " in texts[-1] and "budget" in texts[-1])
-    assert record["status"] == "stopped" and "past AGENT_MAX_COST_USD" in replies[-1], replies[-1]
+    replies = await replies_when(stack, conversation, lambda texts: "Continue with another" in texts[-1])
+    assert record["status"] == "waiting" and "AGENT_MAX_COST_USD" in replies[-1], replies[-1]
     assert record["cost_usd"] > 0.001
 
 

@@ -4,13 +4,11 @@ ADMIN_USERS person's, when the platform lists them), recorded with who and when.
 from __future__ import annotations
 
 import re
-from datetime import timedelta
 
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from isolator.contracts.approvals import BudgetRaise, BudgetView
-    from workflows.steps.options import LOCAL_OPTIONS
+    from isolator.contracts.approvals import BudgetView
 
 USAGE = "Usage: `/budget` shows today's spending; `/budget +10` adds $10 to today's budget of this codebase."
 _AMOUNT = re.compile(r"^\+?\$?(\d{1,6}(?:\.\d{1,2})?)$")
@@ -20,16 +18,6 @@ def amount_of(args: list[str]) -> float | None:
     """`+10`, `+$2.50`, `10`; None for anything else (or nothing, or zero)."""
     found = _AMOUNT.match("".join(args)) if args else None
     return float(found.group(1)) if found and float(found.group(1)) > 0 else None
-
-
-async def raise_budget(raising: BudgetRaise) -> BudgetView:
-    return await workflow.execute_local_activity("raise_daily_budget", raising, result_type=BudgetView,
-                                                 **LOCAL_OPTIONS)
-
-
-async def view(codebase_id: str) -> BudgetView:
-    return await workflow.execute_local_activity("daily_budget", codebase_id, result_type=BudgetView,
-                                                 **{**LOCAL_OPTIONS, "start_to_close_timeout": timedelta(seconds=10)})
 
 
 def describe(budget: BudgetView, raised_now: float | None = None, by: str = "") -> str:

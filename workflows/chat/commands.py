@@ -31,7 +31,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.steps.chat import conversations
     from workflows.steps.codebases import registration as codebases
     from workflows.steps.environments import records as environments
-    from workflows.steps.runs import queue as agent_runs, session_commands as agent_sessions
+    from workflows.steps.runs import budget as budget_steps, queue as agent_runs, session_commands as agent_sessions
     from workflows.steps.warm import pool as warm_pool
 
 
@@ -117,13 +117,13 @@ async def _budget(command: Command, conversation: Conversation, message: Message
         await reply(texts.no_codebase(conversation.codebase_choices))
         return
     if not command.args:
-        await reply(budget.describe(await budget.view(conversation.codebase.id)))
+        await reply(budget.describe(await budget_steps.daily_budget(conversation.codebase.id)))
         return
     if (amount := budget.amount_of(command.args)) is None:
         await reply(budget.USAGE)
         return
     by = message.user or (message.admission.sender if message.admission else "someone")
-    raised = await budget.raise_budget(BudgetRaise(conversation.codebase.id, amount, by, message.platform,
+    raised = await budget_steps.raise_daily_budget(BudgetRaise(conversation.codebase.id, amount, by, message.platform,
                                                    message.conversation_id, workflow.info().workflow_id))
     await reply(budget.describe(raised, amount, by))
 

@@ -44,8 +44,8 @@ async def test_destructive_commands_are_for_the_admins_only(stack: Stack, fake: 
         answer = await resolution(stack, delivery)
         assert answer.outcome == "command"
         assert answer.replies == ["Only the people in `GITHUB_ADMIN_USERS` may run `/clone`, `/worktree remove "
-                                  "--force`, `/worktree cleanup` and `/worktree restore` here. To allow you, add "
-                                  "your login `octocat` to it."], text
+                                  "--force`, `/worktree cleanup`, `/worktree restore` and `/budget +<dollars>` "
+                                  "here. To allow you, add your login `octocat` to it."], text
     assert worktree_paths(repo) == paths
 
     _, listing = await deliver(stack, "issue_comment", comment_event(12, "@isolator /worktree cleanup merged --dry-run"))
