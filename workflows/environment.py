@@ -250,6 +250,7 @@ class EnvironmentWorkflow:
 
     async def _remove(self) -> RemovalReport:
         # Taken before the activity: a request arriving meanwhile (a forced one) starts a new removal.
+        await self._runs.settle()
         request, waiting = self._state.pending, self._state.waiting
         assert request is not None
         self._state.pending, self._state.waiting = None, []

@@ -11,6 +11,7 @@ ends the wait. The request is closed and edited to its answer, and unless the an
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from datetime import timedelta
 from typing import Callable
@@ -48,8 +49,10 @@ TAKEN = {"once": "Allowed once: the run goes on.", "conversation": "Allowed for 
 
 
 async def wait_for_answer(state: EnvironmentState, request: RunRequest, ask: ApprovalAsk,
-                          interrupted: Callable[[], bool]) -> bool:
-    """Wait for the answer; True when a run goes on with it (queued first), False when the run ends."""
+                          interrupted: Callable[[], bool]) -> asyncio.Task[None] | None:
+    """Wait for the answer. When a run goes on with it (queued first), the request's closing (its row, its
+    message edited) is returned still under way, for the next run to await once started: the resumed
+    session does not wait for a platform's API. None when the run ends there."""
     state.awaiting, state.decision = ask, None
     workflow.set_current_details(f"Waiting for an answer to {ask.summary} (code `{ask.code}`)")
     try:
@@ -61,11 +64,12 @@ async def wait_for_answer(state: EnvironmentState, request: RunRequest, ask: App
     answered_by = state.answer_run
     state.awaiting, state.decision, state.answer_run = None, None, None
     workflow.set_current_details("")
-    await approvals.close_approval(CloseApprovalInput(decision, STATES[decision.choice]))
+    closing = asyncio.create_task(approvals.close_approval(CloseApprovalInput(decision, STATES[decision.choice])))
     if decision.choice in ("stop", "stopped"):
-        return False
+        await closing
+        return None
     await _queue_first(state, _continuation(state, request, ask, decision, answered_by))
-    return True
+    return closing
 
 
 async def take_answer(state: EnvironmentState, decision: Decision) -> DecisionTaken:

@@ -42,6 +42,7 @@ class Runs:
         self.state = state
         self.ended: AgentRunReport | None = None  # the last run's end, for a `/stop` that waited for it
         self.delivering = False  # `/pr` pushes between runs: no run starts meanwhile
+        self.closing: asyncio.Task[None] | None = None  # an answered request being closed (environment_approvals)
 
     @property
     def busy(self) -> bool:
@@ -69,6 +70,7 @@ class Runs:
         work = asyncio.create_task(run_team_workflow(run) if request.plan.kind == "workflow"
                                    else agent_runs.run_agent(run))
         platform, conversation = request.conversation.split(":", 1)
+        await self.settle()  # the answered request's closing, beside this run that goes on with it
         record = await workflow.start_child_workflow(
             AgentRunWorkflow.run, run, id=agent_run_workflow_id(request.run_id),
             search_attributes=TypedSearchAttributes([
@@ -94,10 +96,16 @@ class Runs:
         self.ended = report
         if report.status == "waiting" and report.waiting is not None and workflow.patched(ASKS_THE_HUMAN):
             # It asked a person: still "running" until the answer, which the next run goes on with.
-            goes_on = await wait_for_answer(self.state, request, report.waiting, interrupted)
-            if not goes_on and self.state.stop_running:
+            self.closing = await wait_for_answer(self.state, request, report.waiting, interrupted)
+            if self.closing is None and self.state.stop_running:
                 self.ended = AgentRunReport(report.run_id, "stopped")
         self.state.running, self.state.stop_running = None, False
+
+    async def settle(self) -> None:
+        """An answered request's closing, awaited: a workflow never ends or removes with it under way."""
+        if self.closing is not None:
+            closing, self.closing = self.closing, None
+            await closing
 
     async def _brought_up_to_date(self, request: RunRequest) -> RunRequest:
         """The request as the agent gets it: after the worktree took in others' commits on its PR's

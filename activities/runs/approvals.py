@@ -4,10 +4,12 @@ request to its answer; a continuation run is recorded to go on with it."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import uuid
 from pathlib import Path
+from typing import Callable
 
 import asyncpg
 from temporalio import activity
@@ -65,14 +67,17 @@ class ApprovalRecords:
                                      "conversation_id = $2 ORDER BY granted_at", platform, conversation_id)
         return [row["rule"] for row in rows]
 
-    async def relay(self, request: AgentRunInput, driver: str) -> PermissionRelay:
-        """Claude Code's permission prompts and questions answered in the run: AGENT_APPROVALS bounding the
-        repository's `[approvals]`, the calls a person allowed this run, and the conversation's own rules."""
+    async def relays(self, request: AgentRunInput) -> Callable[[], PermissionRelay]:
+        """What answers Claude Code's permission prompts and questions in the run (a new relay per call of the
+        agent): AGENT_APPROVALS bounding the repository's `[approvals]`, the calls a person allowed this
+        run, and the conversation's own rules. Read while the run's worktree is staged."""
         platform, conversation_id = request.run.conversation.split(":", 1)
         given = request.run.allowed or AllowedCalls()
-        kept = await self.conversation_rules(platform, conversation_id)
-        rules = self.settings.agent_approvals.bounded_by(await repository_rules(request.environment.codebase))
-        return PermissionRelay(rules, AllowedCalls(given.calls, [*given.rules, *kept]), request.environment.working_path)
+        kept, repository = await asyncio.gather(self.conversation_rules(platform, conversation_id),
+                                                repository_rules(request.environment.codebase))
+        rules, allowed = self.settings.agent_approvals.bounded_by(repository), AllowedCalls(given.calls,
+                                                                                              [*given.rules, *kept])
+        return lambda: PermissionRelay(rules, allowed, request.environment.working_path)
 
     async def ask_person(self, request: AgentRunInput, relay: PermissionRelay | None, spent_usd: float,
                          started_at: float) -> ApprovalAsk:

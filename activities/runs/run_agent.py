@@ -1,13 +1,11 @@
 """One run of the coding agent in its worktree, on the codebase's host (its `/agents` queue, which
-takes AGENT_MAX_CONCURRENT at once).
-
-The run's driver (activities/runs/agents/) builds the agent's command line for the conversation's
+takes AGENT_MAX_CONCURRENT at once). The run's driver (activities/runs/agents/) builds the agent's command line for the conversation's
 session (activities/runs/sessions.py) and reads its output: the progress lines and the answer are
 streamed to the conversation (activities/runs/answer.py) and kept with the run; its raw output
 (an agent's event stream) and standard error are the run's log. An agent silent for WORKING_AFTER
-seconds gets a working line, updated in place. The run ends done, failed, timed out or stopped (the
-activity cancelled: `/stop`, a forced removal), and its last message says so, with what changed in
-the worktree meanwhile and what it cost.
+seconds gets a working line, updated in place. The run ends done, failed, timed out, stopped (the
+activity cancelled: `/stop`, a forced removal) or waiting for a person's answer (activities/runs/
+approvals.py), and its last message says so, with what changed in the worktree and what it cost.
 """
 
 from __future__ import annotations
@@ -79,6 +77,7 @@ class AgentActivities:
         # staged, its sandbox made meanwhile; its tree is written after the run.
         scratch = tempfile.TemporaryDirectory(prefix="isolator-before-")
         before = asyncio.ensure_future(staged_tree(worktree, Path(scratch.name)))
+        relays = asyncio.ensure_future(self.approvals.relays(request)) if driver.name == "claude" else None
         reader: Reader = driver.reader(worktree)
         relay: PermissionRelay | None = None
         waiting: ApprovalAsk | None = None
@@ -100,7 +99,7 @@ class AgentActivities:
                 answer.add(notices[-1])
             for attempt in range(2):
                 reader = driver.reader(worktree)
-                relay = await self.approvals.relay(request, driver.name) if driver.name == "claude" else None
+                relay = (await relays)() if relays is not None else None
                 await self._turn(request, driver, session, reader, answer, output, errors, ending, before, relay)
                 if reader.error is None or reader.error.kind != "session" or attempt:
                     break
@@ -122,6 +121,8 @@ class AgentActivities:
             raise
         finally:
             self.processes.forget(run.run_id)
+            if relays is not None and not relays.done():  # a run that never started its agent
+                relays.cancel()
 
             async def wrap_up() -> None:
                 await marked

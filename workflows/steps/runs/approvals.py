@@ -1,4 +1,5 @@
-"""Stubs of activities/runs/approvals.py: an answered request closed, and the run that goes on with it."""
+"""Stubs of activities/runs/approvals.py: an answered request closed, and the run that goes on with it:
+local activities of the environment's worker, on the way from a press to the resumed session."""
 
 from __future__ import annotations
 
@@ -8,18 +9,14 @@ from temporalio import workflow
 
 from isolator.contracts.approvals import CloseApprovalInput
 from isolator.contracts.environment import AgentRunInput
-from workflows.steps.options import HEARTBEAT_TIMEOUT, RETRY_POLICY
+from workflows.steps.options import LOCAL_OPTIONS
 
 
 async def close_approval(closing: CloseApprovalInput) -> None:
-    await workflow.execute_activity(
-        "close_approval", closing, start_to_close_timeout=timedelta(seconds=30),
-        schedule_to_close_timeout=timedelta(hours=6), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
-    )
+    """Locally: a database row and the request's message edited (a platform's API, retried)."""
+    await workflow.execute_local_activity(
+        "close_approval", closing, **{**LOCAL_OPTIONS, "start_to_close_timeout": timedelta(seconds=30)})
 
 
 async def queue_continuation(request: AgentRunInput) -> None:
-    await workflow.execute_activity(
-        "queue_continuation", request, start_to_close_timeout=timedelta(seconds=30),
-        schedule_to_close_timeout=timedelta(hours=6), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
-    )
+    await workflow.execute_local_activity("queue_continuation", request, **LOCAL_OPTIONS)
