@@ -4,9 +4,16 @@ and the runs of a conversation, read through the API as a user would."""
 from __future__ import annotations
 
 import asyncio
-from typing import Callable
+import uuid
+from typing import AsyncIterator, Awaitable, Callable
 
-from isolator.contracts.approvals import parse_press_value
+import pytest
+from temporalio import workflow
+from temporalio.client import Client, WorkflowHandle
+from temporalio.worker import Worker
+
+from isolator.contracts.approvals import Decision, DecisionTaken, parse_press_value
+from isolator.contracts.environment import environment_workflow_id
 from tests.agent_runs import ENDED
 from tests.conftest import Stack
 
@@ -103,3 +110,54 @@ async def approval_in(stack: Stack, code: str, state: str, seconds: float = 60) 
             return found
         await asyncio.sleep(0.05)
     raise AssertionError(f"request {code}: {found}")
+
+
+@workflow.defn(name="EnvironmentStandIn", sandboxed=False)
+class EnvironmentStandIn:
+    """Takes the place of an environment's workflow in the platforms' press tests: takes every answer,
+    keeps it, and says it was taken in the words of `TAKEN`."""
+
+    def __init__(self) -> None:
+        self.decisions: list[Decision] = []
+
+    @workflow.run
+    async def run(self) -> None:
+        await workflow.wait_condition(lambda: False)
+
+    @workflow.update(name="answer_approval")
+    async def answer_approval(self, decision: Decision) -> DecisionTaken:
+        self.decisions.append(decision)
+        return DecisionTaken(True, f"{TAKEN} by {decision.by}")
+
+    @workflow.query
+    def answers(self) -> list[Decision]:
+        return self.decisions
+
+
+TAKEN = "Answered"
+
+
+@pytest.fixture
+async def waiting_environment(temporal: Client) -> AsyncIterator[Callable[[str], Awaitable[WorkflowHandle]]]:
+    """Starts the stand-in as the workflow of an environment id (terminated at the end)."""
+    queue = f"stand-in-{uuid.uuid4().hex[:8]}"
+    handles: list[WorkflowHandle] = []
+    async with Worker(temporal, task_queue=queue, workflows=[EnvironmentStandIn]):
+        async def start(environment_id: str) -> WorkflowHandle:
+            handle = await temporal.start_workflow(EnvironmentStandIn.run, id=environment_workflow_id(environment_id),
+                                                   task_queue=queue)
+            handles.append(handle)
+            return handle
+        yield start
+        for handle in handles:
+            await handle.terminate()
+
+
+async def answers_of(handle: WorkflowHandle, count: int = 1, seconds: float = 30) -> list[Decision]:
+    """The stand-in's answers once it has `count`."""
+    for _ in range(int(seconds * 20)):
+        answers = await handle.query(EnvironmentStandIn.answers)
+        if len(answers) >= count:
+            return answers
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"the stand-in took {answers}")

@@ -20,6 +20,18 @@ Deliver = Callable[..., Awaitable[str | None]]
 log = logging.getLogger(__name__)
 
 
+def split_text(text: str, limit: int) -> list[str]:
+    """A platform's parts of a text longer than it takes at once: at most `limit` characters each, cut
+    after a line where one ends close enough."""
+    parts = []
+    while len(text) > limit:
+        cut = text.rfind("\n", limit // 2, limit)
+        cut = cut + 1 if cut != -1 else limit
+        parts.append(text[:cut])
+        text = text[cut:]
+    return [*parts, text] if text or not parts else parts
+
+
 class MessageGone(Exception):
     """The platform cannot edit the message any more: deleted (a 404), or past its time to edit."""
 

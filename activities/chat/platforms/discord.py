@@ -18,7 +18,7 @@ import asyncpg
 import discord
 from temporalio.exceptions import ApplicationError
 
-from activities.chat.replies import Deliver, MessageGone
+from activities.chat.replies import Deliver, MessageGone, split_text
 from isolator.contracts.approvals import Button
 from isolator.contracts.discord import interaction_of
 from isolator.contracts.message import ReplyInput
@@ -72,7 +72,7 @@ def make_deliverer(settings: Settings, pool: asyncpg.Pool) -> Deliver:
                 if follow_up is not None:
                     return await _follow_up(client, *follow_up, reply.text, reply.buttons)
                 channel = client.get_partial_messageable(channel_id)
-                parts = split_text(reply.text)
+                parts = split_text(reply.text, MAX_TEXT)
                 # The buttons go on the first part: its id is the one an update edits (and strips them from).
                 sent = [await channel.send(part, nonce=_nonce(reply.idempotency_key, number),
                                            **_with_buttons(reply.buttons if number == 0 else []))
@@ -87,17 +87,6 @@ def make_deliverer(settings: Settings, pool: asyncpg.Pool) -> Deliver:
             raise _classify(error, channel_id) from None
 
     return deliver
-
-
-def split_text(text: str, limit: int = MAX_TEXT) -> list[str]:
-    """Parts of at most `limit` characters, cut after a line where one ends close enough."""
-    parts = []
-    while len(text) > limit:
-        cut = text.rfind("\n", limit // 2, limit)
-        cut = cut + 1 if cut != -1 else limit
-        parts.append(text[:cut])
-        text = text[cut:]
-    return [*parts, text] if text or not parts else parts
 
 
 def button_view(buttons: list[Button]) -> discord.ui.View | None:
@@ -145,7 +134,7 @@ async def _follow_up(client: discord.Client, interaction_id: str, application_id
     # partial(client=...): the webhook has the client's state, which discord.py needs to send buttons.
     webhook = discord.Webhook.partial(int(application_id), token, client=client)
     sent = [await webhook.send(part, wait=True, **_with_buttons(buttons if number == 0 else []))
-            for number, part in enumerate(split_text(text))]
+            for number, part in enumerate(split_text(text, MAX_TEXT))]
     return f"{_FOLLOW_UP}{interaction_id}:{sent[0].id}"
 
 

@@ -11,7 +11,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from temporalio.exceptions import ApplicationError
 
-from activities.chat.replies import Deliver, MessageGone
+from activities.chat.replies import Deliver, MessageGone, split_text
 from isolator.contracts.approvals import Button
 from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings
@@ -64,7 +64,8 @@ def make_deliverer(settings: Settings) -> Deliver:
 
 def blocks(text: str, buttons: list[Button]) -> list[dict]:
     """The message as Block Kit: its text in mrkdwn sections, then its buttons (`action_id` `approval-<n>`)."""
-    sections = [{"type": "section", "text": {"type": "mrkdwn", "text": part}} for part in split_text(text) if part]
+    sections = [{"type": "section", "text": {"type": "mrkdwn", "text": part}}
+                for part in split_text(text, SECTION_TEXT) if part]
     elements = [_button(number, button) for number, button in enumerate(buttons)]
     actions = [{"type": "actions", "elements": elements[start:start + BUTTONS_PER_BLOCK]}
                for start in range(0, len(elements), BUTTONS_PER_BLOCK)]
@@ -77,17 +78,6 @@ def _button(number: int, button: Button) -> dict:
                "text": {"type": "plain_text", "text": label}}
     # Slack knows `primary` and `danger`; a default button has no style at all.
     return {**element, "style": button.style} if button.style != "default" else element
-
-
-def split_text(text: str, limit: int = SECTION_TEXT) -> list[str]:
-    """Parts of at most `limit` characters, cut after a line where one ends close enough."""
-    parts = []
-    while len(text) > limit:
-        cut = text.rfind("\n", limit // 2, limit)
-        cut = cut + 1 if cut != -1 else limit
-        parts.append(text[:cut])
-        text = text[cut:]
-    return [*parts, text]
 
 
 async def _update(client: AsyncWebClient, channel: str, ts: str, text: str, buttons: list[Button]) -> None:

@@ -7,19 +7,17 @@ from __future__ import annotations
 import dataclasses
 import json
 import uuid
-from typing import Any, AsyncIterator
+from typing import Any
 
 import asyncpg
 import pytest
 from nacl.signing import SigningKey
-from temporalio import workflow
-from temporalio.worker import Worker
 
 from activities.chat.platforms.discord import make_deliverer
-from isolator.contracts.approvals import Button, Decision, DecisionTaken, press_value
-from isolator.contracts.environment import environment_workflow_id
+from isolator.contracts.approvals import Button, press_value
 from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings
+from tests.approvals import EnvironmentStandIn, waiting_environment  # noqa: F401 - a fixture
 from tests.conftest import Stack
 from tests.fakes.discord_api import APPLICATION_ID, CHANNEL_ID, PERSON, ROLE_ID, FakeDiscord, FollowUp, SentMessage
 from tests.platforms.discord import button_press, buttons_of, post, press, request_message, signed
@@ -78,43 +76,6 @@ def told_only_the_presser(answer: Any) -> str:
     body = answer.json()
     assert (body["type"], body["data"]["flags"]) == (4, EPHEMERAL), body
     return body["data"]["content"]
-
-
-@workflow.defn(name="DiscordPressesEnvironment", sandboxed=False)
-class EnvironmentStandIn:
-    """Stands in for an environment's workflow (which waits for answers): takes every answer, keeps it."""
-
-    def __init__(self) -> None:
-        self.decisions: list[Decision] = []
-
-    @workflow.run
-    async def run(self) -> None:
-        await workflow.wait_condition(lambda: False)
-
-    @workflow.update(name="answer_approval")
-    async def answer_approval(self, decision: Decision) -> DecisionTaken:
-        self.decisions.append(decision)
-        return DecisionTaken(True, "taken")
-
-    @workflow.query
-    def answers(self) -> list[Decision]:
-        return self.decisions
-
-
-@pytest.fixture
-async def waiting_environment(stack: Stack) -> AsyncIterator[Any]:
-    """Starts the stand-in as the environment's workflow of an environment id; terminated at the end."""
-    queue = f"discord-presses-{uuid.uuid4().hex[:8]}"
-    handles = []
-    async with Worker(stack.temporal, task_queue=queue, workflows=[EnvironmentStandIn]):
-        async def start(environment_id: str) -> Any:
-            handle = await stack.temporal.start_workflow(EnvironmentStandIn.run, id=environment_workflow_id(
-                environment_id), task_queue=queue)
-            handles.append(handle)
-            return handle
-        yield start
-        for handle in handles:
-            await handle.terminate()
 
 
 async def test_a_request_shows_its_buttons_and_its_update_takes_them_away(

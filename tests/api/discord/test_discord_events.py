@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from activities.chat.platforms.discord import split_text
+from activities.chat.platforms.discord import MAX_TEXT
+from activities.chat.replies import split_text
 from api.webhooks.discord_events import (
     MalformedInteraction,
     NotForUs,
@@ -78,9 +79,9 @@ def test_mentions_of_the_bot_are_stripped_and_a_thread_is_named_after_the_first_
 
 def test_long_replies_are_split_within_discords_limit_at_line_ends_when_there_are_some() -> None:
     lines = "\n".join(f"line {n:04}" for n in range(500))
-    parts = split_text(lines)
+    parts = split_text(lines, MAX_TEXT)
     assert "".join(parts) == lines and all(len(part) <= 2000 for part in parts) and len(parts) == 3
     assert all(part.endswith("\n") for part in parts[:-1])
     unbroken = "y" * 4500
-    assert [len(part) for part in split_text(unbroken)] == [2000, 2000, 500]
-    assert split_text("") == [""] and split_text("short") == ["short"]
+    assert [len(part) for part in split_text(unbroken, MAX_TEXT)] == [2000, 2000, 500]
+    assert split_text("", MAX_TEXT) == [""] and split_text("short", MAX_TEXT) == ["short"]

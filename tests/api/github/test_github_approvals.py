@@ -6,20 +6,17 @@ not taken said to the presser in a comment, and no message for the agent ever st
 from __future__ import annotations
 
 import uuid
-from typing import Any, AsyncIterator
+from typing import Any
 
 import asyncpg
-import pytest
-from temporalio import workflow
-from temporalio.worker import Worker
 
 from activities.chat.platforms.github import answering_text, make_deliverer
 from activities.chat.replies import ReplyActivities
 from api.webhooks.github_approvals import parse_answer, press_of
-from isolator.contracts.approvals import Button, Decision, DecisionTaken, Press, press_value
-from isolator.contracts.environment import environment_workflow_id
+from isolator.contracts.approvals import Button, Press, press_value
 from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings
+from tests.approvals import EnvironmentStandIn, waiting_environment  # noqa: F401 - a fixture
 from tests.conftest import Stack
 from tests.fakes.github_api import Comment, FakeGitHub
 from tests.platforms.github import (
@@ -216,43 +213,6 @@ async def test_stop_without_a_code_still_stops(stack: Stack, fake: FakeGitHub) -
 
 
 # --- a press the environment's workflow takes ---------------------------------------------------
-
-
-@workflow.defn(name="GitHubEnvironmentStandIn", sandboxed=False)
-class EnvironmentStandIn:
-    """Stands in for the environment's workflow, which the core builds: takes every answer, and keeps it."""
-
-    def __init__(self) -> None:
-        self.decisions: list[Decision] = []
-
-    @workflow.run
-    async def run(self) -> None:
-        await workflow.wait_condition(lambda: False)
-
-    @workflow.update(name="answer_approval")
-    async def answer_approval(self, decision: Decision) -> DecisionTaken:
-        self.decisions.append(decision)
-        return DecisionTaken(True, "taken")
-
-    @workflow.query
-    def answers(self) -> list[Decision]:
-        return self.decisions
-
-
-@pytest.fixture
-async def waiting_environment(stack: Stack) -> AsyncIterator[Any]:
-    """Starts the stand-in as the workflow of an environment id; terminated at the end."""
-    queue = f"github-answers-{uuid.uuid4().hex[:8]}"
-    handles = []
-    async with Worker(stack.temporal, task_queue=queue, workflows=[EnvironmentStandIn]):
-        async def start(environment_id: str) -> Any:
-            handle = await stack.temporal.start_workflow(
-                EnvironmentStandIn.run, id=environment_workflow_id(environment_id), task_queue=queue)
-            handles.append(handle)
-            return handle
-        yield start
-        for handle in handles:
-            await handle.terminate()
 
 
 async def test_a_taken_answer_gets_a_thumbs_up_and_no_comment(

@@ -7,21 +7,19 @@ The in-process client returns after the app's background task: what a press did 
 from __future__ import annotations
 
 import uuid
-from typing import AsyncIterator
+from typing import Any, AsyncIterator
 
 import asyncpg
 import httpx
 import pytest
-from temporalio import workflow
 from temporalio.client import Client
-from temporalio.worker import Worker
 
 from activities.chat.platforms.slack import SECTION_TEXT, blocks, make_deliverer
 from api.app import create_app
-from isolator.contracts.approvals import Button, Decision, DecisionTaken, press_value
-from isolator.contracts.environment import environment_workflow_id
+from isolator.contracts.approvals import Button, press_value
 from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings
+from tests.approvals import answers_of, waiting_environment  # noqa: F401 - a fixture
 from tests.fakes.slack_api import Ephemeral, FakeSlack, Post
 from tests.platforms.slack import (
     CHANNEL,
@@ -174,27 +172,9 @@ async def test_a_press_whose_worktree_is_gone_is_told_so(
         (USER, "This request no longer waits: its worktree is gone.")]
 
 
-@workflow.defn(name="EnvironmentStandIn", sandboxed=False)
-class EnvironmentStandIn:
-    """Takes the place of an environment's workflow: takes one answer and returns it."""
-
-    def __init__(self) -> None:
-        self.decisions: list[Decision] = []
-
-    @workflow.run
-    async def run(self) -> list[Decision]:
-        await workflow.wait_condition(lambda: bool(self.decisions))
-        return self.decisions
-
-    @workflow.update(name="answer_approval")
-    async def answer_approval(self, decision: Decision) -> DecisionTaken:
-        self.decisions.append(decision)
-        return DecisionTaken(True, "answered")
-
-
 @pytest.mark.parametrize("presser", [USER, "U0ADMIN001"])
 async def test_a_press_reaches_the_environments_workflow_as_the_presser_s_decision(
-    settings: Settings, fake: FakeSlack, db: asyncpg.Pool, temporal: Client, presser: str
+    settings: Settings, fake: FakeSlack, db: asyncpg.Pool, temporal: Client, presser: str, waiting_environment: Any
 ) -> None:
     settings = settings.model_copy(update={"slack_admin_users": frozenset({"U0ADMIN001"})})
     transport = httpx.ASGITransport(app=create_app(settings, temporal=temporal, pool=db))
@@ -202,13 +182,10 @@ async def test_a_press_reaches_the_environments_workflow_as_the_presser_s_decisi
     options = [Button("Postgres", press_value("Q4ANSW", "option", 0)),
                Button("SQLite", press_value("Q4ANSW", "option", 1))]
     message = await posted_request(settings, fake, options)
-    queue = f"stand-in-{uuid.uuid4().hex[:8]}"
-    async with Worker(temporal, task_queue=queue, workflows=[EnvironmentStandIn]), \
-            httpx.AsyncClient(transport=transport, base_url="http://isolator.test", timeout=60) as api:
-        handle = await temporal.start_workflow(EnvironmentStandIn.run, id=environment_workflow_id(environment),
-                                               task_queue=queue)
+    handle = await waiting_environment(environment)
+    async with httpx.AsyncClient(transport=transport, base_url="http://isolator.test", timeout=60) as api:
         await press(api, message, "SQLite", user=presser)
-        (decision,) = await handle.result()
+    (decision,) = await answers_of(handle)
     assert (decision.choice, decision.option, decision.by, decision.text) == ("option", 1, f"<@{presser}>", "")
     assert fake.ephemerals == [], "a taken answer shows as the request's edited message, not privately"
 

@@ -5,21 +5,18 @@ api/approvals.py against real PostgreSQL and answered to the presser alone (answ
 from __future__ import annotations
 
 import uuid
-from typing import AsyncIterator
+from typing import Any
 
 import asyncpg
 import pytest
-from temporalio import workflow
-from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
-from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from activities.chat.platforms.telegram import make_deliverer
 from api.webhooks.telegram_callbacks import NOT_OURS
-from isolator.contracts.approvals import Button, Decision, DecisionTaken, press_value
-from isolator.contracts.environment import environment_workflow_id
+from isolator.contracts.approvals import Button, press_value
 from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings
+from tests.approvals import TAKEN, answers_of, waiting_environment  # noqa: F401 - a fixture
 from tests.conftest import Stack
 from tests.fakes.telegram_api import CallbackAnswer, FakeTelegram
 from tests.platforms.telegram import (
@@ -174,47 +171,19 @@ async def test_the_starters_press_passes_the_checks_and_reaches_the_environment(
     assert answer.show_alert and answer.text == "This request no longer waits: its worktree is gone."
 
 
-@workflow.defn(sandboxed=False)
-class StandInEnvironment:
-    """Stands in for the environment's workflow: takes one answer and ends with it."""
-
-    def __init__(self) -> None:
-        self.decision: Decision | None = None
-
-    @workflow.run
-    async def run(self) -> Decision:
-        await workflow.wait_condition(lambda: self.decision is not None)
-        assert self.decision is not None
-        return self.decision
-
-    @workflow.update
-    async def answer_approval(self, decision: Decision) -> DecisionTaken:
-        self.decision = decision
-        return DecisionTaken(True, f"Answered by {decision.by}")
-
-
-@pytest.fixture
-async def environment_worker(temporal: Client) -> AsyncIterator[str]:
-    queue = f"stand-in-environments-{uuid.uuid4().hex[:8]}"
-    async with Worker(temporal, task_queue=queue, workflows=[StandInEnvironment],
-                      workflow_runner=UnsandboxedWorkflowRunner()):
-        yield queue
-
-
 async def test_a_taken_press_gives_the_environment_its_answer_and_the_presser_a_toast(
-    stack: Stack, fake: FakeTelegram, environment_worker: str
+    stack: Stack, fake: FakeTelegram, waiting_environment: Any
 ) -> None:
     environment = await an_approval(stack.db, kind="question")
-    handle = await stack.temporal.start_workflow(StandInEnvironment.run, id=environment_workflow_id(environment),
-                                                 task_queue=environment_worker)
+    handle = await waiting_environment(environment)
     await make_deliverer(stack.settings)(request("Which database?", [
         Button("PostgreSQL", press_value(CODE, "option", 0)), Button("SQLite", press_value(CODE, "option", 1))]))
     response = await press(stack.api, request_message(fake), "SQLite")
 
     assert response.json() == {"ok": True, "press": "taken"}
-    decision = await handle.result()
+    (decision,) = await answers_of(handle)
     assert (decision.choice, decision.option, decision.by) == ("option", 1, "@ada")
-    assert fake.callback_answers[-1].show_alert is False and fake.callback_answers[-1].text == "Answered by @ada"
+    assert fake.callback_answers[-1].show_alert is False and fake.callback_answers[-1].text == f"{TAKEN} by @ada"
 
 
 # --- what the webhook refuses or ignores -----------------------------------------------------------
