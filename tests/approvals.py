@@ -7,6 +7,7 @@ import asyncio
 import uuid
 from typing import AsyncIterator, Awaitable, Callable
 
+import asyncpg
 import pytest
 from temporalio import workflow
 from temporalio.client import Client, WorkflowHandle
@@ -161,3 +162,25 @@ async def answers_of(handle: WorkflowHandle, count: int = 1, seconds: float = 30
             return answers
         await asyncio.sleep(0.05)
     raise AssertionError(f"the stand-in took {answers}")
+
+
+async def recorded_request(db: asyncpg.Pool, platform: str, conversation_id: str, code: str, *,
+                           requested_by: str | None, kind: str = "tool", state: str = "pending",
+                           answered_by: str | None = None) -> str:
+    """A request a run made, as the run records it (with the codebase, environment and run it needs, and
+    no workflow waiting for it), for the platforms' press tests; returns its environment's id."""
+    codebase = await db.fetchval("INSERT INTO codebases (name, canonical_path, default_branch, host) "
+                                 "VALUES ($1, $2, 'main', 'h') RETURNING id", f"app-{code}", f"/src/app-{code}")
+    environment = await db.fetchval(
+        "INSERT INTO isolation_environments (codebase_id, workflow_type, workflow_id, working_path, branch_name) "
+        "VALUES ($1, 'thread', $2, $3, $4) RETURNING id",
+        codebase, f"{platform}:{conversation_id}-{code}", f"/worktrees/app/{code}", f"thread-{code}")
+    run = await db.fetchval("INSERT INTO agent_runs (id, environment_id, platform, conversation_id, message, status) "
+                            "VALUES ($1, $2, $3, $4, 'push it', 'waiting') RETURNING id",
+                            uuid.uuid4(), environment, platform, conversation_id)
+    await db.execute(
+        """INSERT INTO approvals (id, code, run_id, environment_id, platform, conversation_id, requested_by, kind,
+                                  tool_name, summary, state, answered_by)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'Bash', 'git push', $9, $10)""",
+        uuid.uuid4(), code, run, environment, platform, conversation_id, requested_by, kind, state, answered_by)
+    return str(environment)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import uuid
 from typing import Any
 
 import asyncpg
@@ -17,7 +16,7 @@ from activities.chat.platforms.discord import make_deliverer
 from isolator.contracts.approvals import Button, press_value
 from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings
-from tests.approvals import EnvironmentStandIn, waiting_environment  # noqa: F401 - a fixture
+from tests.approvals import EnvironmentStandIn, recorded_request, waiting_environment  # noqa: F401 - a fixture
 from tests.conftest import Stack
 from tests.fakes.discord_api import APPLICATION_ID, CHANNEL_ID, PERSON, ROLE_ID, FakeDiscord, FollowUp, SentMessage
 from tests.platforms.discord import button_press, buttons_of, post, press, request_message, signed
@@ -43,22 +42,9 @@ def reply(text: str, buttons: list[Button], key: str = "request", answers: str |
 
 async def approval(db: asyncpg.Pool, code: str, requested_by: str | None = PERSON["id"], *, kind: str = "tool",
                    state: str = "pending", answered_by: str | None = None) -> str:
-    """A request a run made, as the run records it; returns its environment's id."""
-    codebase = await db.fetchval("INSERT INTO codebases (name, canonical_path, default_branch, host) "
-                                 "VALUES ($1, $2, 'main', 'h') RETURNING id", f"app-{code}", f"/src/app-{code}")
-    environment = await db.fetchval(
-        "INSERT INTO isolation_environments (codebase_id, workflow_type, workflow_id, working_path, branch_name) "
-        "VALUES ($1, 'thread', $2, $3, $4) RETURNING id",
-        codebase, f"discord:{CHANNEL_ID}-{code}", f"/worktrees/app/{code}", f"thread-{code}")
-    run = await db.fetchval("INSERT INTO agent_runs (id, environment_id, platform, conversation_id, message, status) "
-                            "VALUES ($1, $2, 'discord', $3, 'push it', 'waiting') RETURNING id",
-                            uuid.uuid4(), environment, CHANNEL_ID)
-    await db.execute(
-        """INSERT INTO approvals (id, code, run_id, environment_id, platform, conversation_id, requested_by, kind,
-                                  tool_name, summary, state, answered_by)
-           VALUES ($1, $2, $3, $4, 'discord', $5, $6, $7, 'Bash', 'git push', $8, $9)""",
-        uuid.uuid4(), code, run, environment, CHANNEL_ID, requested_by, kind, state, answered_by)
-    return str(environment)
+    """A request a run made in the channel, as the run records it; returns its environment's id."""
+    return await recorded_request(db, "discord", CHANNEL_ID, code, requested_by=requested_by, kind=kind, state=state,
+                                  answered_by=answered_by)
 
 
 def with_button(message: SentMessage | FollowUp, code: str, choice: str = "once") -> SentMessage | FollowUp:

@@ -16,7 +16,7 @@ from api.webhooks.github_approvals import parse_answer, press_of
 from isolator.contracts.approvals import Button, Press, press_value
 from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings
-from tests.approvals import EnvironmentStandIn, waiting_environment  # noqa: F401 - a fixture
+from tests.approvals import EnvironmentStandIn, recorded_request, waiting_environment  # noqa: F401 - a fixture
 from tests.conftest import Stack
 from tests.fakes.github_api import Comment, FakeGitHub
 from tests.platforms.github import (
@@ -106,21 +106,8 @@ async def test_a_request_lists_its_answers_and_its_update_takes_them_away(
 async def approval(db: asyncpg.Pool, code: str, requested_by: str | None = "octocat", *, kind: str = "tool",
                    state: str = "pending", answered_by: str | None = None) -> str:
     """A request a run made on issue 42, as the run records it; returns its environment's id."""
-    codebase = await db.fetchval("INSERT INTO codebases (name, canonical_path, default_branch, host) "
-                                 "VALUES ($1, $2, 'main', 'h') RETURNING id", f"app-{code}", f"/src/app-{code}")
-    environment = await db.fetchval(
-        "INSERT INTO isolation_environments (codebase_id, workflow_type, workflow_id, working_path, branch_name) "
-        "VALUES ($1, 'issue', $2, $3, $4) RETURNING id",
-        codebase, f"42-{code}", f"/worktrees/app/{code}", f"issue-42-{code}")
-    run = await db.fetchval("INSERT INTO agent_runs (id, environment_id, platform, conversation_id, message, status) "
-                            "VALUES ($1, $2, 'github', $3, 'push it', 'waiting') RETURNING id",
-                            uuid.uuid4(), environment, CONVERSATION)
-    await db.execute(
-        """INSERT INTO approvals (id, code, run_id, environment_id, platform, conversation_id, requested_by, kind,
-                                  tool_name, summary, state, answered_by)
-           VALUES ($1, $2, $3, $4, 'github', $5, $6, $7, 'Bash', 'git push', $8, $9)""",
-        uuid.uuid4(), code, run, environment, CONVERSATION, requested_by, kind, state, answered_by)
-    return str(environment)
+    return await recorded_request(db, "github", CONVERSATION, code, requested_by=requested_by, kind=kind, state=state,
+                                  answered_by=answered_by)
 
 
 async def state_of(db: asyncpg.Pool, code: str) -> str:

@@ -19,7 +19,7 @@ from api.app import create_app
 from isolator.contracts.approvals import Button, press_value
 from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings
-from tests.approvals import answers_of, waiting_environment  # noqa: F401 - a fixture
+from tests.approvals import answers_of, recorded_request, waiting_environment  # noqa: F401 - a fixture
 from tests.fakes.slack_api import Ephemeral, FakeSlack, Post
 from tests.platforms.slack import (
     CHANNEL,
@@ -54,22 +54,8 @@ async def api(settings: Settings, db: asyncpg.Pool, temporal: Client) -> AsyncIt
 async def request(db: asyncpg.Pool, code: str, *, kind: str = "tool", state: str = "pending",
                   requested_by: str | None = USER) -> str:
     """An approval row (with the codebase, environment and run it needs); its environment's id."""
-    codebase = await db.fetchval(
-        "INSERT INTO codebases (name, canonical_path, default_branch, host) VALUES ($1, $2, 'main', 'h') RETURNING id",
-        f"project-{code}", f"/repos/{code}")
-    environment = await db.fetchval(
-        """INSERT INTO isolation_environments (codebase_id, workflow_type, workflow_id, working_path, branch_name)
-           VALUES ($1, 'thread', $2, $3, 'b') RETURNING id""", codebase, f"slack:{CHANNEL}:{THREAD}", f"/w/{code}")
-    run = uuid.uuid4()
-    await db.execute("INSERT INTO agent_runs (id, environment_id, platform, conversation_id, message) "
-                     "VALUES ($1, $2, 'slack', $3, 'push it')", run, environment, f"{CHANNEL}:{THREAD}")
-    await db.execute(
-        """INSERT INTO approvals (id, code, run_id, environment_id, platform, conversation_id, requested_by, kind,
-                                  summary, state, answered_by)
-           VALUES ($1, $2, $3, $4, 'slack', $5, $6, $7, 'git push', $8, $9)""",
-        uuid.uuid4(), code, run, environment, f"{CHANNEL}:{THREAD}", requested_by, kind, state,
-        None if state == "pending" else "<@U0PERSON01>")
-    return str(environment)
+    return await recorded_request(db, "slack", f"{CHANNEL}:{THREAD}", code, requested_by=requested_by, kind=kind,
+                                  state=state, answered_by=None if state == "pending" else "<@U0PERSON01>")
 
 
 async def state(db: asyncpg.Pool, code: str) -> str:

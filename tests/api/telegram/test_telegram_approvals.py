@@ -4,7 +4,6 @@ api/approvals.py against real PostgreSQL and answered to the presser alone (answ
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import asyncpg
@@ -16,7 +15,7 @@ from api.webhooks.telegram_callbacks import NOT_OURS
 from isolator.contracts.approvals import Button, press_value
 from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings
-from tests.approvals import TAKEN, answers_of, waiting_environment  # noqa: F401 - a fixture
+from tests.approvals import TAKEN, answers_of, recorded_request, waiting_environment  # noqa: F401 - a fixture
 from tests.conftest import Stack
 from tests.fakes.telegram_api import CallbackAnswer, FakeTelegram
 from tests.platforms.telegram import (
@@ -53,22 +52,8 @@ def request(text: str = "May I run `git push`?", buttons: list[Button] = TOOL_BU
 async def an_approval(db: asyncpg.Pool, state: str = "pending", kind: str = "tool",
                       answered_by: str | None = None) -> str:
     """A run's request of USER's conversation, as the run records it; returns its environment's id."""
-    codebase = await db.fetchval("INSERT INTO codebases (name, canonical_path, default_branch, host) "
-                                 "VALUES ('app', '/src/app', 'main', 'h') RETURNING id")
-    environment = await db.fetchval(
-        """INSERT INTO isolation_environments (codebase_id, workflow_type, workflow_id, working_path, branch_name)
-           VALUES ($1, 'thread', $2, '/w/app/thread-x', 'thread-x') RETURNING id""",
-        codebase, f"telegram:{PRIVATE['id']}:0")
-    run = await db.fetchval(
-        """INSERT INTO agent_runs (id, environment_id, platform, conversation_id, message, status)
-           VALUES ($1, $2, 'telegram', $3, 'push it', 'waiting') RETURNING id""",
-        uuid.uuid4(), environment, f"{PRIVATE['id']}:0")
-    await db.execute(
-        """INSERT INTO approvals (id, code, run_id, environment_id, platform, conversation_id, requested_by, kind,
-                                  tool_name, summary, state, answered_by)
-           VALUES ($1, $2, $3, $4, 'telegram', $5, $6, $7, 'Bash', 'git push', $8, $9)""",
-        uuid.uuid4(), CODE, run, environment, f"{PRIVATE['id']}:0", str(USER["id"]), kind, state, answered_by)
-    return str(environment)
+    return await recorded_request(db, "telegram", f"{PRIVATE['id']}:0", CODE, requested_by=str(USER["id"]), kind=kind,
+                                  state=state, answered_by=answered_by)
 
 
 async def state_of(db: asyncpg.Pool) -> str:
