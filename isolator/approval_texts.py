@@ -95,6 +95,10 @@ def resume_text(kind: ApprovalKind, call: ToolCall | None, decision: Decision, w
     if decision.choice in ("once", "conversation"):
         scope = " for the rest of this conversation" if decision.choice == "conversation" else " this once"
         return f"{decision.by} approved this call{scope}:\n{subject}\nIt is allowed now: make it again and go on."
+    if decision.choice == "timeout" and kind == "question":
+        return f"Nobody answered your question within {timeout_hours:g} h. Go on as you think best, and say what you chose."
+    if decision.choice == "timeout" and kind == "plan":
+        return f"Nobody approved your plan within {timeout_hours:g} h. Do not carry it out; stop and say it waits."
     if decision.choice == "timeout":
         return (f"Nobody answered within {timeout_hours:g} h, so this call is denied:\n{subject}\n"
                 "Do not make it. Go on without it, or stop and say what you need.")
