@@ -116,6 +116,11 @@ def allow_once_script(claude: FakeAnthropicApi) -> None:
     claude.then(run("git push origin HEAD"), run("git push origin HEAD"), text("Pushed."))
 
 
+def ended_with_push(said: str) -> bool:
+    """The run's answer in its final form: it streams first, then is replaced by what it did and its end."""
+    return "Pushed." in said and "— Done" in said
+
+
 def deny_script(claude: FakeAnthropicApi) -> None:
     claude.then(run("touch denied.txt"), text("Understood, I left it."))
 
@@ -169,8 +174,8 @@ async def test_slack_allow_once_runs_the_push_and_the_run_ends_with_its_answer(
     runs = await conversation_runs_when_ended(stack, f"slack:{conversation}", 2)
     assert [item["status"] for item in runs] == ["waiting", "done"]
     assert f"<@{slack_platform.USER}> approved this call" in claude.conversation_texts(len(claude.calls) - 2)
-    await until(lambda: any("Pushed." in said for said in slack_texts(slack)), "the answer in the thread")
-    answer = next(said for said in slack_texts(slack) if "Pushed." in said)
+    await until(lambda: any(ended_with_push(said) for said in slack_texts(slack)), "the answer in the thread")
+    answer = next(said for said in slack_texts(slack) if ended_with_push(said))
     assert "ran `git push origin HEAD` (exit" in answer, answer
     assert any("ran `git push origin HEAD` (exit" in said for said in await run_messages(stack.db, runs[1]["id"]))
     shown, buttons = slack_shown(slack, asked.ts)
@@ -238,8 +243,8 @@ async def test_telegram_allow_once_runs_the_push_and_the_run_ends_with_its_answe
     runs = await conversation_runs_when_ended(stack, f"telegram:{conversation}", 2)
     assert [item["status"] for item in runs] == ["waiting", "done"]
     assert "@ada approved this call" in claude.conversation_texts(len(claude.calls) - 2)
-    await until(lambda: any("Pushed." in said for said in telegram_texts(telegram)), "the answer in the chat")
-    answer = next(said for said in telegram_texts(telegram) if "Pushed." in said)
+    await until(lambda: any(ended_with_push(said) for said in telegram_texts(telegram)), "the answer in the chat")
+    answer = next(said for said in telegram_texts(telegram) if ended_with_push(said))
     assert "ran `git push origin HEAD` (exit" in answer, answer
     edited = telegram.messages[asked.message_id]
     assert "Allowed once by @ada" in edited.text and edited.buttons == [], "edited to its answer"
@@ -322,8 +327,8 @@ async def test_discord_allow_once_runs_the_push_and_the_run_ends_with_its_answer
     runs = await conversation_runs_when_ended(stack, f"discord:{thread}", 2)
     assert [item["status"] for item in runs] == ["waiting", "done"]
     assert f"<@{PERSON['id']}> approved this call" in claude.conversation_texts(len(claude.calls) - 2)
-    await until(lambda: any("Pushed." in said for said in discord_texts(discord)), "the answer in the thread")
-    answer = next(said for said in discord_texts(discord) if "Pushed." in said)
+    await until(lambda: any(ended_with_push(said) for said in discord_texts(discord)), "the answer in the thread")
+    answer = next(said for said in discord_texts(discord) if ended_with_push(said))
     assert "ran `git push origin HEAD` (exit" in answer, answer
     edited = discord_shown(discord, asked.message_id)
     assert f"Allowed once by <@{PERSON['id']}>" in edited.content and edited.components == [], "edited to its answer"
@@ -397,8 +402,8 @@ async def test_github_approve_runs_the_push_and_the_run_ends_with_its_answer(
     runs = await conversation_runs_when_ended(stack, f"github:{github_platform.REPO}#7", 2)
     assert [item["status"] for item in runs] == ["waiting", "done"]
     assert "@octocat approved this call" in claude.conversation_texts(len(claude.calls) - 2)
-    await until(lambda: any("Pushed." in said for said in github_texts(github)), "the answer on the issue")
-    answer = [said for said in github_texts(github) if "Pushed." in said][-1]
+    await until(lambda: any(ended_with_push(said) for said in github_texts(github)), "the answer on the issue")
+    answer = [said for said in github_texts(github) if ended_with_push(said)][-1]
     assert "ran `git push origin HEAD` (exit" in answer, answer
     answered = github_answered(github, asked.code)
     assert answered.endswith("✅ Allowed once by @octocat") and "/approve" not in answered, answered
