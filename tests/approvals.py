@@ -16,6 +16,8 @@ from temporalio.worker import Worker
 from isolator.contracts.approvals import Decision, DecisionTaken, parse_press_value
 from isolator.contracts.environment import environment_workflow_id
 from tests.agent_runs import ENDED
+from tests.fakes.anthropic_api import FakeAnthropicApi
+from tests.fakes.model_api import run, text
 from tests.conftest import Stack
 
 RULE = "ask: Bash(git push:*), Bash(touch:*)"
@@ -184,3 +186,25 @@ async def recorded_request(db: asyncpg.Pool, platform: str, conversation_id: str
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'Bash', 'git push', $9, $10)""",
         uuid.uuid4(), code, run, environment, platform, conversation_id, requested_by, kind, state, answered_by)
     return str(environment)
+
+
+# The platforms' end-to-end tests (tests/workflows/approvals/).
+TOOL_LABELS = ["Allow once", "Allow for this conversation", "Deny"]
+SLACK_OTHER = "U0OTHER001"  # in the channel, but did not start the run
+TELEGRAM_OTHER = {"id": 444555666, "username": "bob"}  # may talk to the bot, but did not start the run
+DISCORD_OTHER = "1100000000000000700"  # a member with the `developers` role: allowed, but did not start the run
+EPHEMERAL = 64  # Discord's flag of a message only its reader sees
+
+
+def allow_once_script(claude: FakeAnthropicApi) -> None:
+    """The call asked for, then the same call again once allowed (the resumed session), then the answer."""
+    claude.then(run("git push origin HEAD"), run("git push origin HEAD"), text("Pushed."))
+
+
+def ended_with_push(said: str) -> bool:
+    """The run's answer in its final form: it streams first, then is replaced by what it did and its end."""
+    return "Pushed." in said and "— Done" in said
+
+
+def deny_script(claude: FakeAnthropicApi) -> None:
+    claude.then(run("touch denied.txt"), text("Understood, I left it."))
