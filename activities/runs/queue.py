@@ -131,6 +131,9 @@ class AgentRunActivities:
     async def record_interrupted_run(self, run: InterruptedRun) -> None:
         """A run whose worker died: recorded as interrupted, and its conversation told, once. A run that
         recorded its own end (a worker shut down gracefully lets it finish its answer) has said it already."""
+        # A request it sent just before its worker died waits for nothing: closed, not left pending.
+        await self.pool.execute("UPDATE approvals SET state = 'stopped', answered_at = now() "
+                                "WHERE run_id = $1 AND state = 'pending'", run.run_id)
         if not await self.records.finished(run.run_id, "interrupted", None, [], None):
             return
         platform, conversation_id = run.conversation.split(":", 1)
