@@ -34,7 +34,7 @@ ANSWERS = {
     "budget": ("continue", "stop"),
 }
 _STATE_WORDS = {"allowed": "allowed", "denied": "denied", "answered": "answered", "timed_out": "timed out",
-                "stopped": "ended by /stop"}
+                "stopped": "ended (by /stop, a removal, or its run's end)"}
 
 
 def admins(settings: Settings, platform: str) -> frozenset[str]:
