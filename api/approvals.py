@@ -1,7 +1,7 @@
 """Answers to what a run asked a person (docs/approvals.md), from every platform through `answer_press`,
 and `GET /api/approvals`: every request and its answer, who gave it and when.
 
-A press is checked here (the request is known, still waiting, answered on its own platform, by the
+A press is checked here (the request is known, still waiting, answered in its own conversation, by the
 person whose message started the run or an ADMIN_USERS person), then given to the environment's
 workflow, which alone decides: two presses at once are one answer and one "already answered".
 """
@@ -53,7 +53,7 @@ def may_answer(settings: Settings, platform: str, user: str, requested_by: str |
 
 async def answer_press(pool: asyncpg.Pool, client: Client, settings: Settings, press: Press) -> PressOutcome:
     row = await pool.fetchrow("SELECT * FROM approvals WHERE code = $1", press.code)
-    if row is None or row["platform"] != press.platform:
+    if row is None or row["platform"] != press.platform or press.conversation_id not in (None, row["conversation_id"]):
         return PressOutcome("unknown", f"There is no request `{press.code}` waiting here.")
     if row["state"] != "pending":
         return PressOutcome("already", _already(row))

@@ -28,7 +28,6 @@ class PermissionRelay:
         self.allowed = allowed
         self.worktree = worktree
         self.asked: ToolCall | None = None  # the first call a person must answer; the turn ended there
-        self.denied: list[str] = []  # the calls a deny rule refused, for the run's log
         self._inputs: dict[str, dict] = {}  # each tool_use's input as the model gave it, by its id
         self._lines: asyncio.Queue[bytes | None] = asyncio.Queue()
 
@@ -76,7 +75,6 @@ class PermissionRelay:
         if decided == "allow":
             response: dict[str, Any] = {"behavior": "allow", "updatedInput": request.get("input") or {}}
         elif decided == "deny":
-            self.denied.append(call.tool_name)
             response = {"behavior": "deny", "message": "This service's rules (AGENT_APPROVALS) never allow this call."}
         else:
             if self.asked is None:
