@@ -160,8 +160,6 @@ async def real_cli_hand_off(stack: Stack, codebase_id: str, repository: Path, ru
     """The real Claude Code as the agent: from the test adapter's 2xx to the fake model API receiving
     its first request, on a reused worktree; against the same CLI started by hand in the same worktree,
     resuming the same session (from its start to that request), alternating."""
-    from bench.stack import model_environment
-    from activities.runs.agents import claude
     from tests.agent_clis import claude_binary
 
     # Started through a wrapper that notes when it runs, by the service and by hand: what lies before the
@@ -183,9 +181,6 @@ async def real_cli_hand_off(stack: Stack, codebase_id: str, repository: Path, ru
         session, worktree = await pool.fetchrow(
             """SELECT r.session_id, e.working_path FROM agent_runs r JOIN isolation_environments e
                ON e.id = r.environment_id WHERE r.id = $1::uuid""", first["agentRunId"])
-        env = {**os.environ, **model_environment(stack.model), "HOME": str(home), "CLAUDE_CODE_MAX_RETRIES": "2"}
-        argv = [binary, "-p", "--output-format", "stream-json", "--verbose", "--permission-mode",
-                claude.UNCONFINED_MODE, "--resume", session]
         for _ in range(runs):
             calls = len(stack.model.calls)
             response = await stack.api.post("/test/message", json={"conversationId": conversation, "message": "go"})
@@ -198,13 +193,7 @@ async def real_cli_hand_off(stack: Stack, codebase_id: str, repository: Path, ru
             own_start.append((stack.model.calls[calls].at - _last_start(home)) * 1000)
 
             calls = len(stack.model.calls)
-            began = time.time()
-            process = await asyncio.create_subprocess_exec(
-                *argv, cwd=worktree, env=env, stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
-            await process.communicate(b"go")
-            assert process.returncode == 0
-            by_hand.append((stack.model.calls[calls].at - began) * 1000)
+            by_hand.append(await resumed_by_hand(stack, binary, home, session, worktree, b"go"))
             own_start_by_hand.append((stack.model.calls[calls].at - _last_start(home)) * 1000)
     finally:
         await pool.close()
@@ -220,6 +209,24 @@ async def real_cli_hand_off(stack: Stack, codebase_id: str, repository: Path, ru
             Figure("  2xx to the CLI's start (ours)", str(Latency.of(to_start))),
             Figure("  its start to its request: ours, in the sandbox", str(Latency.of(own_start)),
                    f"by hand: {Latency.of(own_start_by_hand)}")]
+
+
+async def resumed_by_hand(stack: Stack, binary: str, home: Path, session: str, worktree: str, message: bytes) -> float:
+    """Claude Code started by hand in the worktree, unconfined, resuming the session: milliseconds from its
+    start to the fake model API receiving its first request."""
+    from activities.runs.agents import claude
+    from bench.stack import model_environment
+
+    env = {**os.environ, **model_environment(stack.model), "HOME": str(home), "CLAUDE_CODE_MAX_RETRIES": "2"}
+    argv = [binary, "-p", "--output-format", "stream-json", "--verbose", "--permission-mode", claude.UNCONFINED_MODE,
+            "--resume", session]
+    calls = len(stack.model.calls)
+    began = time.time()
+    process = await asyncio.create_subprocess_exec(*argv, cwd=worktree, env=env, stdin=asyncio.subprocess.PIPE,
+                                                   stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+    await process.communicate(message)
+    assert process.returncode == 0
+    return (stack.model.calls[calls].at - began) * 1000
 
 
 def _last_start(home: Path) -> float:

@@ -6,31 +6,28 @@ committed `.isolator.toml`."""
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
 import time
 import uuid
 from pathlib import Path
 
 import asyncpg
 
-from bench.agents import run_ended
+from bench.agents import resumed_by_hand
 from bench.figures import Figure, Latency, verdict
 from bench.messages import say
+from bench.repos import git
 from bench.stack import Stack
 from tests.fakes.model_api import run, text
 
 
 def ask_before_touch(repository: Path) -> Path:
     (repository / ".isolator.toml").write_text('[approvals]\nask = ["Bash(touch:*)"]\n')
-    for args in (["add", ".isolator.toml"], ["commit", "-q", "-m", "ask before touch"]):
-        subprocess.run(["git", "-C", str(repository), *args], check=True)
+    git("add", ".isolator.toml", cwd=repository)
+    git("commit", "-q", "-m", "ask before touch", cwd=repository)
     return repository
 
 
 async def allow_to_resume(stack: Stack, codebase_id: str, repository: Path, runs: int) -> list[Figure]:
-    from activities.runs.agents import claude
-    from bench.stack import model_environment
     from tests.agent_clis import claude_binary
 
     home = stack.work / "data" / "agent-home"
@@ -59,17 +56,7 @@ async def allow_to_resume(stack: Stack, codebase_id: str, repository: Path, runs
                 """SELECT r.session_id, e.working_path FROM agent_runs r JOIN isolation_environments e
                    ON e.id = r.environment_id WHERE r.platform = 'test' AND r.conversation_id = $1
                    AND r.session_id IS NOT NULL ORDER BY r.queued_at DESC LIMIT 1""", conversation)
-            env = {**os.environ, **model_environment(stack.model), "HOME": str(home), "CLAUDE_CODE_MAX_RETRIES": "2"}
-            argv = [str(claude_binary()), "-p", "--output-format", "stream-json", "--verbose", "--permission-mode",
-                    claude.UNCONFINED_MODE, "--resume", session]
-            calls = len(stack.model.calls)
-            began = time.time()
-            process = await asyncio.create_subprocess_exec(
-                *argv, cwd=worktree, env=env, stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
-            await process.communicate(b"go on")
-            assert process.returncode == 0
-            by_hand.append((stack.model.calls[calls].at - began) * 1000)
+            by_hand.append(await resumed_by_hand(stack, str(claude_binary()), home, session, worktree, b"go on"))
     finally:
         await pool.close()
     figure, baseline = Latency.of(pressed), Latency.of(by_hand)
@@ -91,13 +78,8 @@ async def _pending_code(pool: asyncpg.Connection, conversation: str) -> str:
 
 
 async def _all_ended(pool: asyncpg.Connection, conversation: str) -> None:
-    for run_id in [row["id"] for row in await pool.fetch(
-            "SELECT id::text FROM agent_runs WHERE platform = 'test' AND conversation_id = $1", conversation)]:
-        await run_ended(pool, run_id)
-    while await pool.fetchval("SELECT count(*) FROM approvals WHERE platform = 'test' AND conversation_id = $1 "
-                              "AND state = 'pending'", conversation):
-        await asyncio.sleep(0.005)
-    # the continuation run is queued once the press is taken: wait until none is queued or running
+    """Once the resumed run has started (its request reached the model): until it and its request's closing
+    are over (the closing is awaited before that run's record starts)."""
     while await pool.fetchval("SELECT count(*) FROM agent_runs WHERE platform = 'test' AND conversation_id = $1 "
                               "AND status IN ('queued', 'running')", conversation):
         await asyncio.sleep(0.005)

@@ -130,7 +130,7 @@ def conversation_rule(call: ToolCall, worktree: str) -> str:
     if call.tool_name == "Bash":
         return f"Bash({call.input.get('command', '')})"
     if call.tool_name in EDIT_TOOLS and _path_of(call):
-        return f"{call.tool_name}({_relative(_path_of(call), worktree)})"
+        return f"{call.tool_name}({relative_to_worktree(_path_of(call), worktree)})"
     if call.tool_name == "WebFetch" and _host(str(call.input.get("url", ""))):
         return f"WebFetch(domain:{_host(str(call.input['url']))})"
     return call.tool_name
@@ -158,7 +158,7 @@ def _path_matches(pattern: str, path: str, worktree: str) -> bool:
     if pattern.startswith("//"):  # absolute
         relative, pattern = path, pattern[1:]
     else:
-        relative = _relative(path, worktree)
+        relative = relative_to_worktree(path, worktree)
         pattern = pattern.removeprefix("./").removeprefix("/")
     if "/" not in pattern.rstrip("/"):  # a bare name matches at any depth, as in .gitignore
         pattern = "**/" + pattern
@@ -190,7 +190,8 @@ def _path_of(call: ToolCall) -> str:
     return str(call.input.get("file_path") or call.input.get("notebook_path") or call.input.get("path") or "")
 
 
-def _relative(path: str, worktree: str) -> str:
+def relative_to_worktree(path: str, worktree: str) -> str:
+    """A path of the worktree as a person reads it; any other path as it is."""
     try:
         return str(PurePosixPath(path).relative_to(worktree))
     except ValueError:

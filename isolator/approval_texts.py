@@ -4,8 +4,8 @@ request edited to its answer, and what the resumed session is told. Pure functio
 from __future__ import annotations
 
 import json
-from pathlib import PurePosixPath
 
+from isolator.approval_rules import relative_to_worktree
 from isolator.contracts.approvals import ApprovalKind, Button, Decision, ToolCall, press_value
 
 PREVIEW_LINES = 12
@@ -22,7 +22,7 @@ def call_text(call: ToolCall, worktree: str) -> str:
         return f"```\n{given.get('command', '')}\n```"
     path = str(given.get("file_path") or given.get("notebook_path") or "")
     if path:
-        shown = _relative(path, worktree)
+        shown = relative_to_worktree(path, worktree)
         if call.tool_name == "Write":
             return f"write `{shown}`:\n```\n{_preview(str(given.get('content', '')))}\n```"
         if "old_string" in given:
@@ -131,13 +131,6 @@ def _preview(text: str) -> str:
     lines = text.splitlines()
     shown = "\n".join(line[:200] for line in lines[:PREVIEW_LINES])
     return shown + (f"\n… ({len(lines) - PREVIEW_LINES} more lines)" if len(lines) > PREVIEW_LINES else "")
-
-
-def _relative(path: str, worktree: str) -> str:
-    try:
-        return str(PurePosixPath(path).relative_to(worktree))
-    except ValueError:
-        return path
 
 
 def _short(text: str, limit: int = 80) -> str:
