@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Callable
 
 from tests.conftest import Stack
+from workflows.environment import EnvironmentWorkflow
 
 ENDED = ("done", "failed", "timed_out", "stopped", "interrupted", "dropped", "waiting")
 
@@ -37,6 +38,18 @@ async def replies_when(stack: Stack, conversation: str, ready: Callable[[list[st
             return replies
         await asyncio.sleep(0.05)
     raise AssertionError(f"replies of {conversation}: {replies}")
+
+
+async def runs_idle(stack: Stack, environment_id: str, seconds: float = 30) -> None:
+    """Once the environment's workflow has no run running or queued (a run's record says `done` a
+    moment before its workflow hears of it)."""
+    handle = stack.temporal.get_workflow_handle_for(EnvironmentWorkflow.run, f"environment:{environment_id}")
+    for _ in range(int(seconds * 20)):
+        state = await handle.query(EnvironmentWorkflow.state)
+        if state.running is None and not state.runs:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"environment {environment_id} still runs: {state.running}, {state.runs}")
 
 
 def alive(pid: int) -> bool:

@@ -3,8 +3,11 @@ per test, fresh tables, a worktree base, workers on their own task queues, and t
 
 from __future__ import annotations
 
+import random
 import socket
 import uuid
+from collections.abc import Collection
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import AsyncIterator
@@ -28,10 +31,17 @@ TABLES = ("outbound_messages, conversations, isolation_environments, codebases, 
           "agent_sessions, refusal_replies, dashboard_sessions, conversation_allow_rules")
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+def free_port(taken: Collection[int] = ()) -> int:
+    """A free port for a server a test starts, below the kernel's ephemeral range: the port the
+    kernel would pick (bind to 0) is one an outgoing connection may take before the server binds it."""
+    lowest_ephemeral = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    for _ in range(1000):
+        port = random.randrange(10000, max(lowest_ephemeral, 10001))
+        with socket.socket() as probe, suppress(OSError):
+            probe.bind(("127.0.0.1", port))
+            if port not in taken:
+                return port
+    raise AssertionError("no free port below the ephemeral range")
 
 
 @pytest.fixture(scope="session")

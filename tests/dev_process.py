@@ -9,7 +9,7 @@ import socket
 import subprocess
 import sys
 import time
-from contextlib import ExitStack, suppress
+from contextlib import suppress
 from pathlib import Path
 from typing import Iterator
 
@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from isolator.settings import Settings
+from tests.conftest import free_port
 
 ISOLATOR = str(Path(sys.executable).parent / "isolator")
 READY_TIMEOUT = 180.0  # a fresh data dir runs initdb and migrations first; upper bounds for a loaded machine
@@ -25,12 +26,11 @@ FLAGS = ("--api-port", "--temporal-port", "--ui-port")
 
 
 def free_ports(count: int) -> list[int]:
-    """Distinct free ports: all probes stay bound until every port is chosen."""
-    with ExitStack() as stack:
-        probes = [stack.enter_context(socket.socket()) for _ in range(count)]
-        for probe in probes:
-            probe.bind(("127.0.0.1", 0))
-        return [probe.getsockname()[1] for probe in probes]
+    """Distinct free ports (tests/conftest.py free_port)."""
+    ports: list[int] = []
+    while len(ports) < count:
+        ports.append(free_port(taken=ports))
+    return ports
 
 
 def port_is_free(port: int) -> bool:

@@ -1,4 +1,4 @@
-"""Unit tests of the pure helpers: branch names, commands, repository URLs, paths and settings."""
+"""Unit tests of the pure helpers: branch names, commands, repository URLs, paths, settings and the run queue."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from activities.git.paths import (
     is_valid_codebase_name,
     worktree_path,
 )
+from isolator.contracts.agent import AgentPlan, RunRequest
+from isolator.contracts.environment import EnvironmentRef, EnvironmentState
 from isolator.repositories import (
     is_clone_url,
     looks_like_path,
@@ -22,6 +24,7 @@ from isolator.repositories import (
 )
 from isolator.settings import ConfigurationError, load_settings
 from workflows.chat.commands import parse_command
+from workflows.environment_runs import Runs
 from workflows.naming import branch_for, thread_branch, thread_identity
 
 
@@ -173,3 +176,16 @@ def test_secrets_never_appear_in_the_settings_repr(monkeypatch: pytest.MonkeyPat
 def test_a_threads_identity_names_its_platform() -> None:
     assert thread_identity("slack", "C1:2") == "slack:C1:2"
     assert thread_branch(thread_identity("slack", "x")) != thread_branch(thread_identity("test", "x"))
+
+
+def test_a_run_that_has_ended_is_not_counted_ahead_while_its_results_are_delivered() -> None:
+    def request(key: str) -> RunRequest:
+        return RunRequest(f"run-{key}", key, "test:c", "hello", AgentPlan("command", ["agent"]))
+
+    runs = Runs(EnvironmentState(EnvironmentRef("e1", "project", "/worktrees/project/x", "x", "thread", "c", "test")))
+    runs.state.running = request("first")
+    assert runs.queue(request("second")).ahead == 1
+    runs.finishing = True  # it said "Done"; the service commits and pushes its work
+    assert runs.queue(request("third")).ahead == 1, "only the queued run before it"
+    assert runs.queue(request("first")) == runs.queue(request("first")) and runs.state.runs[-1].key == "third", \
+        "a retried hand-off of the running run is not queued again"

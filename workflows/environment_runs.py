@@ -43,20 +43,23 @@ class Runs:
         self.ended: AgentRunReport | None = None  # the last run's end, for a `/stop` that waited for it
         self.delivering = False  # `/pr` pushes between runs: no run starts meanwhile
         self.closing: asyncio.Task[None] | None = None  # an answered request being closed (environment_approvals)
+        self.finishing = False  # the running run has ended; only its results are being delivered
 
     @property
     def busy(self) -> bool:
         return bool(self.state.runs) or self.state.running is not None or self.delivering
 
     def queue(self, request: RunRequest) -> Queued:
-        """Queue a run, or find it queued already (a retried hand-off); how many runs are ahead."""
+        """Queue a run, or find it queued already (a retried hand-off); how many runs are ahead (a run
+        that has ended, its results being delivered, is not one to wait for)."""
         running = self.state.running
         if running is not None and running.key == request.key:
             return Queued("queued", running.run_id, 0)
+        waited_for = 1 if running is not None and not self.finishing else 0
         for place, queued in enumerate(self.state.runs):
             if queued.key == request.key:
-                return Queued("queued", queued.run_id, place + (1 if running else 0))
-        ahead = len(self.state.runs) + (1 if running else 0)
+                return Queued("queued", queued.run_id, place + waited_for)
+        ahead = len(self.state.runs) + waited_for
         self.state.runs.append(request)
         return Queued("queued", request.run_id, ahead)
 
@@ -90,6 +93,7 @@ class Runs:
             report = await work
         except (asyncio.CancelledError, ActivityError, ChildWorkflowError) as error:
             report = await _ended_without_report(run, error, stopped)
+        self.finishing = report.status != "waiting"
         if report.status == "done" and workflow.patched(DELIVERS_RESULTS):
             await deliver_after_run(self.state, request)  # the service commits, pushes and opens the PR
         await record.signal(AgentRunWorkflow.finished, report)
@@ -99,7 +103,7 @@ class Runs:
             self.closing = await wait_for_answer(self.state, request, report.waiting, interrupted)
             if self.closing is None and self.state.stop_running:
                 self.ended = AgentRunReport(report.run_id, "stopped")
-        self.state.running, self.state.stop_running = None, False
+        self.state.running, self.state.stop_running, self.finishing = None, False, False
 
     async def settle(self) -> None:
         """An answered request's closing, awaited: a workflow never ends or removes with it under way."""

@@ -64,10 +64,12 @@ class Watch:
             self._gate = None
 
     async def ended(self, group: int) -> None:
-        """Waits until no process of the run is left (bubblewrap itself has ended)."""
+        """Waits until no process of the run is left (bubblewrap itself has ended). Bubblewrap
+        killed before it said its first process's id may leave that one a moment longer, ending
+        the namespace: the group itself is watched then."""
         first = await self.first()
         pause = 0.001
-        while first is not None and _alive_in(first, group):
+        while _alive_in(first, group) if first is not None else live_members(group):
             await asyncio.sleep(pause)
             pause = min(pause * 2, 0.05)
 

@@ -13,7 +13,7 @@ import pytest
 
 from activities.runs.answer import MAX_MESSAGES
 from isolator.settings import Settings
-from tests.agent_runs import finished_run, replies_when, run_of
+from tests.agent_runs import finished_run, replies_when, run_of, runs_idle
 from tests.agents import command
 from tests.conftest import Stack
 from tests.gitrepos import git
@@ -74,6 +74,7 @@ async def test_a_message_runs_the_agent_in_its_worktree_and_its_answer_streams_b
     assert [item["id"] for item in by_environment] == [created["agentRunId"]]
 
     # The next message reuses the worktree, silently, and runs the agent again.
+    await runs_idle(stack, created["environmentId"])
     again = (await stack.say("agent-1", "and again"))["result"]
     assert again["outcome"] == "reused" and again["replies"] == []
     assert (await finished_run(stack, again["agentRunId"]))["status"] == "done"
