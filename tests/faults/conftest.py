@@ -1,6 +1,7 @@
-"""Fault injection on real processes: the worker runs as a child process the tests can kill.
+"""Fault injection on real processes: the worker runs as a process of its own the tests can kill.
 
-It is `isolator worker` with the tests' fault pause installed (tests/faults/paused_worker.py)."""
+It is `isolator worker` with the tests' fault pause installed (tests/faults/paused_worker.py), forked
+from an interpreter that imported it once (tests/faults/forked_worker.py)."""
 
 from __future__ import annotations
 
@@ -20,10 +21,9 @@ from temporalio.client import Client
 
 from api.app import create_app
 from isolator.settings import Settings
+from tests.faults.forked_worker import ForkedWorker, start_worker
 
-# The worker and the API with the fault pauses of the tests; run from the repository's root, as
-# `tests` is a package.
-PAUSED_WORKER = [sys.executable, "-m", "tests.faults.paused_worker"]
+# The API with the fault pauses of the tests; run from the repository's root, as `tests` is a package.
 PAUSED_API = [sys.executable, "-m", "tests.faults.paused_api"]
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,10 +35,10 @@ class WorkerProcess:
 
     settings: Settings
     logs: Path
-    process: subprocess.Popen | None = None
+    process: subprocess.Popen | ForkedWorker | None = None
     starts: int = 0
     extra_env: dict[str, str] = field(default_factory=dict)
-    command: list[str] = field(default_factory=lambda: list(PAUSED_WORKER))
+    command: list[str] | None = None  # the paused worker when None
     name: str = "worker"
 
     def environment(self, **extra: str) -> dict[str, str]:
@@ -62,7 +62,11 @@ class WorkerProcess:
 
     def start(self, **extra: str) -> None:
         self.starts += 1
-        log = (self.logs / f"{self.name}-{self.starts}.log").open("wb")
+        log_path = self.logs / f"{self.name}-{self.starts}.log"
+        if self.command is None:
+            self.process = start_worker(self.environment(**extra), log_path, ROOT)
+            return
+        log = log_path.open("wb")
         self.process = subprocess.Popen(
             self.command, env=self.environment(**extra), stdout=log, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, start_new_session=True, cwd=ROOT,
