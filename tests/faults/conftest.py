@@ -1,7 +1,8 @@
-"""Fault injection on real processes: the worker runs as a process of its own the tests can kill.
+"""Fault injection on real processes: the worker (and, where the API is what dies, the API) runs as a
+process of its own the tests can kill.
 
 It is `isolator worker` with the tests' fault pause installed (tests/faults/paused_worker.py), forked
-from an interpreter that imported it once (tests/faults/forked_worker.py)."""
+from an interpreter that imported it once (tests/faults/forked.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import asyncio
 import os
 import signal
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import AsyncIterator, Iterator
@@ -21,24 +21,23 @@ from temporalio.client import Client
 
 from api.app import create_app
 from isolator.settings import Settings
-from tests.faults.forked_worker import ForkedWorker, start_worker
+from tests.faults.forked import ForkedProcess, start_forked
 
-# The API with the fault pauses of the tests; run from the repository's root, as `tests` is a package.
-PAUSED_API = [sys.executable, "-m", "tests.faults.paused_api"]
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass
 class WorkerProcess:
-    """The worker process (or, with another `command`, the API's) for one test's settings; started,
+    """The worker process (or, with another `program`, the API's) for one test's settings; started,
     killed and restarted at will."""
 
     settings: Settings
     logs: Path
-    process: subprocess.Popen | ForkedWorker | None = None
+    process: ForkedProcess | None = None
     starts: int = 0
     extra_env: dict[str, str] = field(default_factory=dict)
-    command: list[str] | None = None  # the paused worker when None
+    program: str = "tests.faults.paused_worker"
+    args: list[str] = field(default_factory=list)
     name: str = "worker"
 
     def environment(self, **extra: str) -> dict[str, str]:
@@ -62,15 +61,8 @@ class WorkerProcess:
 
     def start(self, **extra: str) -> None:
         self.starts += 1
-        log_path = self.logs / f"{self.name}-{self.starts}.log"
-        if self.command is None:
-            self.process = start_worker(self.environment(**extra), log_path, ROOT)
-            return
-        log = log_path.open("wb")
-        self.process = subprocess.Popen(
-            self.command, env=self.environment(**extra), stdout=log, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, start_new_session=True, cwd=ROOT,
-        )
+        log = self.logs / f"{self.name}-{self.starts}.log"
+        self.process = start_forked(self.program, self.args, self.environment(**extra), log, ROOT)
 
     def kill(self) -> None:
         """SIGKILL: no shutdown, no cleanup, as when a machine loses power."""
@@ -101,8 +93,8 @@ def worker(settings: Settings, tmp_path: Path) -> Iterator[WorkerProcess]:
 
 def api_process(settings: Settings, logs: Path, port: int, **extra_env: str) -> WorkerProcess:
     """`isolator api` as a process of its own on `port`, that a test can kill mid-request."""
-    return WorkerProcess(settings, logs, extra_env=dict(extra_env), command=[*PAUSED_API, "--port", str(port)],
-                         name="api")
+    return WorkerProcess(settings, logs, extra_env=dict(extra_env), program="tests.faults.paused_api",
+                         args=["--port", str(port)], name="api")
 
 
 async def answering(url: str, process: WorkerProcess, seconds: float = 60) -> None:
