@@ -69,9 +69,10 @@ dev: $(SERVICE_INSTALLED) bubblewrap
 	$(BIN)/isolator dev $(ARGS)
 
 # The tests run in TEST_WORKERS processes (pytest-xdist), each with its own PostgreSQL and Temporal:
-# most of a test's time is spent waiting on real processes (a third worker on 2 cores gained 4%, and flaked).
+# much of a test's time is spent waiting on real processes, so on 2 cores a third worker fills those
+# waits (the whole suite: 592 s with 3, 732 s with 2, once the fault tests forked their worker).
 # worksteal: a worker that runs out takes tests from the other, so no long test ends the run alone.
-TEST_WORKERS ?= 2
+TEST_WORKERS ?= 3
 test: install $(CODEX) $(AIDER) browser
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal
 
