@@ -206,5 +206,19 @@ def ended_with_push(said: str) -> bool:
     return "Pushed." in said and "— Done" in said
 
 
+async def allowed_push_answered(stack: Stack, claude: FakeAnthropicApi, conversation: str, approver: str,
+                                texts: Callable[[], list[str]]) -> list[dict]:
+    """After an Allow of allow_once_script's push: the waiting run and the one that went on with it
+    ended, the model was told who approved, and the answer that says the push ran is in the
+    conversation (`texts`). The two runs."""
+    runs = await conversation_runs_when_ended(stack, conversation, 2)
+    assert [item["status"] for item in runs] == ["waiting", "done"]
+    assert f"{approver} approved this call" in claude.conversation_texts(len(claude.calls) - 2)
+    await until(lambda: any(ended_with_push(said) for said in texts()), "the answer in the conversation")
+    answer = [said for said in texts() if ended_with_push(said)][-1]
+    assert "ran `git push origin HEAD` (exit" in answer, answer
+    return runs
+
+
 def deny_script(claude: FakeAnthropicApi) -> None:
     claude.then(run("touch denied.txt"), text("Understood, I left it."))

@@ -9,8 +9,8 @@ from typing import AsyncIterator
 import pytest
 
 from tests.approvals import (
-    DISCORD_OTHER, EPHEMERAL, TOOL_LABELS, allow_once_script, approval_code, approval_state,
-    conversation_runs_when_ended, deny_script, ended_with_push, until,
+    DISCORD_OTHER, EPHEMERAL, TOOL_LABELS, allow_once_script, allowed_push_answered, approval_code, approval_state,
+    conversation_runs_when_ended, deny_script, until,
 )
 from tests.conftest import Stack
 from tests.fakes.anthropic_api import FakeAnthropicApi
@@ -73,12 +73,8 @@ async def test_discord_allow_once_runs_the_push_and_the_run_ends_with_its_answer
 
     taken = await discord_platform.press(stack.api, asked, "Allow once")
     assert taken.status_code == 200 and taken.json()["type"] == 6, taken.text  # the workflow edits the request
-    runs = await conversation_runs_when_ended(stack, f"discord:{thread}", 2)
-    assert [item["status"] for item in runs] == ["waiting", "done"]
-    assert f"<@{PERSON['id']}> approved this call" in claude.conversation_texts(len(claude.calls) - 2)
-    await until(lambda: any(ended_with_push(said) for said in discord_texts(discord)), "the answer in the thread")
-    answer = next(said for said in discord_texts(discord) if ended_with_push(said))
-    assert "ran `git push origin HEAD` (exit" in answer, answer
+    await allowed_push_answered(stack, claude, f"discord:{thread}", f"<@{PERSON['id']}>",
+                                lambda: discord_texts(discord))
     edited = discord_shown(discord, asked.message_id)
     assert f"Allowed once by <@{PERSON['id']}>" in edited.content and edited.components == [], "edited to its answer"
     assert await approval_state(stack, code) == "allowed"

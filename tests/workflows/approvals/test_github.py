@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.approvals import (
-    TOOL_LABELS, allow_once_script, approval_state, conversation_runs_when_ended, deny_script, ended_with_push, until,
+    TOOL_LABELS, allow_once_script, allowed_push_answered, approval_state, conversation_runs_when_ended, deny_script,
+    until,
 )
 from tests.conftest import Stack
 from tests.fakes.anthropic_api import FakeAnthropicApi
@@ -58,12 +59,8 @@ async def test_github_approve_runs_the_push_and_the_run_ends_with_its_answer(
 
     taken = await github_platform.comment(stack, github, 7, asked.commands["Allow once"])
     assert taken.status_code == 200, taken.text
-    runs = await conversation_runs_when_ended(stack, f"github:{github_platform.REPO}#7", 2)
-    assert [item["status"] for item in runs] == ["waiting", "done"]
-    assert "@octocat approved this call" in claude.conversation_texts(len(claude.calls) - 2)
-    await until(lambda: any(ended_with_push(said) for said in github_texts(github)), "the answer on the issue")
-    answer = [said for said in github_texts(github) if ended_with_push(said)][-1]
-    assert "ran `git push origin HEAD` (exit" in answer, answer
+    await allowed_push_answered(stack, claude, f"github:{github_platform.REPO}#7", "@octocat",
+                                lambda: github_texts(github))
     answered = github_answered(github, asked.code)
     assert answered.endswith("✅ Allowed once by @octocat") and "/approve" not in answered, answered
     assert [content for _, content in github.reactions] == ["+1"], "the answering comment is acknowledged"

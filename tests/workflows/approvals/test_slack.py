@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.approvals import (
-    SLACK_OTHER, TOOL_LABELS, allow_once_script, approval_code, approval_state, conversation_runs_when_ended,
-    deny_script, ended_with_push, until,
+    SLACK_OTHER, TOOL_LABELS, allow_once_script, allowed_push_answered, approval_code, approval_state,
+    conversation_runs_when_ended, deny_script, until,
 )
 from tests.conftest import Stack
 from tests.fakes.anthropic_api import FakeAnthropicApi
@@ -59,12 +59,8 @@ async def test_slack_allow_once_runs_the_push_and_the_run_ends_with_its_answer(
     assert slack_shown(slack, asked.ts)[1], "the buttons stay for the person who may answer"
 
     await slack_platform.press(stack.api, asked, "Allow once")
-    runs = await conversation_runs_when_ended(stack, f"slack:{conversation}", 2)
-    assert [item["status"] for item in runs] == ["waiting", "done"]
-    assert f"<@{slack_platform.USER}> approved this call" in claude.conversation_texts(len(claude.calls) - 2)
-    await until(lambda: any(ended_with_push(said) for said in slack_texts(slack)), "the answer in the thread")
-    answer = next(said for said in slack_texts(slack) if ended_with_push(said))
-    assert "ran `git push origin HEAD` (exit" in answer, answer
+    runs = await allowed_push_answered(stack, claude, f"slack:{conversation}", f"<@{slack_platform.USER}>",
+                                       lambda: slack_texts(slack))
     assert any("ran `git push origin HEAD` (exit" in said for said in await run_messages(stack.db, runs[1]["id"]))
     shown, buttons = slack_shown(slack, asked.ts)
     assert f"Allowed once by <@{slack_platform.USER}>" in shown and buttons == [], "edited to its answer"

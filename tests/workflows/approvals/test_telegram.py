@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.approvals import (
-    TELEGRAM_OTHER, TOOL_LABELS, allow_once_script, approval_code, approval_state, conversation_runs_when_ended,
-    deny_script, ended_with_push, until,
+    TELEGRAM_OTHER, TOOL_LABELS, allow_once_script, allowed_push_answered, approval_code, approval_state,
+    conversation_runs_when_ended, deny_script, until,
 )
 from tests.conftest import Stack
 from tests.fakes.anthropic_api import FakeAnthropicApi
@@ -51,12 +51,7 @@ async def test_telegram_allow_once_runs_the_push_and_the_run_ends_with_its_answe
 
     response = await telegram_platform.press(stack.api, asked, "Allow once")
     assert response.status_code == 200, response.text
-    runs = await conversation_runs_when_ended(stack, f"telegram:{conversation}", 2)
-    assert [item["status"] for item in runs] == ["waiting", "done"]
-    assert "@ada approved this call" in claude.conversation_texts(len(claude.calls) - 2)
-    await until(lambda: any(ended_with_push(said) for said in telegram_texts(telegram)), "the answer in the chat")
-    answer = next(said for said in telegram_texts(telegram) if ended_with_push(said))
-    assert "ran `git push origin HEAD` (exit" in answer, answer
+    await allowed_push_answered(stack, claude, f"telegram:{conversation}", "@ada", lambda: telegram_texts(telegram))
     edited = telegram.messages[asked.message_id]
     assert "Allowed once by @ada" in edited.text and edited.buttons == [], "edited to its answer"
     assert await approval_state(stack, code) == "allowed"
