@@ -16,6 +16,7 @@ from temporalio.worker import Worker
 from isolator.contracts.approvals import Decision, DecisionTaken, parse_press_value
 from isolator.contracts.environment import environment_workflow_id
 from tests.agent_runs import ENDED
+from workflows.environment import EnvironmentWorkflow
 from tests.fakes.anthropic_api import FakeAnthropicApi
 from tests.fakes.model_api import run, text
 from tests.conftest import Stack
@@ -63,6 +64,16 @@ async def runs_when_ended(stack: Stack, conversation: str, count: int, seconds: 
             return runs
         await asyncio.sleep(0.05)
     raise AssertionError(f"runs of {conversation}: {[(run['status'], run['message'][:40]) for run in runs]}")
+
+
+async def waiting_for_answer(stack: Stack, environment_id: str, seconds: float = 90) -> None:
+    """Once the environment's workflow waits for an answer (the run that asked has ended there)."""
+    handle = stack.temporal.get_workflow_handle_for(EnvironmentWorkflow.run, environment_workflow_id(environment_id))
+    for _ in range(int(seconds * 20)):
+        if (await handle.query(EnvironmentWorkflow.state)).awaiting is not None:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"environment {environment_id} waits for no answer")
 
 
 async def approval(stack: Stack, code: str) -> dict:

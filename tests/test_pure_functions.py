@@ -1,4 +1,5 @@
-"""Unit tests of the pure helpers: branch names, commands, repository URLs, paths, settings and the run queue."""
+"""Unit tests of the pure helpers: branch names, commands, repository URLs, paths, settings, the run queue and
+which message answers a question."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from isolator.repositories import (
 )
 from isolator.settings import ConfigurationError, load_settings
 from workflows.chat.commands import parse_command
+from workflows.environment_approvals import answers_question
 from workflows.environment_runs import Runs
 from workflows.naming import branch_for, thread_branch, thread_identity
 
@@ -178,14 +180,30 @@ def test_a_threads_identity_names_its_platform() -> None:
     assert thread_branch(thread_identity("slack", "x")) != thread_branch(thread_identity("test", "x"))
 
 
-def test_a_run_that_has_ended_is_not_counted_ahead_while_its_results_are_delivered() -> None:
-    def request(key: str) -> RunRequest:
-        return RunRequest(f"run-{key}", key, "test:c", "hello", AgentPlan("command", ["agent"]))
+def request(key: str, conversation: str = "test:c", answers: str | None = None) -> RunRequest:
+    return RunRequest(f"run-{key}", key, conversation, "hello", AgentPlan("command", ["agent"]), user="alice",
+                      answers=answers)
 
-    runs = Runs(EnvironmentState(EnvironmentRef("e1", "project", "/worktrees/project/x", "x", "thread", "c", "test")))
+
+def environment_state() -> EnvironmentState:
+    return EnvironmentState(EnvironmentRef("e1", "project", "/worktrees/project/x", "x", "thread", "c", "test"))
+
+
+def test_a_run_that_has_ended_is_not_counted_ahead_while_its_results_are_delivered() -> None:
+    runs = Runs(environment_state())
     runs.state.running = request("first")
     assert runs.queue(request("second")).ahead == 1
     runs.finishing = True  # it said "Done"; the service commits and pushes its work
     assert runs.queue(request("third")).ahead == 1, "only the queued run before it"
     assert runs.queue(request("first")) == runs.queue(request("first")) and runs.state.runs[-1].key == "third", \
         "a retried hand-off of the running run is not queued again"
+
+
+def test_a_reply_to_a_question_before_the_run_that_asked_has_ended_is_held_for_its_wait() -> None:
+    state = environment_state()
+    state.running = request("asking")
+    assert not answers_question(state, request("unrelated")), "a message that answers nothing queues"
+    assert not answers_question(state, request("elsewhere", "test:other", answers="a1")), "another conversation's"
+    assert answers_question(state, request("reply", answers="a1")) and state.early_answer == request("reply", answers="a1")
+    assert answers_question(state, request("reply", answers="a1")), "a retried hand-off is the same reply"
+    assert not answers_question(state, request("second", answers="a1")), "one reply is the answer, the next queues"

@@ -54,6 +54,9 @@ async def wait_for_answer(state: EnvironmentState, request: RunRequest, ask: App
     message edited) is returned still under way, for the next run to await once started: the resumed
     session does not wait for a platform's API. None when the run ends there."""
     state.awaiting, state.decision = ask, None
+    held, state.early_answer = state.early_answer, None
+    if held is not None and not (held.answers == ask.approval_id and answers_question(state, held)):
+        state.runs.insert(0, held)  # not a reply to this request after all: a message like any other
     workflow.set_current_details(f"Waiting for an answer to {ask.summary} (code `{ask.code}`)")
     try:
         await workflow.wait_condition(lambda: state.decision is not None or state.stop_running or interrupted(),
@@ -90,8 +93,15 @@ async def take_answer(state: EnvironmentState, decision: Decision) -> DecisionTa
 
 def answers_question(state: EnvironmentState, message: RunRequest) -> bool:
     """A message of the asker while their question waits is its answer, in their own words: its run is the
-    one that goes on."""
+    one that goes on. The question is sent just before the run that asked ends: a reply that came first
+    (the hand-off found the question pending) is held for the wait, which takes it."""
     awaiting = state.awaiting
+    if any(held is not None and held.key == message.key for held in (state.early_answer, state.answer_run)):
+        return True  # a retried hand-off of the reply already taken
+    if awaiting is None and message.answers is not None and state.early_answer is None \
+            and state.running is not None and state.running.conversation == message.conversation:
+        state.early_answer = message
+        return True
     if (awaiting is None or awaiting.kind != "question" or state.decision is not None
             or message.conversation != awaiting.conversation
             or awaiting.requested_by not in (None, message.user)):

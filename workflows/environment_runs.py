@@ -103,6 +103,9 @@ class Runs:
             self.closing = await wait_for_answer(self.state, request, report.waiting, interrupted)
             if self.closing is None and self.state.stop_running:
                 self.ended = AgentRunReport(report.run_id, "stopped")
+        if self.state.early_answer is not None:  # it did not wait for an answer: a message like any other
+            self.state.runs.insert(0, self.state.early_answer)
+            self.state.early_answer = None
         self.state.running, self.state.stop_running, self.finishing = None, False, False
 
     async def settle(self) -> None:
@@ -131,6 +134,10 @@ class Runs:
 
     async def stop(self, conversation: str) -> StopReport:
         """`/stop` for one conversation: its running run ended, its queued runs dropped."""
+        early = self.state.early_answer
+        if early is not None and early.conversation == conversation:
+            self.state.runs.insert(0, early)  # a reply held for the stopped run's wait: dropped with the rest
+            self.state.early_answer = None
         dropped = [run for run in self.state.runs if run.conversation == conversation]
         self.state.runs = [run for run in self.state.runs if run.conversation != conversation]
         if dropped:

@@ -94,7 +94,8 @@ class AgentRunActivities:
         await self.records.queued(run_id, request.environment_id, request.platform, request.conversation_id,
                                   request.text)
         run = RunRequest(run_id, request.key, conversation_key(request.platform, request.conversation_id),
-                         request.text, plan, merge_base=request.merge_base, user=request.user)
+                         request.text, plan, merge_base=request.merge_base, user=request.user,
+                         answers=await self._question_it_answers(request))
         handle = self.client.get_workflow_handle(environment_workflow_id(request.environment_id))
         try:
             queued = await handle.execute_update("queue_run", run, id=request.key, result_type=Queued)
@@ -111,6 +112,15 @@ class AgentRunActivities:
                 request.environment_id, setup_failed_key(request.environment_id, request.platform,
                                                          request.conversation_id)) or False
         return queued
+
+    async def _question_it_answers(self, request: QueueRunInput) -> str | None:
+        """The question its sender was asked in this conversation and has not answered, if any: the request is
+        recorded before it is sent, so a reply to it finds it even before the run that asked has ended."""
+        return await self.pool.fetchval(
+            """SELECT id FROM approvals WHERE environment_id = $1 AND platform = $2 AND conversation_id = $3
+                 AND kind = 'question' AND state = 'pending' AND (requested_by IS NULL OR requested_by = $4)
+               ORDER BY created_at DESC LIMIT 1""",
+            request.environment_id, request.platform, request.conversation_id, request.user)
 
     @activity.defn
     async def stop_agent_runs(self, request: StopRequest) -> StopReport:

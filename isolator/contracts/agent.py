@@ -56,6 +56,7 @@ class RunRequest:
     # A run that goes on after a person's answer: the calls they allowed (asked no more in this run)
     allowed: AllowedCalls | None = None
     continues: str | None = None  # the approval it answers
+    answers: str | None = None  # the asker's message while their question was pending: that approval
 
 
 @dataclass

@@ -264,6 +264,8 @@ class EnvironmentState:
     awaiting: ApprovalAsk | None = None
     decision: Decision | None = None
     answer_run: RunRequest | None = None  # a question answered by the asker's message: its run goes on
+    # the asker's reply to a question sent while the run that asked was still ending: held for its wait
+    early_answer: RunRequest | None = None
 
 
 @dataclass

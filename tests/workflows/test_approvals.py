@@ -5,14 +5,25 @@ resumes the session."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from pathlib import Path
-from typing import AsyncIterator
+from typing import Any, AsyncIterator
 
 import pytest
 
+from activities.runs.approvals import ApprovalRecords
+from isolator.contracts.approvals import ApprovalAsk
 from tests.agent_clis import claude_binary, use_fake_anthropic
-from tests.approvals import approval, approval_in, press, request_of, runs_when_ended, use_approvals
+from tests.approvals import (
+    approval,
+    approval_in,
+    press,
+    request_of,
+    runs_when_ended,
+    use_approvals,
+    waiting_for_answer,
+)
 from tests.conftest import Stack
 from tests.gitrepos import git
 from tests.fakes.anthropic_api import FakeAnthropicApi
@@ -239,17 +250,31 @@ async def test_a_repository_asks_more_through_its_committed_isolator_toml(
     assert "echo hello" in asked["text"]
 
 
+@pytest.mark.parametrize("reply", ["after the run ended", "before the run ended"])
 async def test_the_asker_answers_a_question_in_their_own_words_by_replying(
-        stack: Stack, repo: Path, claude: FakeAnthropicApi) -> None:
+        stack: Stack, repo: Path, claude: FakeAnthropicApi, monkeypatch: pytest.MonkeyPatch, reply: str) -> None:
+    """The question is sent just before the run that asked ends: a reply may reach the service first."""
+    run_ended = asyncio.Event()
+    if reply == "before the run ended":
+        asks = ApprovalRecords.ask_person
+
+        async def ask_then_end_once_replied(self: ApprovalRecords, *args: Any) -> ApprovalAsk:
+            asked = await asks(self, *args)
+            await asyncio.wait_for(run_ended.wait(), 90)
+            return asked
+        monkeypatch.setattr(ApprovalRecords, "ask_person", ask_then_end_once_replied)
     await stack.register(repo)
     talk = conversation()
     question = {"questions": [{"question": "Which database?", "header": "DB", "multiSelect": False,
                                "options": [{"label": "Postgres", "description": "a server"},
                                            {"label": "SQLite", "description": "a file"}]}]}
     claude.then(tool("AskUserQuestion", question), text("MySQL then."))
-    await stack.say(talk, "add a database", user="alice")
+    first = (await stack.say(talk, "add a database", user="alice"))["result"]
     asked = await request_of(stack, talk)
-    await stack.say(talk, "neither: MySQL, we already run it", user="alice")
+    if reply == "after the run ended":
+        await waiting_for_answer(stack, first["environmentId"])
+    await stack.say(talk, "neither: MySQL, we already run it", user="alice")  # handed to the environment
+    run_ended.set()
     runs = await runs_when_ended(stack, talk, 2)
     assert [run["status"] for run in runs] == ["waiting", "done"], "the reply is the answer, not another run"
     resumed = claude.conversation_texts(len(claude.calls) - 1)
