@@ -71,10 +71,10 @@ def migrate() -> None:
 @app.command(short_help="Run a worker (the shared queue and this host's).")
 def worker() -> None:
     """Run a worker: the shared queue and this host's queue (ISOLATOR_HOST)."""
-    from workers.processes import run_worker
-
     settings = _settings()
     _require_database(settings)
+    from workers.processes import run_worker  # the whole service: not for a refusal
+
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     asyncio.run(run_worker(settings))
 
@@ -86,14 +86,14 @@ def api(
     port: int = typer.Option(8000, metavar="PORT", help="port to listen on"),
 ) -> None:
     """Run the API server (with EAGER_START, also the shared queue's worker, for eager message starts)."""
-    from workers.api_process import run_api
-
     settings = _settings()
     if settings.api_token is None and not _is_loopback(host):
         typer.echo(f"isolator: refusing to listen on {host} without API_TOKEN: anyone who reaches it could read "
                    "and run everything; set API_TOKEN, or listen on 127.0.0.1 (the default)", err=True)
         raise typer.Exit(2)
     _require_database(settings)
+    from workers.api_process import run_api  # the whole service (~2 s): not for a refusal
+
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     asyncio.run(run_api(settings, host, port))
 
