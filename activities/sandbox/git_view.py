@@ -106,7 +106,7 @@ def prepare(worktree: Path, scratch: Path, untrusted: list[Path]) -> GitView | N
         own = git.admin_in_view
         own.mkdir(parents=True)
         for entry in admin.iterdir():
-            if entry.is_file() and not entry.is_symlink():
+            if not entry.name.endswith(".lock"):  # another git's write under way
                 _copy_file(entry, own / entry.name)
         if (worktree / ".gitmodules").is_file():
             (admin / "modules").mkdir(exist_ok=True)
@@ -142,10 +142,18 @@ def read_ref(git_dir: Path, name: str) -> str | None:
 
 
 def _copy_refs(common: Path, view: Path) -> None:
-    def skip_archives(folder: str, names: list[str]) -> list[str]:
-        return ["isolator"] if Path(folder) == common / "refs" else []
-
-    shutil.copytree(common / "refs", view / "refs", symlinks=True, ignore=skip_archives)
+    """The refs as they are now, while other runs' git may be changing them: a ref being written (its
+    `.lock`) is read as it was, one deleted or packed meanwhile is read from `packed-refs`, copied last."""
+    refs = common / "refs"
+    for folder, folders, files in os.walk(refs):  # a folder that vanishes meanwhile is passed over
+        here = Path(folder)
+        if here == refs:
+            folders[:] = [name for name in folders if name != "isolator"]
+        target = view / "refs" / here.relative_to(refs)
+        target.mkdir(parents=True, exist_ok=True)
+        for name in [*files, *(name for name in folders if (here / name).is_symlink())]:
+            if not name.endswith(".lock"):
+                _copy_ref(here / name, target / name)
     packed = common / "packed-refs"
     lines, hidden = [], False
     if packed.is_file():
@@ -161,9 +169,22 @@ def _copy_refs(common: Path, view: Path) -> None:
     (view / "packed-refs").write_text("".join(lines))
 
 
+def _copy_ref(source: Path, target: Path) -> None:
+    try:
+        if source.is_symlink():
+            target.symlink_to(os.readlink(source))  # as git left it; followed, if at all, inside the view
+        else:
+            shutil.copyfile(source, target)
+    except FileNotFoundError:
+        pass  # deleted meanwhile: a branch removed, or packed (then in `packed-refs`)
+
+
 def _copy_file(source: Path, target: Path) -> None:
     if source.is_file() and not source.is_symlink():
-        shutil.copyfile(source, target)
+        try:
+            shutil.copyfile(source, target)
+        except FileNotFoundError:
+            pass  # deleted meanwhile
 
 
 class BranchNotTaken(Exception):
