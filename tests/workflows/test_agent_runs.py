@@ -19,9 +19,11 @@ from tests.conftest import Stack
 from tests.gitrepos import git
 from tests.visibility import found
 
-SECRETS = {"DATABASE_URL": "postgresql://secret", "GITHUB_TOKEN": "ghp_secret", "SLACK_BOT_TOKEN": "xoxb-secret",
-           "API_TOKEN": "api-secret", "TELEGRAM_BOT_TOKEN": "123:secret", "SLACK_SIGNING_SECRET": "signing",
-           "GITHUB_WEBHOOK_SECRET": "hook", "TELEGRAM_WEBHOOK_SECRET": "tg", "DISCORD_BOT_TOKEN": "discord"}
+# Values no other variable of the machine holds by chance (a PATH-like value may well contain "hook").
+SECRETS = {"DATABASE_URL": "postgresql://secret-7f3a", "GITHUB_TOKEN": "ghp_secret7f3a",
+           "SLACK_BOT_TOKEN": "xoxb-secret7f3a", "API_TOKEN": "api-secret-7f3a", "TELEGRAM_BOT_TOKEN": "123:secret7f3a",
+           "SLACK_SIGNING_SECRET": "signing-7f3a", "GITHUB_WEBHOOK_SECRET": "hook-7f3a",
+           "TELEGRAM_WEBHOOK_SECRET": "tg-7f3a", "DISCORD_BOT_TOKEN": "discord-7f3a"}
 
 
 @pytest.fixture
