@@ -111,6 +111,14 @@ def answers_question(state: EnvironmentState, message: RunRequest) -> bool:
     return True
 
 
+def release_held_reply(state: EnvironmentState) -> None:
+    """A reply held for a wait that did not come (the run did not ask, or was stopped): first in the queue,
+    a message like any other."""
+    if state.early_answer is not None:
+        state.runs.insert(0, state.early_answer)
+        state.early_answer = None
+
+
 def _continuation(state: EnvironmentState, request: RunRequest, ask: ApprovalAsk, decision: Decision,
                   answered_by: RunRequest | None) -> RunRequest:
     environment = state.environment

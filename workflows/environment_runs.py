@@ -27,7 +27,7 @@ with workflow.unsafe.imports_passed_through():
     from isolator.results_rules import kind_of
     from workflows.agent_run import AgentRunWorkflow, agent_run_workflow_id
     from workflows.agent_workflow_run import run_team_workflow
-    from workflows.environment_approvals import ASKS_THE_HUMAN, wait_for_answer
+    from workflows.environment_approvals import ASKS_THE_HUMAN, release_held_reply, wait_for_answer
     from workflows.environment_results import DELIVERS_RESULTS, deliver_after_run
     from workflows.steps.results import branch_updates
     from workflows.steps.runs import queue as agent_runs
@@ -103,9 +103,7 @@ class Runs:
             self.closing = await wait_for_answer(self.state, request, report.waiting, interrupted)
             if self.closing is None and self.state.stop_running:
                 self.ended = AgentRunReport(report.run_id, "stopped")
-        if self.state.early_answer is not None:  # it did not wait for an answer: a message like any other
-            self.state.runs.insert(0, self.state.early_answer)
-            self.state.early_answer = None
+        release_held_reply(self.state)  # it did not wait for an answer
         self.state.running, self.state.stop_running, self.finishing = None, False, False
 
     async def settle(self) -> None:
@@ -134,10 +132,8 @@ class Runs:
 
     async def stop(self, conversation: str) -> StopReport:
         """`/stop` for one conversation: its running run ended, its queued runs dropped."""
-        early = self.state.early_answer
-        if early is not None and early.conversation == conversation:
-            self.state.runs.insert(0, early)  # a reply held for the stopped run's wait: dropped with the rest
-            self.state.early_answer = None
+        if self.state.early_answer is not None and self.state.early_answer.conversation == conversation:
+            release_held_reply(self.state)  # a reply held for the stopped run's wait: dropped with the rest
         dropped = [run for run in self.state.runs if run.conversation == conversation]
         self.state.runs = [run for run in self.state.runs if run.conversation != conversation]
         if dropped:

@@ -18,7 +18,13 @@ from temporalio import activity
 
 from activities.chat.replies import ReplyActivities
 from activities.providers.worktree.base import committed_config, fresh_base, unpushed_config
-from activities.sandbox.user_programs import Finished, run_user_command, user_environment
+from activities.sandbox.user_programs import (
+    SUBMODULES,
+    Finished,
+    run_user_command,
+    set_up_argv,
+    user_environment,
+)
 from isolator.contracts.environment import EnvironmentRef, PortBlock
 from isolator.contracts.message import ReplyInput
 from isolator.contracts.repository import RepositorySetup
@@ -28,7 +34,6 @@ from isolator.settings import Settings
 
 SHOW_PROGRESS_AFTER_SECONDS = 5.0
 PROGRESS_EVERY_SECONDS = 3.0
-SUBMODULES = "git submodule update --init --recursive"
 
 
 class SetupActivities:
@@ -76,12 +81,8 @@ class SetupActivities:
         return report
 
     async def _run(self, command: str, worktree: Path, request: CommandsRequest, timeout: float) -> Finished:
-        if command == SUBMODULES:
-            argv = ["git", "submodule", "update", "--init", "--recursive"]
-        else:
-            argv = ["sh", "-c", command]  # the repository's own script, as CI runs it
         variables = command_variables(request.environment, request.ports)
-        return await run_user_command(argv, worktree, user_environment(variables), timeout)
+        return await run_user_command(set_up_argv(command), worktree, user_environment(variables), timeout)
 
     async def tell(self, conversation: str, key: str, text: str, updates: str | None = None) -> None:
         platform, conversation_id = conversation.split(":", 1)

@@ -36,6 +36,8 @@ OUTPUT_AFTER_EXIT_SECONDS = 2.0
 TAIL_LINES = 20
 MAX_LINE = 2000  # characters kept of one line; a program that never prints a newline is cut here
 CHUNK = 1 << 16  # read at most this much at once: memory stays bounded whatever a program prints
+# The set-up step a repository with submodules gets first; every other step is its own script.
+SUBMODULES = "git submodule update --init --recursive"
 
 # Variables the service holds for itself: its database, its API token, every webhook secret and bot token.
 SECRETS = frozenset(
@@ -229,6 +231,11 @@ async def _exit_and_output(process: asyncio.subprocess.Process, readers: list[Aw
                 pending.cancel()
                 await asyncio.gather(pending, return_exceptions=True)
     return exit_code
+
+
+def set_up_argv(command: str) -> list[str]:
+    """A set-up step as a program: the submodules' git, or the repository's script through sh, as CI runs it."""
+    return SUBMODULES.split() if command == SUBMODULES else ["sh", "-c", command]
 
 
 async def run_user_command(

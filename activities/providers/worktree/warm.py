@@ -22,11 +22,10 @@ from activities.git.paths import ensure_inside
 from activities.git.runner import commits_of, run_git
 from activities.git.stale_locks import run_git_recovering
 from activities.providers.worktree.include import copy_included
-from activities.sandbox.user_programs import run_user_command, user_environment
+from activities.sandbox.user_programs import SUBMODULES, run_user_command, set_up_argv, user_environment
 from isolator.contracts.repository import PortBlock, RepositoryConfig
 
 WARM_FOLDER = ".warm"
-SUBMODULES = "git submodule update --init --recursive"  # as activities/environments/setup.py runs it first
 
 
 def warm_root(worktree_base: Path, codebase_name: str) -> Path:
@@ -96,10 +95,8 @@ class WarmDisk:
             told |= {"ISOLATOR_PORT": str(ports.first), "ISOLATOR_PORTS": f"{ports.first}-{ports.last}"}
         variables = user_environment(told)
         for command in commands:
-            argv = ["git", "submodule", "update", "--init", "--recursive"] if command == SUBMODULES \
-                else ["sh", "-c", command]
             remaining = max(limit - (time.monotonic() - started), 0.1)
-            finished = await run_user_command(argv, path, variables, remaining)
+            finished = await run_user_command(set_up_argv(command), path, variables, remaining)
             if finished.exit_code != 0:
                 how = f"exited with code {finished.exit_code}" if finished.exit_code is not None \
                     else "was stopped at the time limit"
