@@ -83,6 +83,15 @@ class Settings(TrustSettings):  # the allow rules' settings: isolator/trust_sett
     sandbox_allowed_hosts: str | None = Field(None, validation_alias=_env("SANDBOX_ALLOWED_HOSTS"))
     # Folders (absolute, separated by `:`) every sandboxed program may write besides its worktree.
     sandbox_writable_paths: str | None = Field(None, validation_alias=_env("SANDBOX_WRITABLE_PATHS"))
+    # Folders (absolute, separated by `:`) every sandboxed program may read besides the system's own
+    # (`/usr`, `/etc`, ...): an operator's toolchains (`/opt/...`, a language's version manager).
+    sandbox_readable_paths: str | None = Field(None, validation_alias=_env("SANDBOX_READABLE_PATHS"))
+    # What one run may take (docs/sandbox.md): memory, processes (threads count), CPUs (unset: all but
+    # one), and the size of its own `/tmp` and HOME, each a tmpfs in memory.
+    sandbox_memory_mb: int = Field(4096, ge=64, validation_alias=_env("SANDBOX_MEMORY_MB"))
+    sandbox_max_processes: int = Field(512, ge=16, validation_alias=_env("SANDBOX_MAX_PROCESSES"))
+    sandbox_cpus: float | None = Field(None, gt=0, validation_alias=_env("SANDBOX_CPUS"))
+    sandbox_tmp_mb: int = Field(1024, ge=16, validation_alias=_env("SANDBOX_TMP_MB"))
     github_webhook_secret: SecretStr | None = Field(None, validation_alias=_env("GITHUB_WEBHOOK_SECRET"))
     github_token: SecretStr | None = Field(None, validation_alias=_env("GITHUB_TOKEN"))
     github_api_url: str = Field("https://api.github.com", validation_alias=_env("GITHUB_API_URL"))
@@ -177,7 +186,7 @@ class Settings(TrustSettings):  # the allow rules' settings: isolator/trust_sett
                              "Set AGENT=claude, or unset AGENT_APPROVALS")
         return self
 
-    @field_validator("sandbox_writable_paths")
+    @field_validator("sandbox_writable_paths", "sandbox_readable_paths")
     @classmethod
     def _absolute_paths(cls, value: str | None) -> str | None:
         if value is not None and not all(Path(part).is_absolute() for part in value.split(":") if part):
@@ -218,6 +227,10 @@ class Settings(TrustSettings):  # the allow rules' settings: isolator/trust_sett
     @property
     def sandbox_writable(self) -> list[Path]:
         return [Path(part) for part in (self.sandbox_writable_paths or "").split(":") if part]
+
+    @property
+    def sandbox_readable(self) -> list[Path]:
+        return [Path(part) for part in (self.sandbox_readable_paths or "").split(":") if part]
 
     @property
     def ports(self) -> tuple[int, int]:
