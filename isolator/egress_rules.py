@@ -5,7 +5,9 @@ An entry is `host` (ports 80 and 443), `host:port`, `*.domain` (its subdomains) 
 public internet). Whatever the entry, the address a name resolves to decides too: a public address is
 reachable; a loopback or private one only through an entry that names its port (an operator's choice,
 as a model API on the host's loopback); a link-local one (169.254.0.0/16, where clouds serve their
-metadata and credentials) never.
+metadata and credentials) never. An IPv6 address that carries an IPv4 address (IPv4-mapped and
+-compatible, NAT64, 6to4, Teredo) reaches that IPv4 address, so a loopback, private or link-local one
+inside gets that IPv4's verdict.
 """
 
 from __future__ import annotations
@@ -139,11 +141,40 @@ def decide(entries: Iterable[Entry], host: str, port: int, addresses: Iterable[s
     for text in addresses:
         address = ipaddress.ip_address(text.split("%", 1)[0])
         if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-            address = address.ipv4_mapped
-        if address.is_link_local or address.is_multicast or address.is_unspecified or address.is_reserved:
-            reasons.append(f"{address} is link-local or reserved")
-        elif address.is_global or explicit_port:
+            address = address.ipv4_mapped  # the kernel connects to the IPv4 address itself
+        judged, carried = _judged(address)
+        if judged.is_link_local or judged.is_multicast or judged.is_unspecified or judged.is_reserved:
+            reasons.append(f"{address}{carried} is link-local or reserved")
+        elif _is_public(judged) or explicit_port:
             return Verdict(str(address))
         else:
-            reasons.append(f"{address} is a loopback or private address (list it with its port to allow it)")
+            reasons.append(f"{address}{carried} is a loopback or private address (list it with its port to allow it)")
     return Verdict(None, "; ".join(dict.fromkeys(reasons)) or "the name resolves to no address")
+
+
+IPv4_COMPATIBLE = ipaddress.IPv6Network("::/96")  # deprecated, but still an IPv4 address in the last 32 bits
+NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # a NAT64 gateway connects to the IPv4 address in the last 32 bits
+
+
+def _judged(address: ipaddress.IPv4Address | ipaddress.IPv6Address
+            ) -> tuple[ipaddress.IPv4Address | ipaddress.IPv6Address, str]:
+    """The address whose verdict counts, and how a refusal names it: an IPv6 address that carries a
+    loopback, private or link-local IPv4 address reaches that address (through the host's own stack, a
+    NAT64 gateway, a 6to4 or Teredo relay), so that IPv4 address decides; any other address decides itself."""
+    if isinstance(address, ipaddress.IPv4Address) or address.is_loopback or address.is_unspecified:
+        return address, ""  # `::1` and `::` lie in IPv4_COMPATIBLE's block but are IPv6's own
+    carried = None
+    if address in IPv4_COMPATIBLE or address in NAT64:
+        carried = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    elif address.sixtofour is not None:
+        carried = address.sixtofour
+    elif address.teredo is not None:
+        carried = address.teredo[1]  # (the Teredo server, the client behind it): the client is reached
+    if carried is None or _is_public(carried):
+        return address, ""
+    return carried, f" (it carries {carried})"
+
+
+def _is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    # fec0::/10 (site-local) is deprecated and private, but Python counts it global.
+    return address.is_global and not (isinstance(address, ipaddress.IPv6Address) and address.is_site_local)

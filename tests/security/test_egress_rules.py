@@ -58,6 +58,39 @@ def test_metadata_stays_closed_even_to_the_whole_internet() -> None:
     assert decide(everything, "any.example", 443, ["93.184.216.34"]).address == "93.184.216.34"
 
 
+@pytest.mark.parametrize(("address", "carried"), [
+    ("::ffff:127.0.0.1", "loopback"), ("::ffff:10.1.2.3", "private"),  # IPv4-mapped
+    ("::127.0.0.1", "loopback"), ("::192.168.1.1", "private"),  # IPv4-compatible
+    ("64:ff9b::7f00:1", "loopback"), ("64:ff9b::10.0.0.5", "private"),  # NAT64
+    ("2002:7f00:1::1", "loopback"), ("2002:a00:5::1", "private"), ("2002:c0a8:101::", "private"),  # 6to4
+    ("2001:0:4136:e378:8000:63bf:80ff:fffe", "loopback"),  # Teredo: its client, 127.0.0.1, bits inverted
+    ("2001:0:4136:e378:8000:63bf:f5ff:fffe", "private"),  # Teredo's client 10.0.0.1
+    ("fec0::1", "private"), ("fec0:1:2::3", "private"),  # site-local: deprecated, private
+])
+def test_an_ipv6_address_is_judged_by_the_ipv4_address_it_carries(address: str, carried: str) -> None:
+    everything = [parse_entry("*")]
+    refused = decide(everything, "api.example.com", 443, [address])
+    assert refused.address is None and "loopback or private" in refused.reason, refused
+    assert decide([parse_entry("api.example.com:443")], "api.example.com", 443, [address]).address is not None, \
+        "a private address listed with its port, on purpose, as its IPv4 form would be"
+
+
+@pytest.mark.parametrize("address", ["::169.254.169.254", "64:ff9b::a9fe:a9fe", "2002:a9fe:a9fe::1",
+                                     "2001:0:4136:e378:8000:63bf:5601:5601"])
+def test_metadata_stays_closed_inside_an_ipv6_address(address: str) -> None:
+    listed = [parse_entry("*"), parse_entry("api.example.com:443")]
+    refused = decide(listed, "api.example.com", 443, [address])
+    assert refused.address is None and "carries 169.254.169.254" in refused.reason, refused
+
+
+def test_an_ipv6_address_that_carries_a_public_ipv4_address_is_judged_as_before() -> None:
+    everything = [parse_entry("*")]
+    assert decide(everything, "any.example", 443, ["2002:5db8:d822::1"]).address == "2002:5db8:d822::1"
+    assert decide(everything, "any.example", 443, ["::ffff:93.184.216.34"]).address == "93.184.216.34"
+    assert decide(everything, "any.example", 443, ["2606:2800:220:1::1"]).address == "2606:2800:220:1::1"
+    assert decide(everything, "any.example", 443, ["::1"]).address is None
+
+
 def test_the_agents_own_settings_name_their_model_apis_and_indexes(tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text('[model_providers.fake]\nbase_url = "http://127.0.0.1:9999/v1"\n')
     environ = {"ANTHROPIC_BASE_URL": "http://127.0.0.1:7000", "PIP_EXTRA_INDEX_URL": "https://a.example/simple "
