@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from activities.git.runner import admin_dir, run_git
@@ -28,6 +28,7 @@ MAX_DIFF_LINES = 20_000
 class WorkingTree:
     head: str | None  # None on a branch without commits
     tree: str
+    left_out: list[str] = field(default_factory=list)  # nested repositories with no commit (staging.py)
 
 
 def snapshot_objects(folder: Path, worktree: Path) -> dict[str, str]:
@@ -59,9 +60,11 @@ class StagedTree:
     path: Path
     head: str | None
     variables: dict[str, str]  # its scratch index and object store
+    left_out: list[str]  # nested repositories with no commit (staging.py)
 
     async def written(self) -> WorkingTree:
-        return WorkingTree(self.head, (await run_git("write-tree", cwd=self.path, env=self.variables)).stdout.strip())
+        tree = (await run_git("write-tree", cwd=self.path, env=self.variables)).stdout.strip()
+        return WorkingTree(self.head, tree, self.left_out)
 
 
 async def staged_tree(path: Path, scratch: Path) -> StagedTree:
@@ -75,11 +78,11 @@ async def staged_tree(path: Path, scratch: Path) -> StagedTree:
     if own_index is not None and own_index.is_file():
         shutil.copyfile(own_index, scratch_index)
     variables = {"GIT_INDEX_FILE": str(scratch_index), **snapshot_objects(scratch, path)}
-    asked, _ = await asyncio.gather(
+    asked, left_out = await asyncio.gather(
         run_git("rev-parse", "--verify", "--quiet", "HEAD", cwd=path, check=False),
         add_all(path, env=variables),
     )
-    return StagedTree(path, asked.stdout.strip() or None, variables)
+    return StagedTree(path, asked.stdout.strip() or None, variables, left_out)
 
 
 async def working_tree(path: Path, scratch: Path) -> WorkingTree:
@@ -100,6 +103,7 @@ class Changes:
     files: list[str]  # paths whose content changed, appeared or went (at most MAX_NAMES)
     commits: int  # commits made on top of the earlier HEAD
     diff: str = ""  # the patch, before against after (see MAX_DIFF_BYTES)
+    left_out: list[str] = field(default_factory=list)  # nested repositories with no commit, now (staging.py)
 
 
 async def changes_since(path: Path, before: WorkingTree, scratch: Path) -> Changes:
@@ -114,7 +118,7 @@ async def changes_since(path: Path, before: WorkingTree, scratch: Path) -> Chang
     if after.head is not None and after.head != before.head:
         revisions = [after.head, f"^{before.head}"] if before.head is not None else [after.head]
         commits = int((await run_git("rev-list", "--count", *revisions, "--", cwd=path)).stdout.strip() or 0)
-    return Changes(files, commits, diff)
+    return Changes(files, commits, diff, after.left_out)
 
 
 async def _patch(path: Path, before: str, after: str, variables: dict[str, str]) -> str:

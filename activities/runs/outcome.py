@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from activities.git.staging import left_out_note
 from activities.git.working_trees import Changes
 from activities.runs.agents.base import AgentError, Usage
 from activities.sandbox.user_programs import Finished
@@ -130,6 +131,10 @@ class Ending:
 def changes_text(changes: Changes | None) -> str:
     if changes is None:
         return ""
+    return " ".join(part for part in (_changed_text(changes), left_out_note(changes.left_out)) if part)
+
+
+def _changed_text(changes: Changes) -> str:
     if not changes.files and not changes.commits:
         return "Nothing changed in the worktree."
     files = len(changes.files)

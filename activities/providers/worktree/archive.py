@@ -15,7 +15,7 @@ import hashlib
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from activities.git.runner import admin_dir, commits_of, run_git
@@ -44,6 +44,7 @@ class Archive:
     ref: str
     commit: str
     head: str | None  # the branch's commit when it was archived; None on a branch without commits
+    left_out: tuple[str, ...] = ()  # nested repositories with no commit, not in it (activities/git/staging.py)
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ async def save_archive(path: Path, ref: str, branch: str) -> Archive:
     index_tree = written.stdout.strip() if written.returncode == 0 else state.tree
     await store.keep_branch_commit(ref, state.head)
     if saved is not None and (saved[0].head, saved[1].files, saved[1].index) == (state.head, state.tree, index_tree):
-        return saved[0]
+        return replace(saved[0], left_out=tuple(state.left_out))
     head_parent = ["-p", state.head] if state.head else []
     index_message = "isolator: the index of an archived worktree"
     index_commit = (await run_git(*_IDENTITY, "commit-tree", index_tree, *head_parent, "-m", index_message,
@@ -76,7 +77,7 @@ async def save_archive(path: Path, ref: str, branch: str) -> Archive:
     await pack_own_objects(store, [(commit, state.head)])
     await store.git("prune-packed", "-q")  # the loose copies of what the pack holds now
     await store.git("update-ref", "-m", "isolator: archived before removal", ref, commit)
-    return Archive(ref, commit, state.head)
+    return Archive(ref, commit, state.head, tuple(state.left_out))
 
 
 async def worktree_files(path: Path, store: ArchiveStore) -> WorkingTree:
@@ -89,10 +90,10 @@ async def worktree_files(path: Path, store: ArchiveStore) -> WorkingTree:
         if admin is not None and (admin / "index").is_file():
             shutil.copyfile(admin / "index", scratch_index)
         staging = {**store.env, "GIT_INDEX_FILE": str(scratch_index)}
-        asked, _ = await asyncio.gather(run_git("rev-parse", "--verify", "--quiet", "HEAD", cwd=path, check=False),
-                                        add_all(path, env=staging))
+        asked, left_out = await asyncio.gather(
+            run_git("rev-parse", "--verify", "--quiet", "HEAD", cwd=path, check=False), add_all(path, env=staging))
         tree = (await run_git("write-tree", cwd=path, env=staging)).stdout.strip()
-    return WorkingTree(asked.stdout.strip() or None, tree)
+    return WorkingTree(asked.stdout.strip() or None, tree, left_out)
 
 
 async def read_archive(store: ArchiveStore, ref: str) -> tuple[Archive, ArchivedTrees] | None:

@@ -19,6 +19,7 @@ from activities.git.host_locks import host_locks
 from activities.git.paths import UnsafePathError, ensure_inside
 from activities.git.runner import GitError, is_valid_branch_name, run_git
 from activities.git.stale_locks import clear_stale_lock
+from activities.git.staging import left_out_note
 from activities.providers.worktree.archive import Archive, archive_ref, archives_of_branch, read_archive, save_archive
 from activities.providers.worktree.archive_store import archive_store
 from activities.providers.worktree.merged import branch_state, read_refs
@@ -96,7 +97,8 @@ class WorktreeRemover:
                 outcome=outcome, branch_outcome="archived", archive_refs=[archive.ref], branch_tip=archive.head,
                 message=f"{note} Everything in it, uncommitted and untracked files included, was archived as "
                         f"`{archive.ref}`, and its branch `{request.branch}` kept: `/worktree restore {restore}` "
-                        f"brings it back for {self.settings.archive_retention_days} days.",
+                        f"brings it back for {self.settings.archive_retention_days} days."
+                        + (f" {left_out_note(archive.left_out, 'the archive')}" if archive.left_out else ""),
             )
         branch_outcome, branch_note = await _settle_branch(request, branch, worktrees, path)
         return RemovalReport(outcome=outcome, branch_outcome=branch_outcome,
