@@ -10,6 +10,7 @@ import posixpath
 import re
 
 from isolator.contracts.trust import ClonePolicy
+from isolator.repositories import is_clone_url
 
 # Printable ASCII without space, `\` or brackets (git looks for `@[` anywhere, even in the path):
 # anything else may be read differently by git, curl and ssh.
@@ -41,8 +42,28 @@ def clone_refusal(target: str, policy: ClonePolicy, is_path: bool) -> str | None
         return _UNCLEAR_HOST
     if host not in policy.hosts:
         return (f"`/clone` from chat only takes URLs on the hosts in `CLONE_ALLOWED_HOSTS` (here: "
-                f"{_listed(policy.hosts)}), and `{host}` is not one of them.")
+                f"{_listed(policy.hosts)}), and git would connect to `{host}` with this one{_how_git_reads(target)}: "
+                f"`{host}` is not one of them.")
     return None
+
+
+def spelling_refusal(url: str) -> str | None:
+    """Why the service clones nothing from `url` as written, whoever asks (the hosts aside); None when it
+    clones it. Said instead of the usage, so that whoever wrote it learns what git would do with it."""
+    if is_clone_url(url):
+        return None
+    host = url_host(url)
+    if host is None:
+        return _UNCLEAR_HOST
+    return (f"git would connect to `{host}` over ssh with this URL{_how_git_reads(url)}, a spelling the service does "
+            f"not clone: write `https://{host}/owner/repo` or `user@{host}:owner/repo`.")
+
+
+def _how_git_reads(url: str) -> str:
+    """How git finds the host, where a reader may see another: an `@` after the first `:` of an scp-like URL."""
+    if "://" not in url and "@" in url.partition(":")[2]:
+        return " (without `://`, git reads the host up to the first `:`, and all after it is the path)"
+    return ""
 
 
 def _file_url_refusal(policy: ClonePolicy) -> str:

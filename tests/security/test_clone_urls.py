@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from isolator.clone_rules import clone_refusal, url_host
+from isolator.clone_rules import clone_refusal, spelling_refusal, url_host
 from isolator.contracts.trust import ClonePolicy
 
 GITHUB_ONLY = ClonePolicy(hosts=["github.com"], roots=[])
@@ -70,6 +70,28 @@ def test_other_hosts_are_refused_by_the_host_git_reaches(url: str, host: str) ->
 ])
 def test_unclear_urls_have_no_host(url: str) -> None:
     assert url_host(url) is None
+
+
+def test_the_red_team_scp_url_is_refused_saying_which_host_git_reaches() -> None:
+    refusal = clone_refusal("evil.example:x@github.com:o/r", GITHUB_ONLY, is_path=False)
+    assert refusal is not None and "git would connect to `evil.example`" in refusal, refusal
+    assert "git reads the host up to the first `:`" in refusal
+
+
+@pytest.mark.parametrize(("url", "reason"), [
+    ("evil.example:x@github.com:o/r", "git would connect to `evil.example` over ssh"),
+    ("github.com:o/r", "write `https://github.com/owner/repo` or `user@github.com:owner/repo`"),
+    ("git+ssh://git@github.com/o/r", "git would connect to `github.com` over ssh"),
+    ("ext::sh", "git would not read one plain host from it"),
+])
+def test_a_spelling_the_service_does_not_clone_is_refused_with_why(url: str, reason: str) -> None:
+    refusal = spelling_refusal(url)
+    assert refusal is not None and reason in refusal, refusal
+
+
+@pytest.mark.parametrize("url", ["https://github.com/o/r", "git@github.com:o/r.git", "ssh://git@github.com/o/r"])
+def test_a_plain_url_has_no_spelling_to_refuse(url: str) -> None:
+    assert spelling_refusal(url) is None
 
 
 def test_the_refusal_of_an_unclear_url_says_how_to_write_one() -> None:

@@ -14,7 +14,7 @@ from temporalio.exceptions import ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
     from activities.git.paths import is_valid_codebase_name
-    from isolator.clone_rules import clone_refusal
+    from isolator.clone_rules import clone_refusal, spelling_refusal
     from isolator.contracts.agent import StopReport, StopRequest
     from isolator.contracts.approvals import BudgetRaise
     from isolator.contracts.agent_session import SessionQuery
@@ -164,7 +164,7 @@ async def _clone(command: Command, conversation: Conversation, message: MessageI
     target = command.args[0] if len(command.args) == 1 else ""
     if looks_like_path(target):
         source = RepositorySource(host=message.default_host, path=target)
-    elif is_clone_url(target):
+    elif is_clone_url(target) or ":" in target:  # meant as a URL: one git reads otherwise is refused, saying why
         source = RepositorySource(host=message.default_host, url=target)
     elif is_valid_codebase_name(target) and versions.clones_by_name():
         await _choose_by_name(target, conversation, message, reply)
@@ -179,6 +179,9 @@ async def _clone(command: Command, conversation: Conversation, message: MessageI
             return
         if source.path is not None:
             source.allowed_roots = policy.roots  # checked again once links are resolved
+    if source.url is not None and (refusal := spelling_refusal(target)) is not None:
+        await reply(texts.clone_failed(target, refusal))
+        return
     try:
         registered = await workflow.execute_child_workflow(
             RegisterCodebaseWorkflow.run, source, id=f"{workflow.info().workflow_id}:clone"

@@ -37,3 +37,15 @@ async def test_local_paths_relative_paths_and_other_hosts_are_refused_with_the_r
     assert await stack.db.fetchval("SELECT count(*) FROM codebases") == 0
     workspace = stack.settings.workspace_path
     assert not workspace.exists() or list(workspace.iterdir()) == []
+
+
+async def test_a_url_git_reads_otherwise_is_refused_with_what_git_would_do(stack: Stack, fake: FakeTelegram) -> None:
+    red_team = await say(stack, fake, "/clone evil.example:x@github.com:o/r")
+    no_user = await say(stack, fake, "/clone github.com:octo-org/hello-world")
+    helper = await say(stack, fake, "/clone ext::sh")
+
+    assert red_team.startswith("Could not register") and "git would connect to `evil.example`" in red_team
+    assert "`evil.example` is not one of them" in red_team, "the reason, not only the usage"
+    assert "write `https://github.com/owner/repo` or `user@github.com:owner/repo`" in no_user
+    assert "git would not read one plain host from it" in helper
+    assert await stack.db.fetchval("SELECT count(*) FROM codebases") == 0
