@@ -67,8 +67,10 @@ async def wait_for_answer(state: EnvironmentState, request: RunRequest, ask: App
     answered_by = state.answer_run
     state.awaiting, state.decision, state.answer_run = None, None, None
     workflow.set_current_details("")
-    closing = asyncio.create_task(approvals.close_approval(CloseApprovalInput(decision, STATES[decision.choice])))
-    if decision.choice in ("stop", "stopped") or (decision.choice == "timeout" and ask.kind == "budget"):
+    ends_run = decision.choice in ("stop", "stopped") or (decision.choice == "timeout" and ask.kind == "budget")
+    closing = asyncio.create_task(approvals.close_approval(CloseApprovalInput(decision, STATES[decision.choice],
+                                                                              ends_run)))
+    if ends_run:
         await closing  # ended: a budget nobody raised is not spent
         return None
     await _queue_first(state, _continuation(state, request, ask, decision, answered_by))

@@ -138,6 +138,8 @@ class ApprovalActivities:
         call = ToolCall(row["tool_name"], row["tool_input"] or {}, row["tool_use_id"] or "", row["suggested_rule"]) \
             if row["tool_name"] else None
         answer = approval_texts.answer_of(decision, call)
+        if closing.ends_run:  # first: once the request shows its answer, the run's record says it too
+            await self.runs.wait_ended(str(row["run_id"]))
         async with self.pool.acquire() as connection, connection.transaction():
             await connection.execute(
                 """UPDATE approvals SET state = $2, choice = $3, answered_by = $4, answered_at = now(), answer_text = $5

@@ -66,6 +66,12 @@ class RunRecords:
         )
         return updated != "UPDATE 0"
 
+    async def wait_ended(self, run_id: str) -> None:
+        """A run that waited for a person's answer and ended without going on (`/stop`, a budget's Stop or
+        its timeout): stopped. One that goes on does so as another run, and this one stays `waiting`."""
+        await _patiently(self.pool.execute, _announced(
+                         "UPDATE agent_runs SET status = 'stopped' WHERE id = $1 AND status = 'waiting'"), run_id)
+
     async def usage(self, run_id: str, driver: str, session_id: str | None, usage: Usage) -> None:
         """What the run's agent reported it used, and the session it ran in."""
         await _patiently(

@@ -128,6 +128,9 @@ class CloseApprovalInput:
 
     decision: Decision
     state: ApprovalState
+    # The wait ended the run, nothing goes on with the answer (`/stop`, a budget's Stop or its timeout): the
+    # run's record, `waiting` until then, says `stopped`.
+    ends_run: bool = False
 
 
 @dataclass

@@ -176,9 +176,9 @@ async def test_a_run_past_its_budget_asks_to_continue_and_continue_resumes_it_wi
     stopped = await request_of(stack, talk, other_than=asked["code"])
     calls = len(claude.calls)
     assert (await press(stack, stopped["code"], "stop"))[0] == 200
-    runs = await runs_when_ended(stack, talk, 3)
-    assert [run["status"] for run in runs] == ["waiting", "done", "waiting"]
     await approval_in(stack, stopped["code"], "stopped")
+    runs = await runs_when_ended(stack, talk, 3)
+    assert [run["status"] for run in runs] == ["waiting", "done", "stopped"], "Stop ended it: no longer waiting"
     assert len(claude.calls) == calls, "Stop ends it: no resumed request"
 
 
@@ -195,7 +195,7 @@ async def test_stop_ends_the_wait_and_later_messages_queue_behind_it(
         "/status shows what waits"
     await stack.say(talk, "/stop")
     runs = await runs_when_ended(stack, talk, 2)
-    assert runs[0]["status"] == "stopped" or runs[0]["status"] == "waiting"
+    assert runs[0]["status"] == "stopped", "the run whose wait /stop ended is recorded stopped, no longer waiting"
     await approval_in(stack, asked["code"], "stopped")
     assert queued["agentRunId"] in [run["id"] for run in runs] and status
 
