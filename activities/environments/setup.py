@@ -17,7 +17,7 @@ from pathlib import Path
 from temporalio import activity
 
 from activities.chat.replies import ReplyActivities
-from activities.providers.worktree.base import committed_config, fresh_base, unpushed_config
+from activities.providers.worktree.base import default_branch_setup, fresh_base
 from activities.sandbox.user_programs import (
     SUBMODULES,
     Finished,
@@ -29,7 +29,6 @@ from isolator.contracts.environment import EnvironmentRef, PortBlock
 from isolator.contracts.message import ReplyInput
 from isolator.contracts.repository import RepositorySetup
 from isolator.contracts.setup import CommandsReport, CommandsRequest, ReadSetupInput
-from isolator.repository_config import read_setup
 from isolator.settings import Settings
 
 SHOW_PROGRESS_AFTER_SECONDS = 5.0
@@ -47,9 +46,7 @@ class SetupActivities:
         repository = Path(request.codebase.canonical_path)
         base = await fresh_base(self.settings.worktree_base, repository, request.codebase.default_branch,
                                 self.settings.fetch_interval_seconds)
-        setup = read_setup(await committed_config(repository, base))
-        setup.unpushed = await unpushed_config(repository, base, request.codebase.default_branch)
-        return setup
+        return await default_branch_setup(repository, base, request.codebase.default_branch)
 
     @activity.defn
     async def run_commands(self, request: CommandsRequest) -> CommandsReport:

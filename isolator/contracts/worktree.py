@@ -207,7 +207,7 @@ class RestoreWorktreeInput:
 class RestoredWorktree:
     outcome: Literal["restored", "refused"]
     message: str = ""  # why it was refused, for the user
-    setup: RepositorySetup | None = None  # `.isolator.toml` as committed on the branch
+    setup: RepositorySetup | None = None  # `.isolator.toml` of the default branch, never the restored one's
 
 
 @dataclass

@@ -4,6 +4,9 @@ A burst of new conversations fetches once: the first takes the codebase's fetch 
 the others wait for it and find the stamp fresh. A checkout without `origin`, or an origin that
 cannot be reached, gives the local default branch, and says why; the failure is remembered for the
 same interval, so a burst does not wait on an unreachable host fifty times.
+
+`.isolator.toml` is read at that base too, for every step of a worktree's life (docs/ready-to-work.md
+names each read): never at the worktree's own branch, where the agent commits.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from pathlib import Path
 
 from activities.git.host_locks import host_lock
 from activities.git.runner import run_git
-from isolator.contracts.repository import CONFIG_FILE
+from isolator.contracts.repository import CONFIG_FILE, RepositorySetup
+from isolator.repository_config import read_setup
 
 FETCH_TIMEOUT_SECONDS = 60
 
@@ -81,6 +85,16 @@ async def unpushed_config(repository: Path, base: Base, default_branch: str) -> 
         return None
     return (f"`{CONFIG_FILE}` is committed on the local `{default_branch}` but not on origin's, so it is not used: "
             f"push it to origin's `{default_branch}`.")
+
+
+async def default_branch_setup(repository: Path, base: Base, default_branch: str) -> RepositorySetup:
+    """The set-up every step of a worktree's life follows (create, restore, wake, `/worktree setup`, its
+    teardown, include, ports): `.isolator.toml` of the default branch as committed at `base`, never the
+    worktree's branch nor its files, which the agent writes: they decide nothing the service does outside
+    the sandbox."""
+    setup = read_setup(await committed_config(repository, base))
+    setup.unpushed = await unpushed_config(repository, base, default_branch)
+    return setup
 
 
 async def committed_config(repository: Path, base: Base) -> str | None:

@@ -23,7 +23,7 @@ from activities.git.ownership import mark_as_made_here
 from activities.git.paths import UnsafePathError, ensure_inside, worktree_path
 from activities.git.stale_locks import run_git_recovering
 from activities.providers.worktree.archive import archives_of_branch
-from activities.providers.worktree.base import committed_config, fresh_base, unpushed_config
+from activities.providers.worktree.base import default_branch_setup, fresh_base
 from activities.providers.worktree.include import copy_included
 from activities.providers.worktree.removal_records import RemovalRecords
 from activities.providers.worktree.start_points import fast_forward, start_point_of
@@ -35,7 +35,6 @@ from isolator.contracts.errors import (
 )
 from isolator.contracts.repository import WorktreeBase
 from isolator.contracts.worktree import WorktreeReady, WorktreeRequest
-from isolator.repository_config import read_setup
 from isolator.settings import Settings
 
 PathState = Literal["missing", "ours", "half_made", "foreign"]
@@ -84,8 +83,7 @@ class WorktreeCreator:
                 _remove_empty_dir(self.settings.worktree_base, path)
             base = await fresh_base(self.settings.worktree_base, repository, request.codebase.default_branch,
                                     self.settings.fetch_interval_seconds)
-            config = read_setup(await committed_config(repository, base))
-            config.unpushed = await unpushed_config(repository, base, request.codebase.default_branch)
+            config = await default_branch_setup(repository, base, request.codebase.default_branch)
             start_point = await start_point_of(repository, request, base)
             # `lfs = "skip"`: a huge LFS repository's files stay pointers until asked for.
             checkout_env = {"GIT_LFS_SKIP_SMUDGE": "1"} if config.config.lfs == "skip" else {}

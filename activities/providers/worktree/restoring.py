@@ -24,18 +24,18 @@ from activities.providers.worktree.archive import (
     worktree_files,
 )
 from activities.providers.worktree.archive_store import ArchiveStore, archive_store, keep_only_archived_objects
-from activities.providers.worktree.base import Base, committed_config
+from activities.providers.worktree.base import default_branch_setup, fresh_base
 from activities.providers.worktree.include import copy_included
 from activities.providers.worktree.merged import branch_state, read_refs
 from activities.providers.worktree.removal_records import RemovalRecords
 from activities.providers.worktree.survey import ListedWorktree, list_worktrees
+from isolator.contracts.repository import RepositorySetup
 from isolator.contracts.worktree import (
     PruneArchivesInput,
     PrunedArchive,
     RestoredWorktree,
     RestoreWorktreeInput,
 )
-from isolator.repository_config import read_setup
 from isolator.settings import Settings
 
 
@@ -52,6 +52,11 @@ class WorktreeRestorer:
         if not await is_valid_branch_name(request.branch):
             return _refused(f"`{request.branch}` is not a valid branch name.")
         repository = Path(request.codebase.canonical_path)
+        # Never the restored branch's own `.isolator.toml`: the agent committed there, and it would name
+        # what is copied in from the main checkout and what runs. Read before the locks: it may fetch.
+        default = request.codebase.default_branch
+        fetched = await fresh_base(base, repository, default, self.settings.fetch_interval_seconds)
+        setup = await default_branch_setup(repository, fetched, default)
         async with host_locks(base, path, repository):
             store = await archive_store(repository)
             (archive, tip), worktrees = await asyncio.gather(
@@ -61,7 +66,7 @@ class WorktreeRestorer:
                 return _refused(f"The archive `{request.archive_ref}` is gone, so there is nothing to restore.")
             _, trees = archive
             if path.exists():
-                return await self._already_there(store, path, request, trees.files)
+                return await self._already_there(store, path, request, trees.files, setup)
             staging = staging_path(base, path)
             if (problem := await self._branch_problem(store, tip, worktrees, staging, request)) is not None:
                 return _refused(problem)
@@ -69,26 +74,21 @@ class WorktreeRestorer:
                 await _clear(repository, staging)
             staging.parent.mkdir(parents=True, exist_ok=True)
             await run_git("worktree", "add", "--no-checkout", "--", str(staging), request.branch, cwd=repository)
-            config, _ = await asyncio.gather(
-                committed_config(repository, Base(f"refs/heads/{request.branch}")),
-                fill_from_archive(store, staging, trees))
+            await fill_from_archive(store, staging, trees)
             path.parent.mkdir(parents=True, exist_ok=True)
             await run_git("worktree", "move", "--", str(staging), str(path), cwd=repository)
             RemovalRecords(base).forget(path)
             mark_as_made_here(path)
-        setup = read_setup(config)
         await copy_included(repository, path, setup.config.include)
         return RestoredWorktree("restored", setup=setup)
 
     async def _already_there(self, store: ArchiveStore, path: Path, request: RestoreWorktreeInput,
-                             files: str) -> RestoredWorktree:
+                             files: str, setup: RepositorySetup) -> RestoredWorktree:
         """A retry after the move: the worktree is there, on its branch, with the archive's files."""
         listed = {entry.path: entry for entry in await list_worktrees(run_git, Path(request.codebase.canonical_path))}
         entry = listed.get(path)
         if entry is not None and entry.branch == request.branch and (await worktree_files(path, store)).tree == files:
-            repository = Path(request.codebase.canonical_path)
-            config = read_setup(await committed_config(repository, Base(f"refs/heads/{request.branch}")))
-            return RestoredWorktree("restored", setup=config)
+            return RestoredWorktree("restored", setup=setup)
         return _refused(f"`{path}` already exists. Move it away or remove it, then restore again.")
 
     async def _branch_problem(self, store: ArchiveStore, tip: str | None, worktrees: list[ListedWorktree],
