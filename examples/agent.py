@@ -6,14 +6,15 @@ on standard input, `--resume <session id>` on later turns), so isolator drives i
 driver: `AGENT=claude AGENT_EXECUTABLE=/path/to/examples/agent.py` (what `make dev` does unless AGENT
 or AGENT_COMMAND is set). It prints the same JSON events Claude Code does: it looks around the
 worktree, writes the message into NOTES.md, runs `git status`, and answers with what it remembers
-of the conversation, which it keeps as a session in its home folder (the driver's agent home, which
-the sandbox lets it write). It costs nothing; the tokens it reports are a rough count of the
+of the conversation, which it keeps as a session where Claude Code keeps its own: in CLAUDE_CONFIG_DIR,
+the conversation's folder that the driver names and the sandbox lets it write (its HOME is empty at
+every run). It costs nothing; the tokens it reports are a rough count of the
 characters it read and wrote.
 
 Run as a plain command (`AGENT_COMMAND=/path/to/examples/agent.py`), it prints plain text, the answer
 as the command driver passes it on, and keeps its memory where such a program must: in
 `ISOLATOR_SESSION_DIR`, the conversation's own folder, writable in the sandbox and kept between its
-runs (its `HOME` is read-only there).
+runs (its `HOME` is empty at every run).
 
 Replace it with a real coding agent: `AGENT=claude`, `AGENT=codex` or `AGENT=aider` (docs/agent-drivers.md).
 """
@@ -71,7 +72,8 @@ session_id = arguments.resume or str(uuid.uuid4())
 if "ISOLATOR_SESSION_DIR" in os.environ:  # the command driver's folder of the conversation: one session
     history_file = Path(os.environ["ISOLATOR_SESSION_DIR"]) / "example-agent-history.json"
 else:
-    history_file = Path(os.environ.get("HOME", ".")) / ".isolator-example-agent" / f"{session_id}.json"
+    sessions = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path(os.environ.get("HOME", ".")) / ".claude")
+    history_file = sessions / "isolator-example-agent" / f"{session_id}.json"
 if arguments.resume and not history_file.is_file():
     message = f"No conversation found with session ID: {session_id}"
     print(message, file=sys.stderr)

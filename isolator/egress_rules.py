@@ -13,6 +13,7 @@ inside gets that IPv4's verdict.
 from __future__ import annotations
 
 import ipaddress
+import json
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -33,9 +34,6 @@ REGISTRY_VARIABLES = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "UV_INDEX_URL", "U
 class Entry:
     host: str  # lower case, no trailing dot; `*` or `*.domain` for many
     port: int | None  # None: the web ports
-    # Whether its port opens a loopback or private address: not when a file a run can write named it
-    # (Codex's config.toml, in a CODEX_HOME the sandbox lets it write).
-    trusted: bool = True
 
     def names(self, host: str, port: int) -> bool:
         if port not in ({self.port} if self.port is not None else WEB_PORTS):
@@ -49,7 +47,7 @@ class Entry:
     @property
     def loopback_port(self) -> int | None:
         """The port to mirror on the sandbox's own loopback, for clients that never proxy loopback."""
-        return self.port if self.host in LOOPBACK_NAMES and self.port is not None and self.trusted else None
+        return self.port if self.host in LOOPBACK_NAMES and self.port is not None else None
 
     def __str__(self) -> str:
         return self.host if self.port is None else f"{self.host}:{self.port}"
@@ -99,14 +97,17 @@ def git_host_entry(remote_url: str | None) -> Entry | None:
     return url_entry(remote_url) if remote_url else None
 
 
-def entries_of_environment(environ: Mapping[str, str], codex_home: Path | None = None) -> list[Entry]:
-    """The model APIs and package indexes the agents' and tools' own settings name, and the defaults."""
+def entries_of_environment(environ: Mapping[str, str], agent_configs: Iterable[Path] = ()) -> list[Entry]:
+    """The model APIs and package indexes the agents' and tools' own settings name, and the defaults.
+    `agent_configs`: the operator's folders of Codex (its `config.toml`'s providers) and Claude Code
+    (`settings.json`'s `env`); a run cannot write them (activities/runs/agents/configs.py), so a port
+    they name opens a loopback or private address as the service's own variables do."""
     urls = list(DEFAULT_MODEL_APIS)
     for name in (*MODEL_API_VARIABLES, *REGISTRY_VARIABLES):
         urls += environ.get(name, "").split()
-    entries = [entry for entry in map(url_entry, urls) if entry is not None]
-    codex = _codex_providers(codex_home or Path(environ.get("CODEX_HOME", "~/.codex")).expanduser())
-    return entries + [Entry(entry.host, entry.port, trusted=False) for entry in map(url_entry, codex) if entry]
+    for folder in agent_configs:
+        urls += _codex_providers(folder) + _claude_settings_urls(folder)
+    return [entry for entry in map(url_entry, urls) if entry is not None]
 
 
 def _codex_providers(codex_home: Path) -> list[str]:
@@ -118,6 +119,16 @@ def _codex_providers(codex_home: Path) -> list[str]:
     providers = config.get("model_providers", {})
     return [provider["base_url"] for provider in providers.values()
             if isinstance(provider, dict) and isinstance(provider.get("base_url"), str)]
+
+
+def _claude_settings_urls(claude_folder: Path) -> list[str]:
+    """The model API Claude Code's `settings.json` names in its `env`."""
+    try:
+        variables = json.loads((claude_folder / "settings.json").read_text()).get("env", {})
+    except (OSError, ValueError, AttributeError):
+        return []
+    return [variables[name] for name in MODEL_API_VARIABLES
+            if isinstance(variables, dict) and isinstance(variables.get(name), str)]
 
 
 def unique(entries: Iterable[Entry]) -> tuple[Entry, ...]:
@@ -136,7 +147,7 @@ def decide(entries: Iterable[Entry], host: str, port: int, addresses: Iterable[s
     named = [entry for entry in entries if entry.names(host, port)]
     if not named:
         return Verdict(None, "not on the allow-list")
-    explicit_port = any(entry.port == port and entry.host != "*" and entry.trusted for entry in named)
+    explicit_port = any(entry.port == port and entry.host != "*" for entry in named)
     reasons = []
     for text in addresses:
         address = ipaddress.ip_address(text.split("%", 1)[0])

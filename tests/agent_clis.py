@@ -59,9 +59,8 @@ stream_max_retries = 0
 ''')
     monkeypatch.setenv("CODEX_HOME", str(codex_home))
     monkeypatch.setenv("FAKE_OPENAI_API_KEY", "sk-test")
-    # The fake listens on loopback: the sandbox's egress reaches it only when the service's own
-    # environment names it (a run may rewrite config.toml, so a port named there opens no loopback).
-    monkeypatch.setenv("OPENAI_BASE_URL", f"{api.url}/v1")
+    # The fake listens on loopback: the sandbox's egress reaches it because the operator's config.toml
+    # names it, which no run can rewrite (activities/runs/agents/configs.py).
 
 
 def use_fake_chat_completions(monkeypatch: pytest.MonkeyPatch, api: FakeChatCompletionsApi) -> None:

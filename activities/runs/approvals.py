@@ -80,12 +80,13 @@ class ApprovalRecords:
         return lambda: PermissionRelay(rules, allowed, request.environment.working_path)
 
     async def ask_person(self, request: AgentRunInput, relay: PermissionRelay | None, spent_usd: float,
-                         started_at: float) -> ApprovalAsk:
-        """A paused run's request (the relay's call, else its budget), recorded and sent with its buttons, once."""
+                         started_at: float, plans: Path | None = None) -> ApprovalAsk:
+        """A paused run's request (the relay's call, else its budget), recorded and sent with its buttons,
+        once. `plans`: where the run's Claude Code writes its plans (its conversation's folder)."""
         run, worktree = request.run, request.environment.working_path
         kind: ApprovalKind = relay.kind if relay is not None and relay.asked is not None else "budget"
         call = relay.asked if relay is not None else None
-        plan = _plan_text(self.settings.agent_home, started_at, call) if kind == "plan" else ""
+        plan = _plan_text(plans, started_at, call) if kind == "plan" else ""
         cap = self.settings.agent_max_cost_usd or 0.0
         approval_id = approval_id_of(run.run_id)
         code = code_of(approval_id)
@@ -108,12 +109,12 @@ class ApprovalRecords:
                            self.settings.approval_timeout_hours)
 
 
-def _plan_text(agent_home: Path, since: float, call: ToolCall | None) -> str:
+def _plan_text(folder: Path | None, since: float, call: ToolCall | None) -> str:
     """ExitPlanMode's plan: in the call the model made, else in the file Claude Code wrote it to in its
-    home (the newest written during the run)."""
+    plans' folder (the newest written during the run)."""
     if call is not None and str(call.input.get("plan", "")).strip():
         return str(call.input["plan"])
-    plans = [path for path in (agent_home / ".claude" / "plans").glob("*.md") if path.stat().st_mtime >= since - 1]
+    plans = [path for path in folder.glob("*.md") if path.stat().st_mtime >= since - 1] if folder else []
     if plans:
         return max(plans, key=lambda path: path.stat().st_mtime).read_text(errors="replace")[:6000]
     return ""

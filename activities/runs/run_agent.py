@@ -26,6 +26,7 @@ from activities.git.working_trees import Changes, StagedTree, WorkingTree, chang
 from activities.runs.agents import DRIVERS, Driver
 from activities.runs.agents.base import AgentError, GaveUp, Reader, SessionLost, Turn, Usage
 from activities.runs.agents.claude_permissions import PermissionRelay
+from activities.runs.agents.configs import agent_folder, conversations_folder
 from activities.runs.approvals import ApprovalRecords
 from activities.runs.budget import raised_today
 from activities.runs.answer import AnswerStream
@@ -35,7 +36,9 @@ from activities.runs.processes import RunProcesses
 from activities.runs.records import Capture, RunRecords
 from activities.runs.sessions import AgentSessions, Session, renews_in
 from activities.runs.verbosity import shows_steps_only
+from activities.sandbox.bubblewrap import sandboxed
 from activities.sandbox.user_programs import CannotStart, run_user_program, user_environment
+from activities.sandbox.view import program_folders
 from isolator.contracts.agent import AgentRunReport
 from isolator.contracts.approvals import ApprovalAsk
 from isolator.contracts.environment import AgentRunInput
@@ -146,7 +149,10 @@ class AgentActivities:
                                     f"The rest of the answer is in the run's record: `GET /api/runs/{run.run_id}`.")
                 if ending.status == "waiting":
                     nonlocal waiting
-                    waiting = await self.approvals.ask_person(request, relay, reader.usage.cost_usd or 0.0, started_at)
+                    plans = conversations_folder("claude", self.settings.agent_sessions_dir / session.id) / "plans" \
+                        if session is not None else None
+                    waiting = await self.approvals.ask_person(request, relay, reader.usage.cost_usd or 0.0,
+                                                              started_at, plans)
                 await self._record(run.run_id, platform, conversation_id, driver, session, reader, ending, changes)
 
             # A `/stop` that arrives once the agent has ended is too late: cut halfway, the wrap-up left the
@@ -183,11 +189,14 @@ class AgentActivities:
             "ISOLATOR_MESSAGE": run.text, "ISOLATOR_PLATFORM": platform, "ISOLATOR_CONVERSATION": conversation_id,
             "ISOLATOR_RUN_ID": run.run_id, **invocation.env,
         }
-        writable = [session_dir, *invocation.writable]
-        if driver.name != "command":  # the named agents keep their sessions and credentials in their home
+        # Its own configuration folder (the operator's files in it, read-only) and an empty HOME of its own.
+        folder = agent_folder(driver.name, session_dir, self.settings.agent_home, sandboxed())
+        variables.update(folder.env)
+        if driver.name != "command":
             self.settings.agent_home.mkdir(parents=True, exist_ok=True)
             variables["HOME"] = str(self.settings.agent_home)
-            writable.insert(0, self.settings.agent_home)
+        environment_variables = user_environment(variables)
+        program = program_folders([invocation.argv[0], *run.plan.argv[1:]], environment_variables)
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         errors.new_turn()
         silence = Silence(answer)
@@ -213,10 +222,11 @@ class AgentActivities:
         watching = asyncio.create_task(silence.watch())
         try:
             finished = await run_user_program(
-                invocation.argv, turn.worktree, user_environment(variables), run.plan.timeout_minutes * 60.0,
+                invocation.argv, turn.worktree, environment_variables, run.plan.timeout_minutes * 60.0,
                 on_output=on_output, on_error=errors.add, stdin=invocation.stdin,
-                on_start=lambda group: self.processes.record(run.run_id, group), writable_paths=writable,
-                after=before,
+                on_start=lambda group: self.processes.record(run.run_id, group),
+                writable_paths=[session_dir, *folder.writable], readable_paths=program,
+                config_files=folder.config_files, after=before,
             )
         finally:
             await stop_tasks(watching)

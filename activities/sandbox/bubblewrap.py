@@ -1,12 +1,15 @@
 """The bubblewrap sandbox every user program (the agent, the set-up, the teardown) runs in.
 
-Inside, the program sees the whole system read-only, a fresh `/dev`, its own `/tmp`, its own PID
-namespace with its own `/proc` (the worker and its environment are not there to read or signal), its
-worktree writable at its own path, the `writable_paths` its caller names (the agent's home, a
-session folder), and a per-run view of its repository (activities/sandbox/git_view.py). Hidden behind
-empty folders: WORKTREE_BASE (every other worktree), ISOLATOR_DATA_DIR, WORKSPACE_PATH (the clones)
-and the main checkout of its repository. It runs in a user namespace with no capability, whoever
-starts it: even as root it cannot mount, unmount what hides those, or remount the system writable.
+Inside, the program sees an allow-list of the host (activities/sandbox/view.py): the system's
+programs and libraries and `/etc` without its secrets, read-only; the folders its own program needs
+and the operator's SANDBOX_READABLE_PATHS, read-only; its worktree writable at its own path, the
+`writable_paths` its caller names (the conversation's session folder), and a per-run view of its
+repository (activities/sandbox/git_view.py); its own `/tmp` and HOME, empty tmpfs of SANDBOX_TMP_MB
+each; a fresh `/dev`; its own PID namespace with its own `/proc` (the worker and its environment are
+not there to read or signal). What a readable or writable folder holds of the service's own
+(ISOLATOR_DATA_DIR, WORKTREE_BASE, WORKSPACE_PATH, the database's socket folder, the repository's main
+checkout) is hidden behind empty folders. It runs in a user namespace with no capability, whoever
+starts it: even as root it cannot mount, unmount what hides those, or remount anything writable.
 Its network (SANDBOX_NETWORK): `egress`, a namespace of its own whose only way out is the service's
 proxy (activities/sandbox/egress_proxy.py); `off`, none; `open`, the host's, loopback included.
 
@@ -26,13 +29,14 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import AsyncIterator, Literal
 
-from activities.sandbox import egress_hosts, egress_proxy, git_view
+from activities.sandbox import egress_hosts, egress_proxy, git_view, view
+from activities.sandbox.view import Mount
 from isolator.egress_rules import Entry, parse_entry
 from isolator.settings import Settings
 
@@ -62,6 +66,10 @@ class Sandbox:
     writable: tuple[Path, ...]  # SANDBOX_WRITABLE_PATHS: folders every program may write (shared caches)
     scratch: Path  # where the per-run git views are made (unseen inside)
     allowed: tuple[Entry, ...] = ()  # SANDBOX_ALLOWED_HOSTS
+    readable: tuple[Path, ...] = ()  # SANDBOX_READABLE_PATHS: the operator's toolchains
+    system: tuple[Mount, ...] = ()  # the system's programs, libraries and `/etc` (view.system_mounts)
+    tmp_bytes: int = 1 << 30  # SANDBOX_TMP_MB: the size of its `/tmp` and of its HOME
+    agent_home: Path | None = None  # where the operator's Codex and Claude Code folders are by default
 
     @property
     def status(self) -> str:
@@ -80,11 +88,14 @@ def configure(settings: Settings) -> Sandbox:
     """The sandbox of this worker, tried once; says at start when it cannot work."""
     global _current
     scratch = _scratch_root(settings)
-    hidden = tuple(dict.fromkeys([settings.data_dir, settings.worktree_base, settings.workspace_path]))
+    hidden = tuple(dict.fromkeys([settings.data_dir, settings.worktree_base, settings.workspace_path,
+                                  *view.database_socket_folders(settings.database_url, os.environ)]))
     enabled = settings.sandbox == "on"
-    problem = probe(settings.sandbox_network) if enabled else None
+    system = tuple(view.system_mounts()) if enabled else ()
+    problem = probe(settings.sandbox_network, system) if enabled else None
     _current = Sandbox(enabled, problem, settings.sandbox_network, hidden, tuple(settings.sandbox_writable), scratch,
-                       tuple(map(parse_entry, settings.sandbox_extra_hosts)))
+                       tuple(map(parse_entry, settings.sandbox_extra_hosts)), tuple(settings.sandbox_readable),
+                       system, settings.sandbox_tmp_mb << 20, settings.agent_home)
     if not enabled:
         log.warning(OFF_WARNING)
     elif problem:
@@ -92,6 +103,13 @@ def configure(settings: Settings) -> Sandbox:
                   "Install bubblewrap (Debian: apt-get install bubblewrap) and allow unprivileged user "
                   "namespaces, or set SANDBOX=off to run them unconfined", problem)
     return _current
+
+
+def _agent_configs(agent_home: Path | None) -> tuple[Path, ...]:
+    """The operator's Codex and Claude Code folders, as activities/runs/agents/configs.py finds them."""
+    return tuple(Path(os.environ[variable]).expanduser() if os.environ.get(variable) else agent_home / name
+                 for variable, name in (("CODEX_HOME", ".codex"), ("CLAUDE_CONFIG_DIR", ".claude"))
+                 if os.environ.get(variable) or agent_home is not None)
 
 
 def _scratch_root(settings: Settings) -> Path:
@@ -123,14 +141,14 @@ def sandboxed() -> bool:
     return _current is not None and _current.enabled and _current.problem is None
 
 
-def probe(network: str = "off") -> str | None:
+def probe(network: str = "off", system: Sequence[Mount] | None = None) -> str | None:
     """None when bubblewrap can make a sandbox here whose program keeps no capability, else what went wrong."""
     if shutil.which(BWRAP) is None:
         return "bubblewrap (`bwrap`) is not installed"
     if network == "egress" and shutil.which("perl") is None:
         return "SANDBOX_NETWORK=egress needs perl (Debian's perl-base) for its bridge; or set SANDBOX_NETWORK=off"
     try:
-        result = subprocess.run([BWRAP, *base_arguments(own_network=True), "--", "cat", "/proc/self/status"],
+        result = subprocess.run([BWRAP, *base_arguments(own_network=True, system=system), "--", "cat", "/proc/self/status"],
                                 capture_output=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"bwrap could not run: {error}"
@@ -150,12 +168,17 @@ def capabilities_kept(status: str) -> str:
     return ", ".join(kept)
 
 
-def base_arguments(own_network: bool) -> list[str]:
+def base_arguments(own_network: bool, system: Sequence[Mount] | None = None, tmp_bytes: int | None = None) -> list[str]:
+    """A root of bubblewrap's own with the system in it (`system`, by default as view.py finds it),
+    a fresh `/dev`, its own `/proc` and `/tmp`, in namespaces of its own."""
     # A user namespace without capabilities: started by root, bubblewrap would otherwise leave the
     # program nearly all of root's (mount, umount of what hides the service's data, raw sockets).
-    arguments = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-                 "--unshare-user", "--cap-drop", "ALL",
+    arguments = ["--unshare-user", "--cap-drop", "ALL",
                  "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent"]
+    mounts = [*(view.system_mounts() if system is None else system), Mount("--dev", Path("/dev")),
+              Mount("--proc", Path("/proc")), Mount("--tmpfs", Path("/tmp"), size=tmp_bytes)]
+    for mount in mounts:
+        arguments += mount.arguments()
     return [*arguments, "--unshare-net"] if own_network else arguments
 
 
@@ -172,10 +195,13 @@ class Prepared:
 
 
 @asynccontextmanager
-async def sandboxed_run(argv: list[str], cwd: Path, env: dict[str, str],
-                        writable_paths: Sequence[Path]) -> AsyncIterator[Prepared]:
+async def sandboxed_run(argv: list[str], cwd: Path, env: dict[str, str], writable_paths: Sequence[Path],
+                        readable_paths: Sequence[Path] = (),
+                        config_files: Mapping[Path, Path] | None = None) -> AsyncIterator[Prepared]:
     """`argv` wrapped in the sandbox (unchanged with SANDBOX=off); when the block ends, the
-    worktree's own branch takes what the program committed on it, and the run's view goes."""
+    worktree's own branch takes what the program committed on it, and the run's view goes.
+    `readable_paths`: what the program itself needs (view.program_folders of the operator's command);
+    `config_files`: the operator's files, each bound read-only at its place inside (key) from outside (value)."""
     sandbox = current()
     if not sandbox.enabled:
         yield Prepared(argv, env, None, sandboxed=False)
@@ -198,10 +224,13 @@ async def sandboxed_run(argv: list[str], cwd: Path, env: dict[str, str],
         except (git_view.UntrustedGitLayout, OSError) as error:
             raise SandboxRefused(f"the worktree's git layout cannot be trusted: {error}") from None
         if sandbox.network == "egress":
-            entries = await egress_hosts.entries_of_run(sandbox.allowed, git.common if git else None)
+            entries = await egress_hosts.entries_of_run(sandbox.allowed, git.common if git else None,
+                                                        _agent_configs(sandbox.agent_home))
             egress = await egress_proxy.open_egress(entries, scratch, str(cwd))
             argv, env = egress.wrap(argv), {**env, **egress.environment}
-        yield Prepared([BWRAP, *arguments(sandbox, cwd.absolute(), writable, git, egress), "--", *argv],
+        seen = Seen(cwd.absolute(), writable, [*sandbox.readable, *readable_paths], dict(config_files or {}),
+                    Path(env["HOME"]) if env.get("HOME", "/") != "/" else None)
+        yield Prepared([BWRAP, *arguments(sandbox, seen, git, egress), "--", *argv],
                        _inside_environment(env), git, sandboxed=True)
     finally:
         if egress is not None:
@@ -209,23 +238,42 @@ async def sandboxed_run(argv: list[str], cwd: Path, env: dict[str, str],
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def arguments(sandbox: Sandbox, worktree: Path, writable: list[Path], git: git_view.GitView | None,
+@dataclass
+class Seen:
+    """What one run sees beyond the system: its worktree, what it writes, reads and is configured by,
+    and its HOME (an empty tmpfs)."""
+    worktree: Path
+    writable: list[Path]
+    readable: list[Path]
+    config_files: dict[Path, Path]  # inside -> outside, read-only
+    home: Path | None
+
+
+def arguments(sandbox: Sandbox, seen: Seen, git: git_view.GitView | None,
               egress: egress_proxy.Egress | None = None) -> list[str]:
     """The mounts, outer folders first, so that a deeper one wins: a writable folder may hold a
     hidden one (which stays hidden), a hidden one may hold the worktree (which is seen)."""
     hidden = list(sandbox.hidden)  # the scratch needs nothing: it lies in /dev/shm (a new /dev inside) or the data dir
-    if git is not None and git.common.name == ".git" and git.common.parent != worktree:
+    if git is not None and git.common.name == ".git" and git.common.parent != seen.worktree:
         hidden.append(git.common.parent)  # the main checkout: its files are no worktree of this run's
-    mounts = [("--bind", path, path) for path in writable]
-    mounts += [("--tmpfs", None, path) for path in hidden if path.is_dir()]
-    mounts.append(("--bind", worktree, worktree))
-    mounts += git.binds if git is not None else []
+    readable = [path for path in dict.fromkeys(seen.readable) if path.exists()
+                and not any(folder in path.parents for folder in seen.readable)]
+    mounts = [Mount("--ro-bind", path, str(path)) for path in readable]
+    if seen.home is not None and seen.home not in seen.writable:
+        mounts.append(Mount("--tmpfs", seen.home, size=sandbox.tmp_bytes))
+    mounts += [Mount("--bind", path, str(path)) for path in seen.writable]
+    mounts += [Mount("--tmpfs", path) for path in view.hidden_within(hidden, [*readable, *seen.writable])]
+    mounts.append(Mount("--bind", seen.worktree, str(seen.worktree)))
+    mounts += [Mount(option, target, str(source)) for option, source, target in (git.binds if git else [])]
+    mounts += [Mount("--ro-bind", inside, str(outside)) for inside, outside in seen.config_files.items()]
     if egress is not None:
-        mounts.append(("--ro-bind", egress.folder, egress_proxy.INSIDE))
-    arguments = base_arguments(own_network=sandbox.network != "open")
-    for option, source, target in sorted(mounts, key=lambda mount: len(mount[2].parts)):
-        arguments += [option, str(target)] if source is None else [option, str(source), str(target)]
-    return [*arguments, "--chdir", str(worktree)]
+        mounts.append(Mount("--ro-bind", egress_proxy.INSIDE, str(egress.folder)))
+    arguments = base_arguments(sandbox.network != "open", sandbox.system, sandbox.tmp_bytes)
+    for mount in sorted(mounts, key=lambda mount: len(mount.target.parts)):
+        arguments += mount.arguments()
+    # The root itself (bubblewrap's tmpfs, holding the mount points) is read-only: what the program
+    # may write is only what is bound or mounted writable on it.
+    return [*arguments, "--remount-ro", "/", "--chdir", str(seen.worktree)]
 
 
 def _inside_environment(env: dict[str, str]) -> dict[str, str]:

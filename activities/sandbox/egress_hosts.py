@@ -1,6 +1,6 @@
 """The allow-list of one sandboxed run (isolator/egress_rules.py says what an entry allows): the
 operator's SANDBOX_ALLOWED_HOSTS, the model APIs and package indexes the agents' and tools' own
-settings name, the tools' default indexes, and the codebase's git host."""
+settings name (the service's variables, the operator's Codex and Claude Code configuration), the tools' default indexes, and the codebase's git host."""
 
 from __future__ import annotations
 
@@ -18,9 +18,10 @@ _tool_indexes: tuple[Entry, ...] | None = None
 _git_hosts: dict[Path, tuple[int, Entry | None]] = {}  # per common git dir: its config's mtime, its host
 
 
-async def entries_of_run(allowed: tuple[Entry, ...], common_git_dir: Path | None) -> tuple[Entry, ...]:
+async def entries_of_run(allowed: tuple[Entry, ...], common_git_dir: Path | None,
+                         agent_configs: tuple[Path, ...] = ()) -> tuple[Entry, ...]:
     git_host = await _git_host(common_git_dir) if common_git_dir is not None else None
-    return unique([*allowed, *entries_of_environment(os.environ), *await _tools_default_indexes(),
+    return unique([*allowed, *entries_of_environment(os.environ, agent_configs), *await _tools_default_indexes(),
                    *([git_host] if git_host else [])])
 
 

@@ -92,15 +92,20 @@ def test_an_ipv6_address_that_carries_a_public_ipv4_address_is_judged_as_before(
 
 
 def test_the_agents_own_settings_name_their_model_apis_and_indexes(tmp_path: Path) -> None:
-    (tmp_path / "config.toml").write_text('[model_providers.fake]\nbase_url = "http://127.0.0.1:9999/v1"\n')
+    codex, claude = tmp_path / "codex", tmp_path / "claude"
+    codex.mkdir()
+    claude.mkdir()
+    (codex / "config.toml").write_text('[model_providers.fake]\nbase_url = "http://127.0.0.1:9999/v1"\n')
+    (claude / "settings.json").write_text('{"env": {"ANTHROPIC_BASE_URL": "http://10.1.2.3:4000"}}')
     environ = {"ANTHROPIC_BASE_URL": "http://127.0.0.1:7000", "PIP_EXTRA_INDEX_URL": "https://a.example/simple "
-               "https://b.example/simple", "CODEX_HOME": str(tmp_path)}
+               "https://b.example/simple"}
 
-    entries = entries_of_environment(environ)
+    entries = entries_of_environment(environ, [codex, claude])
 
-    assert {Entry("127.0.0.1", 7000), Entry("127.0.0.1", 9999, trusted=False), Entry("a.example", None),
+    assert {Entry("127.0.0.1", 7000), Entry("127.0.0.1", 9999), Entry("10.1.2.3", 4000), Entry("a.example", None),
             Entry("b.example", None), Entry("api.anthropic.com", None)} <= set(entries)
     assert Entry("127.0.0.1", 7000).loopback_port == 7000
-    # A run can rewrite Codex's config.toml (its CODEX_HOME is writable): a port it names opens no loopback.
-    assert decide(entries, "127.0.0.1", 9999, ["127.0.0.1"]).address is None
-    assert Entry("127.0.0.1", 9999, trusted=False).loopback_port is None
+    # The operator's config.toml and settings.json are read-only to every run: the ports they name open.
+    assert decide(entries, "127.0.0.1", 9999, ["127.0.0.1"]).address == "127.0.0.1"
+    assert decide(entries, "10.1.2.3", 4000, ["10.1.2.3"]).address == "10.1.2.3"
+    assert decide(entries, "127.0.0.1", 9998, ["127.0.0.1"]).address is None

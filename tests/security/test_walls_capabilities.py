@@ -46,8 +46,8 @@ def test_the_worker_refuses_a_sandbox_that_keeps_capabilities(monkeypatch: pytes
         pytest.skip("only root's bubblewrap keeps capabilities without a user namespace")
     without_user_namespace = bubblewrap.base_arguments
 
-    def as_before(own_network: bool) -> list[str]:
-        arguments = without_user_namespace(own_network)
+    def as_before(own_network: bool, **view: object) -> list[str]:
+        arguments = without_user_namespace(own_network, **view)  # type: ignore[arg-type]
         return [word for word in arguments if word not in ("--unshare-user", "--cap-drop", "ALL")]
 
     monkeypatch.setattr(bubblewrap, "base_arguments", as_before)

@@ -46,7 +46,9 @@ async def test_codex_with_the_operators_codex_home_answers_and_resumes(
         replies = await replies_when(stack, conversation, lambda texts: "— " in texts[-1], seconds=60)
         assert (await finished_run(stack, first["agentRunId"]))["status"] == "done", replies[-1]
         assert "Apples noted." in replies[-1]
-        assert list((operators_folder / "codex-home").rglob("rollout-*")), "its session is in its own CODEX_HOME"
+        assert list(stack.settings.agent_sessions_dir.glob("*/codex/sessions/**/rollout-*")), \
+            "its session is in its conversation's own CODEX_HOME"
+        assert not list((operators_folder / "codex-home").rglob("rollout-*")), "the operator's folder is not written"
 
         api.then(text("You said apples."))
         calls_before = len(api.calls)

@@ -8,7 +8,6 @@ lines worth showing, the final answer, the session id, usage and cost, and a kno
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,9 +43,6 @@ class Invocation:
     stdin: bytes | Feed | None  # None: standard input is closed at once; a Feed converses with the agent
     env: dict[str, str] = field(default_factory=dict)
     session_id: str | None = None  # known before the agent says it (the command driver's own ids)
-    # Folders outside the agent's home it must write, as its configuration names them (CODEX_HOME):
-    # the sandbox keeps everything else read-only.
-    writable: list[Path] = field(default_factory=list)
 
 
 @dataclass
@@ -133,12 +129,6 @@ def short(text: str, limit: int = 120) -> str:
     """One line of at most `limit` characters."""
     line = " ".join(str(text).split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def folders_named_by(variable: str) -> list[Path]:
-    """The folder an agent's variable names for its own files (CODEX_HOME), when the worker sets it."""
-    folder = os.environ.get(variable)
-    return [Path(folder).expanduser()] if folder else []
 
 
 # Rust's panic (Codex is Rust): `thread 'main' panicked at src/x.rs:1:2:` then the message on its own

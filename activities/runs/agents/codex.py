@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from activities.runs.agents.base import (AgentError, Invocation, LineReader, Turn, Usage, last_words, folders_named_by,
+from activities.runs.agents.base import (AgentError, Invocation, LineReader, Turn, Usage, last_words,
                                          relative, short)
 
 UNKNOWN_SESSION = "no rollout found"
@@ -20,8 +20,8 @@ def invocation(program: list[str], turn: Turn) -> Invocation:
     argv = [*program[:1], "exec", "--json", *program[1:]]
     if turn.session_id:
         argv += ["resume", turn.session_id]
-    # Codex writes its sessions and logs into CODEX_HOME (default: ~/.codex, in the agent home).
-    return Invocation([*argv, "--", turn.message], None, writable=folders_named_by("CODEX_HOME"))
+    # Its sessions and logs go to CODEX_HOME, its conversation's folder (activities/runs/agents/configs.py).
+    return Invocation([*argv, "--", turn.message], None)
 
 
 class Reader(LineReader):
