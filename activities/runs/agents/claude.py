@@ -12,7 +12,7 @@ import shutil
 from functools import partial
 from pathlib import Path
 
-from activities.runs.agents.base import (AgentError, Invocation, LineReader, Turn, Usage, last_words, folders_named_by,
+from activities.runs.agents.base import (AgentError, Invocation, LineReader, Turn, Usage, last_words,
                                          relative, short)
 from activities.runs.agents.claude_permissions import PermissionRelay
 from activities.sandbox.bubblewrap import sandboxed
@@ -45,7 +45,7 @@ def invocation(program: list[str], turn: Turn) -> Invocation:
         if relay.rules.active:
             argv += ["--settings", relay.settings()]
         stdin = partial(relay.converse, turn.message)
-    return Invocation([*argv, *program[1:]], stdin, env, writable=folders_named_by("CLAUDE_CONFIG_DIR"))
+    return Invocation([*argv, *program[1:]], stdin, env)
 
 
 def executable(program: str) -> str:
