@@ -61,13 +61,16 @@ async def unresolved_conflicts(worktree: Path) -> list[str]:
 
 
 async def commit_everything(worktree: Path, message: str, author: tuple[str, str], committer: tuple[str, str],
-                            excludes: list[str]) -> str:
+                            excludes: list[str]) -> str | None:
     """Commit every change, untracked files included; what `.gitignore` (or `excludes`, the files
-    `.worktreeinclude` copied in) leaves out stays out. Returns the new commit."""
+    `.worktreeinclude` copied in) leaves out stays out. Returns the new commit; None when nothing was
+    left to commit (the only change a nested repository with no commit, which is left out)."""
     identity = {"GIT_AUTHOR_NAME": author[0], "GIT_AUTHOR_EMAIL": author[1],
                 "GIT_COMMITTER_NAME": committer[0], "GIT_COMMITTER_EMAIL": committer[1]}
     with _excludes_file(excludes) as variables:
         await add_all(worktree, env=variables)
+        if (await run_git("diff", "--cached", "--quiet", cwd=worktree, env=variables, check=False)).returncode == 0:
+            return None
         await run_git("commit", "--quiet", "--no-verify", "--file=-", cwd=worktree, input=message,
                       env={**variables, **identity})
     return (await run_git("rev-parse", "HEAD", cwd=worktree)).stdout.strip()

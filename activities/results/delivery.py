@@ -107,9 +107,10 @@ class ResultsActivities:
         if dirty and config.commit and checked_out == environment.branch:
             message = commit_message(strip_mention(request.message, self.settings.bot_mention),
                                      request.conversation, request.run_id)
-            await commit_everything(worktree, message, agent_author(request.plan),
-                                    parse_identity(self.settings.results_committer), excludes)
-            committed = True
+            committed = await commit_everything(worktree, message, agent_author(request.plan),
+                                                parse_identity(self.settings.results_committer), excludes) is not None
+            if not committed and new == 0 and ahead == 0:
+                return PushReport("nothing")  # all that changed is left out (a nested repository with no commit)
             new = await commits_not_on_origin(worktree, environment.branch, base.revision)
         elif dirty and new == 0 and ahead == 0:
             return PushReport("kept", where_the_work_is(environment, "as `[results] commit = false` leaves the "
