@@ -6,7 +6,9 @@ Code's own rule syntax, read and matched here; pure functions, no I/O.
 A rule is a tool name (`WebFetch`, `mcp__github__*`) or a tool with a specifier: `Bash(git push:*)` (the
 command begins so), `Bash(npm run *)` (a wildcard), `Bash(make)` (exactly), `Write(migrations/**)` and
 `Edit(...)` (a path of the worktree, gitignore-style, for every tool that edits files),
-`WebFetch(domain:example.com)`. A compound command (`a && b`, `a | b`) matches when one of its parts does.
+`WebFetch(domain:example.com)`. A command line matches when any command it runs does, as
+isolator/shell_commands.py reads it (`cd x && git push`, `(git push)`, `echo $(git push)`); a person's rule
+allows it only when it allows every one of them.
 """
 
 from __future__ import annotations
@@ -14,18 +16,19 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Literal
 
 from isolator.contracts.approvals import AllowedCalls, ToolCall
+from isolator.shell_commands import Command, Unreadable, commands
 
 Verdict = Literal["allow", "ask", "deny"]
 EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 # Always a person's to answer, whatever the rules: the agent asks them something.
 QUESTION_TOOLS = frozenset({"AskUserQuestion", "ExitPlanMode"})
 _RULE = re.compile(r"^(?P<tool>[A-Za-z_][\w*.-]*)(?:\((?P<specifier>.*)\))?$", re.DOTALL)
-_SHELL_OPERATORS = re.compile(r"\s*(?:&&|\|\||;|\||\n)\s*")
 
 
 class RuleError(ValueError):
@@ -85,22 +88,28 @@ def rules_from_lists(ask: list[str], deny: list[str]) -> ApprovalRules:
     return ApprovalRules([parse_rule(rule) for rule in ask], [parse_rule(rule) for rule in deny])
 
 
-def verdict(call: ToolCall, rules: ApprovalRules, allowed: AllowedCalls, worktree: str) -> Verdict:
-    """Deny wins; then what a person allowed (this very call, or a rule of the conversation); then the
-    asking rules, and every question of the agent; everything else is allowed, as without rules."""
+def verdict(call: ToolCall, rules: ApprovalRules, allowed: AllowedCalls, worktree: str,
+            asked_by_rule: bool = False) -> Verdict:
+    """Deny wins; then what a person allowed (this very call, or the conversation's rules when they allow
+    every command of it); then the asking rules, every question of the agent, and every call Claude Code
+    asked about because of a rule (`asked_by_rule`: its reading of a command may find what ours does not);
+    everything else is allowed, as without rules."""
     if any(matches(rule, call, worktree) for rule in rules.deny):
         return "deny"
     if any(same_call(call, given) for given in allowed.calls):
         return "allow"
-    if call.tool_name not in QUESTION_TOOLS and any(matches(parse_rule(rule), call, worktree)
-                                                    for rule in allowed.rules):
+    if call.tool_name not in QUESTION_TOOLS and _allowed_by(list(map(parse_rule, allowed.rules)), call, worktree):
         return "allow"
-    if call.tool_name in QUESTION_TOOLS or any(matches(rule, call, worktree) for rule in rules.ask):
+    if asked_by_rule or call.tool_name in QUESTION_TOOLS or any(matches(rule, call, worktree, asking=True)
+                                                                for rule in rules.ask):
         return "ask"
     return "allow"
 
 
-def matches(rule: Rule, call: ToolCall, worktree: str) -> bool:
+def matches(rule: Rule, call: ToolCall, worktree: str, asking: bool = False) -> bool:
+    """Whether a rule names the call. A command line is named when it is, or any command it runs is; an
+    asking rule also names every command whose name is not known before it runs (`$tool push`), and a line
+    that cannot be read."""
     if rule.tool in ("Write", "Edit") and rule.specifier is not None:
         return call.tool_name in EDIT_TOOLS and _path_matches(rule.specifier, _path_of(call), worktree)
     if not fnmatch.fnmatchcase(call.tool_name, rule.tool):
@@ -108,10 +117,27 @@ def matches(rule: Rule, call: ToolCall, worktree: str) -> bool:
     if rule.specifier is None:
         return True
     if call.tool_name == "Bash":
-        return any(_command_matches(rule.specifier, part) for part in _commands(str(call.input.get("command", ""))))
+        line = str(call.input.get("command", ""))
+        return _line_matches(rule.specifier, line.strip()) or any(
+            (asking and not part.known) or _command_matches(rule.specifier, part) for part in _parts(line))
     if call.tool_name == "WebFetch" and rule.specifier.startswith("domain:"):
         return _host(str(call.input.get("url", ""))) == rule.specifier.removeprefix("domain:").lower()
     return fnmatch.fnmatchcase(_first_text(call.input), rule.specifier)
+
+
+def _allowed_by(given: list[Rule], call: ToolCall, worktree: str) -> bool:
+    """Whether the rules a person allowed allow the call. A command line is allowed when it is the very line a
+    rule names, or when every command it runs is named by one of them (so that `git push; rm -rf x` does
+    not ride on `Bash(git push:*)`)."""
+    if call.tool_name != "Bash":
+        return any(matches(rule, call, worktree) for rule in given)
+    bash = [rule for rule in given if fnmatch.fnmatchcase(call.tool_name, rule.tool)]
+    line = str(call.input.get("command", "")).strip()
+    if any(rule.specifier is None or rule.specifier.strip() == line for rule in bash):
+        return True
+    parts = _parts(line)
+    return bool(parts) and all(part.known and any(_command_matches(str(rule.specifier), part) for rule in bash)
+                               for part in parts)
 
 
 def same_call(one: ToolCall, other: ToolCall) -> bool:
@@ -136,20 +162,43 @@ def conversation_rule(call: ToolCall, worktree: str) -> str:
     return call.tool_name
 
 
-def _command_matches(specifier: str, command: str) -> bool:
+def _line_matches(specifier: str, line: str) -> bool:
+    """A rule against a command line as written (a rule may name operators: `Bash(cd * && make)`)."""
     if specifier.endswith(":*"):  # the legacy prefix form: the command, then nothing or its arguments
         prefix = specifier[:-2].strip()
-        return command == prefix or command.startswith(prefix + " ")
+        return line == prefix or line.startswith(prefix + " ")
     if "*" in specifier:
-        return re.fullmatch(".*".join(re.escape(piece) for piece in specifier.split("*")), command,
-                            re.DOTALL) is not None
-    return command == specifier
+        return _wildcard(specifier, line)
+    return line == specifier
 
 
-def _commands(command: str) -> list[str]:
-    """The command and each of its parts; `sudo`/`env` prefixes stay (a rule names what it asks about)."""
-    parts = [part.strip() for part in _SHELL_OPERATORS.split(command) if part.strip()]
-    return [command.strip(), *parts] if len(parts) > 1 else [command.strip()]
+def _command_matches(specifier: str, command: Command) -> bool:
+    """A rule against one command, word by word (`git  push` and `'git' push` are `git push`)."""
+    if specifier.endswith(":*"):
+        prefix = _words(specifier[:-2])
+        return command.words[:len(prefix)] == prefix
+    if "*" in specifier:
+        return _wildcard(specifier, " ".join(command.words))
+    return command.words == _words(specifier)
+
+
+def _wildcard(specifier: str, text: str) -> bool:
+    return re.fullmatch(".*".join(re.escape(piece) for piece in specifier.split("*")), text, re.DOTALL) is not None
+
+
+def _words(text: str) -> tuple[str, ...]:
+    try:
+        return tuple(shlex.split(text))
+    except ValueError:  # an unclosed quote in a rule: its words as written
+        return tuple(text.split())
+
+
+def _parts(line: str) -> list[Command]:
+    """The commands a line runs; a line that cannot be read is one command nobody can name."""
+    try:
+        return commands(line)
+    except Unreadable:
+        return [Command((line,), known=False)]
 
 
 def _path_matches(pattern: str, path: str, worktree: str) -> bool:

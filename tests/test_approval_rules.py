@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from activities.runs.agents.claude_permissions import PermissionRelay
 from isolator.approval_rules import RuleError, conversation_rule, parse_rule, parse_rules, verdict
 from isolator.contracts.approvals import AllowedCalls, ToolCall, parse_press_value, press_value
 
@@ -60,6 +63,85 @@ def test_what_a_person_allowed_is_not_asked_again_but_deny_still_wins() -> None:
     assert verdict(bash("rm -rf x"), RULES, AllowedCalls(rules=["Bash(rm -rf:*)"]), WORKTREE) == "deny"
     assert verdict(ToolCall("AskUserQuestion", {"questions": [1]}), RULES, AllowedCalls(rules=["AskUserQuestion"]),
                    WORKTREE) == "ask", "a question is never answered by a rule"
+
+
+# Each once made Claude Code ask (its reading matched `Bash(git push:*)`) and the relay allow (issue 46).
+SPELLINGS = ["git  push", "true & git push", "command git push", "(git push)", "{ git push; }", "X=1 git push",
+             "env X=1 git push", "exec git push", "time git push", "\\git push", "'git' push", "echo $(git push)"]
+PIGGYBACK = "git push origin main; rm -rf /tmp/q; echo RAN"
+
+
+@pytest.mark.parametrize("line", [*SPELLINGS, "command touch x", "true & touch y"])
+def test_every_spelling_of_an_asked_command_is_asked(line: str) -> None:
+    rules = parse_rules("ask: Bash(git push:*), Bash(touch:*)")
+    assert verdict(bash(line), rules, AllowedCalls(), WORKTREE) == "ask"
+
+
+def test_a_person_s_rule_allows_a_line_only_when_it_allows_every_command_of_it() -> None:
+    asks = parse_rules("ask: Bash(git push:*), Bash(rm -rf:*), Bash(make)")
+    exact = AllowedCalls(rules=[conversation_rule(bash("git push origin main"), WORKTREE)])
+    assert verdict(bash("git push origin main"), asks, exact, WORKTREE) == "allow"
+    assert verdict(bash("git  push 'origin' main"), asks, exact, WORKTREE) == "allow", "the same words"
+    assert verdict(bash(PIGGYBACK), asks, exact, WORKTREE) == "ask", "rm -rf rides along"
+    assert verdict(bash(PIGGYBACK), asks, exact, WORKTREE, asked_by_rule=True) == "ask"
+    assert verdict(bash("git push origin main && echo done"), asks, exact, WORKTREE) == "ask", "echo too"
+    prefixes = AllowedCalls(rules=["Bash(git push:*)", "Bash(echo:*)"])
+    assert verdict(bash("git push origin main && echo done"), asks, prefixes, WORKTREE) == "allow"
+    assert verdict(bash("echo $(git push) $(make)"), asks, prefixes, WORKTREE) == "ask", "make is nobody's yes"
+    assert verdict(bash("$tool push"), asks, AllowedCalls(rules=["Bash(*)"]), WORKTREE) == "ask", \
+        "a name made when it runs is allowed by no rule"
+    unreadable = "git push 'origin"
+    assert verdict(bash(unreadable), asks, AllowedCalls(rules=["Bash(git push:*)"]), WORKTREE) == "ask"
+    assert verdict(bash(unreadable), asks, AllowedCalls(rules=[f"Bash({unreadable})"]), WORKTREE) == "allow", \
+        "the very line a person allowed"
+
+
+def test_what_claude_code_asked_because_of_a_rule_only_a_person_allows() -> None:
+    for line in ("sh -c 'git push'", "echo hi"):  # what our reading finds no rule for
+        assert verdict(bash(line), RULES, AllowedCalls(), WORKTREE, asked_by_rule=True) == "ask"
+        assert verdict(bash(line), RULES, AllowedCalls(calls=[bash(line)]), WORKTREE, asked_by_rule=True) == "allow"
+    assert verdict(bash("echo hi"), RULES, AllowedCalls(), WORKTREE) == "allow", "its mode asked: the rules answer"
+
+
+def test_a_line_nobody_can_read_or_a_name_made_when_it_runs_is_asked_and_denied_commands_inside_are_denied() -> None:
+    for line in ("$tool push", "echo 'open", "g?t push"):
+        assert verdict(bash(line), RULES, AllowedCalls(), WORKTREE) == "ask", line
+        assert verdict(bash(line), parse_rules("deny: Bash(rm -rf:*)"), AllowedCalls(), WORKTREE) == "allow", \
+            "no asking rule: nothing to ask about"
+    for line in ("echo $(rm -rf /)", "X=1 command rm  -rf /", "(rm -rf /) &"):
+        assert verdict(bash(line), RULES, AllowedCalls(rules=["Bash"]), WORKTREE) == "deny", line
+
+
+def relay_answer(request: dict) -> dict:
+    """The relay's answer to one `can_use_tool` request, as it writes it to Claude Code."""
+    relay = PermissionRelay(RULES, AllowedCalls(), WORKTREE)
+    relay.on_event({"type": "control_request", "request_id": "r1", "request": {"subtype": "can_use_tool", **request}})
+    return json.loads(relay._lines.get_nowait())["response"]["response"]
+
+
+@pytest.mark.parametrize(("reason", "expected"), [
+    ({"decision_reason_type": "rule", "decision_reason_rule_source": "flagSettings"}, "deny"),
+    ({"decision_reason_type": "other", "matched_ask_rule": {"tool_name": "Bash", "rule_content": "git push:*"}},
+     "deny"),
+    ({"decision_reason_type": "subcommandResults"}, "deny"),
+    ({"decision_reason_type": "subcommandResults", "permission_suggestions": [
+        {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "curl x"}], "behavior": "allow"}]},
+     "allow"),  # its permission mode asked
+    ({"decision_reason_type": "other", "decision_reason": "This command requires approval"}, "allow"),
+])
+def test_the_relay_asks_a_person_whenever_claude_code_asked_because_of_a_rule(reason: dict, expected: str) -> None:
+    answer = relay_answer({"tool_name": "Bash", "input": {"command": "sh -c 'git push'"}, "tool_use_id": "t1",
+                           **reason})
+    assert answer["behavior"] == expected
+    assert answer.get("interrupt", False) is (expected == "deny"), "a person is asked: the turn ends there"
+
+
+def test_write_path_rules_reach_claude_code_as_edit_rules_too() -> None:
+    """Claude Code (2.1.332) checks Write calls against `Edit(path)` rules and passes over `Write(path)` ones."""
+    rules = parse_rules("ask: Write(reports/**), Edit(*.sql), Write, Bash(git push:*); deny: Write(secrets/**)")
+    assert json.loads(PermissionRelay(rules, AllowedCalls(), WORKTREE).settings()) == {"permissions": {
+        "ask": ["Write(reports/**)", "Edit(*.sql)", "Write", "Bash(git push:*)", "Edit(reports/**)"],
+        "deny": ["Write(secrets/**)", "Edit(secrets/**)"]}}
 
 
 def test_allow_for_this_conversation_keeps_the_suggested_rule_or_the_exact_call() -> None:

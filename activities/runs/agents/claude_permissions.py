@@ -7,6 +7,9 @@ question it puts to its person (AskUserQuestion, ExitPlanMode). The relay answer
 rules: allowed, denied, or, when a person must answer, denied with `interrupt` so that the turn ends
 without the call. It keeps that call: the run records it and the environment's workflow waits for the
 answer, holding no process (docs/approvals.md). Standard input is closed at the turn's `result`.
+
+A call Claude Code asks about because a rule matched is never allowed by the relay alone, only by what a
+person allowed: the two read a command line each their own way, and the relay must not be the weaker.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import asyncio
 import json
 from typing import Any
 
-from isolator.approval_rules import ApprovalRules, verdict
+from isolator.approval_rules import ApprovalRules, Rule, verdict
 from isolator.contracts.approvals import AllowedCalls, ApprovalKind, ToolCall
 
 WAITING = ("A person must answer this first: the request is in the conversation, and this session "
@@ -38,7 +41,7 @@ class PermissionRelay:
 
     def settings(self) -> str:
         """Claude Code's `--settings`: the calls to ask about (deny rules are refused by it outright)."""
-        permissions = {"ask": [str(rule) for rule in self.rules.ask], "deny": [str(rule) for rule in self.rules.deny]}
+        permissions = {"ask": claude_code_rules(self.rules.ask), "deny": claude_code_rules(self.rules.deny)}
         return json.dumps({"permissions": {name: rules for name, rules in permissions.items() if rules}})
 
     async def converse(self, message: str, stdin: asyncio.StreamWriter) -> None:
@@ -71,7 +74,7 @@ class PermissionRelay:
         given = request.get("input") or self._inputs.get(tool_use_id, {})
         call = ToolCall(str(request.get("tool_name", "")), given, tool_use_id,
                         _suggested_rule(request.get("permission_suggestions")))
-        decided = verdict(call, self.rules, self.allowed, self.worktree)
+        decided = verdict(call, self.rules, self.allowed, self.worktree, _asked_by_rule(request))
         if decided == "allow":
             response: dict[str, Any] = {"behavior": "allow", "updatedInput": request.get("input") or {}}
         elif decided == "deny":
@@ -82,6 +85,26 @@ class PermissionRelay:
             response = {"behavior": "deny", "message": WAITING, "interrupt": True}
         self._lines.put_nowait(_line({"type": "control_response", "response": {
             "subtype": "success", "request_id": request_id, "response": response}}))
+
+
+def claude_code_rules(rules: list[Rule]) -> list[str]:
+    """Rules as Claude Code applies them: a `Write(path)` rule is sent as `Edit(path)` too, since Claude Code
+    checks every tool that edits files against `Edit` path rules and passes over `Write` ones (2.1.332)."""
+    written = [str(rule) for rule in rules]
+    for rule in rules:
+        if rule.tool == "Write" and rule.specifier is not None and f"Edit({rule.specifier})" not in written:
+            written.append(f"Edit({rule.specifier})")
+    return written
+
+
+def _asked_by_rule(request: dict[str, Any]) -> bool:
+    """Whether Claude Code asks because a rule matched: it says so (`rule`, or the rule it matched), or a
+    part of the command was asked (`subcommandResults`) and it suggests no rule to allow it, as for every
+    call an ask rule names (no allow rule overrides an ask rule). A call its permission mode asks about
+    comes with suggestions."""
+    reason = request.get("decision_reason_type")
+    return reason == "rule" or bool(request.get("matched_ask_rule")) or (
+        reason == "subcommandResults" and not request.get("permission_suggestions"))
 
 
 def _suggested_rule(suggestions: object) -> str | None:
