@@ -11,13 +11,13 @@ from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from fastapi_offline import FastAPIOffline
 from temporalio.client import Client
 
 from activities.database import create_pool
-from api import approvals, codebases, dashboard, environments, health, refusals, runs, test_adapter
+from api import approvals, codebases, dashboard, docs, environments, health, refusals, runs, test_adapter
 from api.hosts import HostCheck
 from api.request_hints import request_hint
+from api.throttle import TokenThrottle
 from api.webhooks import discord, github, slack, telegram
 from api.webhooks.limits import WebhookBodyLimit
 from isolator.payloads import connect
@@ -45,9 +45,11 @@ def create_app(settings: Settings, *, temporal: Client | None = None, pool: asyn
             await app.state.run_listener.close()
             await app.state.pool.close()
 
-    # FastAPI's own /docs loads Swagger UI from a CDN, blank on a machine that cannot reach it.
-    app = FastAPIOffline(title="isolator", version="0.1.0", lifespan=lifespan)
+    # FastAPI's own schema and pages take no dependency: api/docs.py serves them behind the API's door.
+    app = FastAPI(title="isolator", version="0.1.0", lifespan=lifespan, openapi_url=None, docs_url=None,
+                  redoc_url=None)
     app.state.settings = settings
+    app.state.token_throttle = TokenThrottle()  # wrong tokens, wherever they are tried: one count per address
     app.state.pool, app.state.temporal = pool, temporal
     app.include_router(health.router)
     app.include_router(codebases.router)
@@ -56,6 +58,7 @@ def create_app(settings: Settings, *, temporal: Client | None = None, pool: asyn
     app.include_router(refusals.router)
     app.include_router(approvals.router)
     dashboard.install(app, settings)
+    docs.install(app)
     if settings.test_adapter:
         app.include_router(test_adapter.router)
         app.include_router(approvals.test_router)

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import math
 import secrets
 
 import asyncpg
 from fastapi import HTTPException, Request, status
 from temporalio.client import Client
 
+from api.throttle import TokenThrottle
 from isolator.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -31,17 +33,25 @@ async def get_pool(request: Request) -> asyncpg.Pool:
     return request.app.state.pool
 
 
+def token_throttle(request: Request) -> TokenThrottle:
+    return request.app.state.token_throttle
+
+
+def client_address(request: Request) -> str:
+    return request.client.host if request.client else ""
+
+
 def is_loopback_client(request: Request) -> bool:
-    host = request.client.host if request.client else ""
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return ipaddress.ip_address(client_address(request)).is_loopback
     except ValueError:
         return False
 
 
 async def require_api_token(request: Request) -> None:
     """`/api` and `/test` require `Authorization: Bearer $API_TOKEN` when API_TOKEN is set; without it, they
-    answer only loopback clients, as the dashboard does."""
+    answer only loopback clients, as the dashboard does. Wrong tokens are throttled per client address
+    (api/throttle.py); a request without any is not a guess, and is not counted."""
     expected = (await get_settings(request)).api_token
     if expected is None:
         if not is_loopback_client(request):
@@ -50,11 +60,22 @@ async def require_api_token(request: Request) -> None:
             raise HTTPException(status.HTTP_403_FORBIDDEN,
                                 detail="API_TOKEN is unset: this API answers only this machine's loopback address")
         return
-    scheme, _, given = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not secrets.compare_digest(given.encode(), expected.get_secret_value().encode()):
-        log.warning("%s %s refused: missing or wrong API token", request.method, request.url.path)  # never the token
-        raise HTTPException(
-            status.HTTP_401_UNAUTHORIZED,
-            detail="missing or wrong API token: send `Authorization: Bearer <API_TOKEN>`",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
+    throttle, address = token_throttle(request), client_address(request)
+    if locked_for := math.ceil(throttle.locked_for(address)):
+        log.warning("%s %s refused: %s is locked out for %d s after wrong API tokens", request.method,
+                    request.url.path, address, locked_for)
+        raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, headers={"Retry-After": str(locked_for)},
+                            detail=f"too many wrong API tokens from this address: try again in {locked_for} s")
+    given = request.headers.get("authorization")
+    scheme, _, token = (given or "").partition(" ")
+    if scheme.lower() == "bearer" and secrets.compare_digest(token.encode(), expected.get_secret_value().encode()):
+        throttle.succeeded(address)
+        return
+    if given is not None:
+        throttle.failed(address)
+    log.warning("%s %s refused: missing or wrong API token", request.method, request.url.path)  # never the token
+    raise HTTPException(
+        status.HTTP_401_UNAUTHORIZED,
+        detail="missing or wrong API token: send `Authorization: Bearer <API_TOKEN>`",
+        headers={"WWW-Authenticate": "Bearer"},
+    )

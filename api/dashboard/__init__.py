@@ -13,13 +13,11 @@ from api.dashboard import cleanup, codebase, environment, login, overview, runs
 from api.dashboard.access import Access
 from api.dashboard.live import RunListener
 from api.dashboard.rendering import STATIC, install_handlers
-from api.dashboard.throttle import LoginThrottle
 from isolator.settings import Settings
 
 
 def install(app: FastAPI, settings: Settings) -> None:
     app.state.dashboard_access = Access(settings)
-    app.state.login_throttle = LoginThrottle()
     app.state.run_listener = RunListener(settings.database_url or "")
     for module in (overview, codebase, environment, runs, cleanup, login):
         app.include_router(module.router)

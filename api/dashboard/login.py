@@ -12,20 +12,11 @@ from fastapi.responses import RedirectResponse, Response
 from api.dashboard.access import COOKIE, access_of, actor, check_same_origin, form_of, safe_next
 from api.dashboard.rendering import HEADERS, set_session_cookie, templates
 from api.dashboard.sessions import close_session, open_session
-from api.dashboard.throttle import LoginThrottle
-from api.deps import get_pool, get_settings
+from api.deps import client_address, get_pool, get_settings, token_throttle
 
 log = logging.getLogger(__name__)
 
 router = APIRouter()
-
-
-def throttle_of(request: Request) -> LoginThrottle:
-    return request.app.state.login_throttle
-
-
-def client_address(request: Request) -> str:
-    return request.client.host if request.client else ""
 
 
 @router.get("/login", include_in_schema=False)
@@ -39,7 +30,7 @@ async def login_form(request: Request, next_path: Annotated[str, Query(alias="ne
 async def login(request: Request) -> Response:
     check_same_origin(request)
     form = await form_of(request)
-    access, throttle, address = access_of(request), throttle_of(request), client_address(request)
+    access, throttle, address = access_of(request), token_throttle(request), client_address(request)
     target = safe_next(form.get("next"))
     locked_for = throttle.locked_for(address)
     if locked_for:

@@ -11,7 +11,7 @@ import pytest
 from pydantic import SecretStr
 
 from api.app import create_app
-from api.dashboard.throttle import LONGEST_LOCKOUT_SECONDS, LoginThrottle
+from api.throttle import LONGEST_LOCKOUT_SECONDS, TokenThrottle
 from isolator.settings import Settings
 from tests.conftest import Stack
 from tests.security.http.dashboard_login import log_in
@@ -63,7 +63,7 @@ async def test_the_sixth_wrong_token_is_answered_429_until_the_lockout_ends(stac
 
 def test_each_further_failure_doubles_the_lockout_up_to_its_cap() -> None:
     now = [1000.0]
-    throttle = LoginThrottle(clock=lambda: now[0])
+    throttle = TokenThrottle(clock=lambda: now[0])
     lockouts = []
     for _ in range(16):
         throttle.failed("198.51.100.7")

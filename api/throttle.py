@@ -1,11 +1,14 @@
-"""Wrong tokens at the login, counted per client address, in this process's memory.
+"""Wrong API tokens, counted per client address, in this process's memory: those given to the dashboard's
+login and those sent as `Authorization: Bearer` to `/api`, `/test` and the schema's pages, in one count
+(they are guesses of the same secret).
 
 The first FREE_FAILURES cost nothing; the last of them locks the address out for FIRST_LOCKOUT_SECONDS,
 and each further failure doubles the lock-out, up to LONGEST_LOCKOUT_SECONDS. While locked out, the
-login answers 429 without looking at the token. A right token clears the address's count; so does an
-hour without failures. Several API processes each count on their own: N processes allow N times as many
-guesses, which the doubling soon makes small. An IPv6 client is counted by its /64 network, which one
-machine is usually given whole.
+address is answered 429 without looking at its token: were a right token let through, each guess would
+still be told right or wrong, at full speed. Only failures count: a right token is never counted nor
+delayed, and clears the address's count; so does an hour without failures. Several API processes each
+count on their own: N processes allow N times as many guesses, which the doubling soon makes small. An
+IPv6 client is counted by its /64 network, which one machine is usually given whole.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ def client_key(address: str) -> str:
     return str(ipaddress.ip_network(f"{ip}/64", strict=False)) if ip.version == 6 else str(ip)
 
 
-class LoginThrottle:
+class TokenThrottle:
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
         self.failures: OrderedDict[str, _Failures] = OrderedDict()
