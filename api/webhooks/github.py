@@ -1,8 +1,9 @@
 """POST /webhooks/github: GitHub webhook deliveries, verified with GITHUB_WEBHOOK_SECRET.
 
-Each handled delivery becomes one MessageWorkflow keyed by `X-GitHub-Delivery`, so a redelivery
-is processed once. The workflow is started before GitHub gets its answer (GitHub waits 10 s):
-an acknowledged delivery is never lost. See github_events for what is handled.
+Each handled event becomes one MessageWorkflow keyed by the event's own ids (github_keys.py), not by
+`X-GitHub-Delivery`, which the signature does not cover: a redelivery, or the same body posted again
+under a new delivery id, is processed once. The workflow is started before GitHub gets its answer
+(GitHub waits 10 s): an acknowledged delivery is never lost. See github_events for what is handled.
 """
 
 from __future__ import annotations
@@ -27,18 +28,21 @@ from api.webhooks.github_approvals import parse_answer, take_answer
 from api.webhooks.github_feedback import Feedback, parse_feedback
 from api.webhooks.github_events import (
     PLATFORM,
+    GitHubMessage,
     Ignored,
     PayloadError,
     decode_payload,
     parse_event,
 )
-from isolator.contracts.message import message_workflow_id
+from api.webhooks.github_keys import event_key
+from api.webhooks.seen_presses import first_press
 from isolator.settings import Settings
 from isolator.trust import admit_github
 
 log = logging.getLogger(__name__)
 
-# GitHub's delivery ids are GUIDs; anything else could not be part of a workflow id safely.
+# GitHub's delivery ids are GUIDs. One is only logged, to find the delivery in GitHub's log: the signature
+# does not cover it, so it names nothing here (github_keys.py).
 _DELIVERY = re.compile(r"[A-Za-z0-9-]{1,64}")
 _EVENT = re.compile(r"[a-z_]{1,64}")
 
@@ -70,9 +74,13 @@ def build_router(settings: Settings) -> APIRouter:
             answer = parse_answer(event, payload, settings.bot_mention)
             feedback = parse_feedback(event, payload)
             parsed = parse_event(event, payload, settings.bot_mention) if feedback is None else feedback
+            # What it starts is named by the body's own ids, never by the delivery's (the loop's events carry theirs).
+            key = event_key(event, payload) if answer is not None or isinstance(parsed, GitHubMessage) else ""
         except PayloadError as error:
             return _answer(status.HTTP_400_BAD_REQUEST, detail=f"cannot read the {event} payload: {error}")
         if answer is not None:  # `/approve K7P2QX`: an answer to a request, not a message for the agent
+            if not await first_press(pool, PLATFORM, key):
+                return _answer(status.HTTP_200_OK, status="ignored", reason="this comment was taken already")
             outcome = await take_answer(answer, pool, client, settings)
             if outcome is None:
                 return _answer(status.HTTP_200_OK, status="ignored", reason="the allow rule refuses the sender")
@@ -91,13 +99,13 @@ def build_router(settings: Settings) -> APIRouter:
             log.debug("github delivery %s (%s) ignored: %s", delivery, event, parsed.reason)
             return _answer(status.HTTP_200_OK, status="ignored", reason=parsed.reason)
         try:
-            await start_message(
+            handle = await start_message(
                 settings,
                 client,
                 platform=PLATFORM,
                 conversation_id=parsed.conversation_id,
                 text=parsed.text,
-                message_key=delivery,
+                message_key=key,
                 hints=parsed.hints,
                 kind=parsed.kind,
                 admission=admit_github(parsed.sender, settings) if parsed.sender is not None else None,
@@ -108,9 +116,7 @@ def build_router(settings: Settings) -> APIRouter:
             # Temporal is unreachable: a 5xx shows in GitHub's delivery log, where it can be redelivered.
             log.warning("github delivery %s not started: %s", delivery, error)
             return _answer(status.HTTP_503_SERVICE_UNAVAILABLE, detail="cannot start the work now; redeliver later")
-        return _answer(
-            status.HTTP_202_ACCEPTED, status="started", workflow_id=message_workflow_id(PLATFORM, delivery)
-        )
+        return _answer(status.HTTP_202_ACCEPTED, status="started", workflow_id=handle.id)
 
     async def _start_loop(feedback: Feedback, delivery: str, client: Client, pool: asyncpg.Pool) -> JSONResponse:
         if feedback.sender is not None and (refused := admit_github(feedback.sender, settings).refused) is not None:

@@ -17,6 +17,7 @@ import httpx
 import pytest
 from temporalio.client import Client
 
+from api.webhooks.github_keys import event_key
 from isolator.contracts.message import message_workflow_id
 from isolator.settings import Settings
 from tests.conftest import free_port
@@ -40,18 +41,18 @@ class Delivery:
     path: str
     body: bytes
     headers: Callable[[int], dict[str, str]]  # by attempt: a redelivery may carry a retry header
-    key: str  # the platform's delivery key, which names the workflow
+    key: str  # the platform's key of the event, which names the workflow
     replies: Callable[[], list[str]]  # the texts delivered to its conversation, in order
 
 
 def github_delivery(fake: FakeGitHub) -> Delivery:
     number = uuid.uuid4().int % 10**6
     fake.add_issue(github.REPO, number)
-    body = json.dumps(github.comment_event(number, "@isolator fix it")).encode()
-    key = str(uuid.uuid4())
-    headers = {"content-type": "application/json", "x-github-event": "issue_comment", "x-github-delivery": key,
-               **github.signed(body)}
-    return Delivery("github", "/webhooks/github", body, lambda attempt: headers, key,
+    payload = github.comment_event(number, "@isolator fix it")
+    body = json.dumps(payload).encode()
+    headers = {"content-type": "application/json", "x-github-event": "issue_comment",
+               "x-github-delivery": str(uuid.uuid4()), **github.signed(body)}
+    return Delivery("github", "/webhooks/github", body, lambda attempt: headers, event_key("issue_comment", payload),
                     lambda: [comment.body for comment in fake.comments if comment.number == number])
 
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import itertools
 import json
 import re
 import uuid
 import zlib
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any, AsyncIterator
 
 import httpx
@@ -16,6 +18,8 @@ import pytest
 from pydantic import SecretStr
 from temporalio.service import RPCError, RPCStatusCode
 
+from api.webhooks.github_events import PayloadError
+from api.webhooks.github_keys import event_key
 from isolator.contracts.message import Resolution, message_workflow_id
 from isolator.settings import Settings
 from tests.conftest import Stack
@@ -35,6 +39,15 @@ SENDER = {"login": "octocat", "id": 1, "node_id": "MDQ6VXNlcjE=", "type": "User"
 
 
 BOT = {"login": "isolator[bot]", "id": 2, "node_id": "BOT_kgDOB", "type": "Bot", "site_admin": False}
+
+
+# An event's ids name its workflow (api/webhooks/github_keys.py), and the Temporal server is shared by the
+# whole session: every issue, PR and comment built here has an id of its own, as on GitHub.
+_ids = itertools.count(uuid.uuid4().int % 10**9 * 1000)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @pytest.fixture
@@ -63,9 +76,9 @@ def repository() -> dict[str, Any]:
 
 
 def issue(number: int, body: str | None, pull: bool = False, association: str = "OWNER") -> dict[str, Any]:
-    data = {"url": f"https://api.github.com/repos/{REPO}/issues/{number}", "id": 10_000 + number, "number": number,
+    data = {"url": f"https://api.github.com/repos/{REPO}/issues/{number}", "id": next(_ids), "number": number,
             "title": "Found a bug", "body": body, "user": SENDER, "state": "open", "html_url": f"{URL}/issues/{number}",
-            "author_association": association}
+            "author_association": association, "updated_at": _now()}
     if pull:
         data["pull_request"] = {"url": f"https://api.github.com/repos/{REPO}/pulls/{number}"}
     return data
@@ -78,7 +91,7 @@ def issues_event(action: str, number: int, body: str | None = "", sender: dict[s
 def comment_event(number: int, body: str, sender: dict[str, Any] = SENDER, pull: bool = False,
                   association: str = "MEMBER") -> dict[str, Any]:
     """A comment; `association` is the commenter's `author_association` (OWNER, MEMBER, ..., NONE)."""
-    comment = {"id": 20_000 + number, "body": body, "user": sender, "html_url": f"{URL}/issues/{number}#issuecomment-1",
+    comment = {"id": next(_ids), "body": body, "user": sender, "html_url": f"{URL}/issues/{number}#issuecomment-1",
                "author_association": association}
     return {"action": "created", "issue": issue(number, "", pull), "comment": comment, "repository": repository(),
             "sender": sender}
@@ -86,9 +99,9 @@ def comment_event(number: int, body: str, sender: dict[str, Any] = SENDER, pull:
 
 def pull_request_event(action: str, number: int, body: str = "") -> dict[str, Any]:
     part = {"label": "octo-org:feature/x", "ref": "feature/x", "sha": "a" * 40, "repo": repository()}
-    pull = {"url": f"https://api.github.com/repos/{REPO}/pulls/{number}", "number": number, "state": "closed",
-            "body": body, "merged": True, "head": part, "base": {**part, "ref": "main", "sha": "b" * 40},
-            "author_association": "COLLABORATOR"}
+    pull = {"url": f"https://api.github.com/repos/{REPO}/pulls/{number}", "id": next(_ids), "number": number,
+            "state": "closed", "body": body, "merged": True, "head": part, "base": {**part, "ref": "main", "sha": "b" * 40},
+            "author_association": "COLLABORATOR", "updated_at": _now()}
     return {"action": action, "number": number, "pull_request": pull, "repository": repository(), "sender": SENDER}
 
 
@@ -99,21 +112,32 @@ def signed(body: bytes, secret: str = SECRET) -> dict[str, str]:
 async def deliver(
     stack: Stack, event: str, payload: dict[str, Any], delivery: str | None = None, **headers: str
 ) -> tuple[httpx.Response, str]:
+    """Post the signed event under `delivery` (a new delivery id by default); returns the answer and the key
+    of the message it starts, for `resolution` and `started`."""
     delivery = delivery or str(uuid.uuid4())
     body = json.dumps(payload).encode()
     sent = {"content-type": "application/json", "x-github-event": event, "x-github-delivery": delivery,
             "user-agent": "GitHub-Hookshot/044aadd", **signed(body), **headers}
-    return await stack.api.post("/webhooks/github", content=body, headers=sent), delivery
+    return await stack.api.post("/webhooks/github", content=body, headers=sent), message_key(event, payload, delivery)
 
 
-async def resolution(stack: Stack, delivery: str) -> Resolution:
-    handle = stack.temporal.get_workflow_handle_for(MessageWorkflow.run, message_workflow_id("github", delivery))
+def message_key(event: str, payload: dict[str, Any], delivery: str) -> str:
+    """The event's own key, as the webhook makes it; an event no message is made of (a push, a ping, a payload
+    without its ids) has none, and its delivery id, which names no workflow, stands in for it."""
+    try:
+        return event_key(event, payload)
+    except (KeyError, PayloadError):
+        return delivery
+
+
+async def resolution(stack: Stack, key: str) -> Resolution:
+    handle = stack.temporal.get_workflow_handle_for(MessageWorkflow.run, message_workflow_id("github", key))
     return await handle.result()
 
 
-async def started(stack: Stack, delivery: str) -> bool:
+async def started(stack: Stack, key: str) -> bool:
     try:
-        await stack.temporal.get_workflow_handle(message_workflow_id("github", delivery)).describe()
+        await stack.temporal.get_workflow_handle(message_workflow_id("github", key)).describe()
     except RPCError as error:
         assert error.status == RPCStatusCode.NOT_FOUND
         return False

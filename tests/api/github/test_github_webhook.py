@@ -23,6 +23,7 @@ from tests.platforms.github import (
     comment_event,
     deliver,
     issues_event,
+    message_key,
     pull_request_event,
     repository,
     resolution,
@@ -71,12 +72,13 @@ async def test_a_redelivery_is_answered_once(stack: Stack, fake: FakeGitHub, rep
     await stack.register(repo, url=URL)
     fake.add_issue(REPO, 7)
     payload = issues_event("opened", 7, "Hey @isolator, please look")
-    response, delivery = await deliver(stack, "issues", payload)
+    delivery = str(uuid.uuid4())
+    response, key = await deliver(stack, "issues", payload, delivery=delivery)
     assert response.status_code == 202
-    assert (await resolution(stack, delivery)).outcome == "created"
+    assert (await resolution(stack, key)).outcome == "created"
     response, _ = await deliver(stack, "issues", payload, delivery=delivery)  # "Redeliver" in GitHub's UI
     assert response.status_code == 202
-    assert (await resolution(stack, delivery)).outcome == "created"
+    assert (await resolution(stack, key)).outcome == "created"
     assert fake.comments == [Comment(REPO, 7, text) for text in first_replies("issue-7", repo)]
 
 
@@ -89,12 +91,13 @@ async def test_closing_an_issue_or_a_pull_request_starts_a_close(stack: Stack, f
         assert (await resolution(stack, delivery)).outcome == "closed"
 
     # GitHub's default content type sends the same JSON as the form field `payload`.
-    body = urlencode({"payload": json.dumps(issues_event("closed", 5))}).encode()
+    closed = issues_event("closed", 5)
+    body = urlencode({"payload": json.dumps(closed)}).encode()
     headers = {"content-type": "application/x-www-form-urlencoded", "x-github-event": "issues",
                "x-github-delivery": str(uuid.uuid4()), **signed(body)}
     response = await stack.api.post("/webhooks/github", content=body, headers=headers)
     assert response.status_code == 202, response.text
-    assert (await resolution(stack, headers["x-github-delivery"])).outcome == "closed"
+    assert (await resolution(stack, message_key("issues", closed, ""))).outcome == "closed"
     assert fake.comments == []
 
 

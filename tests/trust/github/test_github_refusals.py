@@ -34,8 +34,8 @@ async def test_a_comment_from_someone_without_write_access_is_answered_once_and_
         assert (await resolution(stack, again)).outcome == "refused"
     assert len(fake.comments) == 1
 
-    # A redelivery is recognised: the same workflow, nothing new.
-    response, _ = await deliver(stack, "issue_comment", payload, delivery=delivery)
+    # The same comment again, under a delivery id of its own, is recognised: the same workflow, nothing new.
+    response, _ = await deliver(stack, "issue_comment", payload)
     assert response.status_code == 202
     assert len(fake.comments) == 1
     await nothing_changed(stack, repo)
