@@ -1,12 +1,13 @@
 """POST /webhooks/slack: Slack's Events API through slack-bolt, verified with SLACK_SIGNING_SECRET.
 
 Answered: `url_verification` (bolt returns the challenge), `app_mention` anywhere, and `message`
-events in threads the bot already takes part in. Each message becomes one MessageWorkflow keyed
-`channel:ts`, so the `app_mention` and `message` copies of one message, and Slack's retries, are
+events in threads the bot already takes part in. Each message becomes one MessageWorkflow keyed by
+the message itself, `channel:ts`, not by `event_id`: the `app_mention` and `message` copies of one
+message (two events, two `event_id`s), Slack's retries and a replay of the signed request are then
 processed once. The workflow is started before Slack gets its 200: an acknowledged event is never lost.
 
 POST /webhooks/slack/interactions: presses of a request's buttons (api/webhooks/slack_actions.py),
-signed the same way; acknowledged at once, answered after.
+signed the same way; acknowledged at once, answered after, each press once (by its user and `action_ts`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from temporalio.service import RPCError
 
 from api.deps import get_client, get_pool
 from api.dispatch import UnusableText, start_message
+from api.webhooks.seen_presses import first_press
 from api.webhooks.slack_actions import UnreadableInteraction, answer_presses, read_presses
 from api.webhooks.slack_events import PLATFORM, SlackMessage, parse_message
 from isolator.settings import ConfigurationError, Settings
@@ -70,6 +72,8 @@ def build_router(settings: Settings) -> APIRouter:
             presses = read_presses(text)
         except UnreadableInteraction as error:
             return _error(status.HTTP_400_BAD_REQUEST, f"cannot read the interaction: {error}")
+        # A press posted again (the signature holds for five minutes) is acknowledged and answers nothing.
+        presses = [item for item in presses if await first_press(pool, PLATFORM, item.key)]
         # Slack wants its 200 within 3 s: the answers (a workflow update each) come after it.
         background.add_task(answer_presses, settings, pool, client, bolt_app.client, presses)
         return Response(status_code=status.HTTP_200_OK)

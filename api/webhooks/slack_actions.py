@@ -38,6 +38,7 @@ class SlackPress:
     press: Press
     channel: str
     thread_ts: str  # the request's thread: where the presser's private note shows
+    key: str  # `user:action_ts`: the press's own id, the same in a replay of it (seen_presses.py)
 
 
 def read_presses(body: str) -> list[SlackPress]:
@@ -64,9 +65,11 @@ def read_presses(body: str) -> list[SlackPress]:
         pressed = parse_press_value(value) if isinstance(value, str) else None
         if pressed is None:
             continue
+        if not matches(TS, action.get("action_ts")):
+            raise UnreadableInteraction("a press has no `action_ts`")
         press = Press(pressed.code, pressed.choice, PLATFORM, user, option=pressed.option, name=f"<@{user}>",
                       conversation_id=f"{channel}:{thread_ts}")
-        presses.append(SlackPress(press, channel, thread_ts))
+        presses.append(SlackPress(press, channel, thread_ts, key=f"{user}:{action['action_ts']}"))
     return presses
 
 
