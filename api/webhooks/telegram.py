@@ -3,9 +3,9 @@
 Telegram sends the secret given to `setWebhook` in `X-Telegram-Bot-Api-Secret-Token`; it is compared
 in constant time. The body is read with python-telegram-bot (`Update.de_json`, without a Bot: no
 network call here). One conversation per chat and forum topic (`chat_id:topic_id`, topic 0 outside
-topics); each update becomes one MessageWorkflow keyed by `update_id`, so Telegram's redeliveries
-are processed once. The workflow is started before Telegram gets its 200: an acknowledged update
-is never lost.
+topics); each update becomes one MessageWorkflow keyed by `update_id`, so Telegram's redeliveries,
+and the same body posted again, are processed once. The workflow is started before Telegram gets its
+200: an acknowledged update is never lost.
 
 Which messages are answered (privacy mode shows a group bot little more than these anyway):
 - private chats: every text message;
@@ -15,7 +15,9 @@ Never: edits, non-text messages, service messages, channel posts, messages from 
 addressed to another bot (`/status@otherbot`).
 
 Callback queries are presses of a reply's inline buttons (telegram_callbacks.py): a readable one is
-decided and answered to its presser at once, and acknowledged with a 200 whatever became of it.
+decided and answered to its presser at once, and acknowledged with a 200 whatever became of it. Each
+is taken once, by the callback query's own id (unique for good, where `update_id` starts again at
+random after a week without updates): a replay is acknowledged and answers nothing.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from temporalio.service import RPCError
 
 from api.deps import get_client, get_pool
 from api.dispatch import UnusableText, start_message
+from api.webhooks.seen_presses import first_press
 from api.webhooks.telegram_callbacks import message_topic, take_press
 from isolator.settings import Settings
 from isolator.trust import TelegramSender, admit_telegram, unset_rule
@@ -45,6 +48,8 @@ log = logging.getLogger(__name__)
 
 PLATFORM = "telegram"
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+# A callback query's id is kept to take its press once (seen_presses.py); Telegram's are short and plain.
+_QUERY_ID = re.compile(r"[!-~]{1,64}")
 
 
 class MalformedUpdate(ValueError):
@@ -93,8 +98,10 @@ def build_router(settings: Settings) -> APIRouter:
             return _answer(status.HTTP_400_BAD_REQUEST, detail=f"not a Telegram Update: {error}")
         except (ValueError, RecursionError):  # not UTF-8, not JSON, or nested too deep to read
             return _answer(status.HTTP_400_BAD_REQUEST, detail="the body is not JSON")
-        if update.callback_query is not None:
-            return _answer(status.HTTP_200_OK, press=await take_press(update.callback_query, settings, pool, client))
+        if (query := update.callback_query) is not None:
+            if not await first_press(pool, PLATFORM, query.id):
+                return _answer(status.HTTP_200_OK, ignored="this press was taken already")
+            return _answer(status.HTTP_200_OK, press=await take_press(query, settings, pool, client))
         message = read_message(update, bot_username)
         if isinstance(message, str):
             return _answer(status.HTTP_200_OK, ignored=message)
@@ -159,8 +166,8 @@ def parse_update(data: object) -> Update:
 
 
 def _callback_query_problem(query: CallbackQuery) -> str | None:
-    if not isinstance(query.id, str) or not query.id:
-        return "`callback_query.id` must be a non-empty string"
+    if not isinstance(query.id, str) or not _QUERY_ID.fullmatch(query.id):
+        return "`callback_query.id` must be a string of up to 64 printable ASCII characters"
     if query.from_user is None or not _is_int(query.from_user.id):
         return "`callback_query.from.id` must be an integer"
     if query.data is not None and not isinstance(query.data, str):
