@@ -6,8 +6,9 @@ Every request is verified with Ed25519 (PyNaCl) against DISCORD_PUBLIC_KEY, over
 and starts nothing. A PING is answered with a PONG. A command is answered at once with a deferred
 response ("isolator is thinking…", well within Discord's 3 seconds), after its MessageWorkflow has
 started: the workflow's replies then arrive as follow-ups, sent with the interaction's token, which
-is kept in `discord_interactions` for the worker. The workflow is keyed by the interaction id, so a
-request Discord sends twice is processed once.
+is kept in `discord_interactions` for the worker. The workflow is keyed by the interaction id, and a
+press is taken once by its interaction id (seen_presses.py): the same signed request posted again
+(its signed timestamp is not checked for age) starts nothing.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from api.dispatch import UnusableText, start_message
 from api.webhooks.discord_components import answer_button
 from api.webhooks.discord_events import (
     DEFERRED_CHANNEL_MESSAGE,
+    DEFERRED_UPDATE_MESSAGE,
     PLATFORM,
     PONG,
     ButtonPress,
@@ -40,6 +42,7 @@ from api.webhooks.discord_events import (
     only_to_them,
     read_interaction,
 )
+from api.webhooks.seen_presses import first_press
 from isolator.settings import Settings
 from isolator.trust import DiscordSender, admit_discord, unset_rule
 from workflows.chat.commands import HANDLERS
@@ -79,6 +82,9 @@ def build_router(settings: Settings) -> APIRouter:
         if isinstance(interaction, NotForUs):
             return _tell_only_them(interaction.reason)
         if isinstance(interaction, ButtonPress):
+            if not await first_press(pool, PLATFORM, interaction.interaction_id):
+                # Discord sends an interaction once: this is its signed request posted again. Nothing is said.
+                return JSONResponse({"type": DEFERRED_UPDATE_MESSAGE})
             return await answer_button(settings, client, pool, interaction)
         return await _take(settings, client, pool, interaction)
 

@@ -89,6 +89,7 @@ class SlashCommand:
 class ButtonPress:
     """A button of a message pressed: its `custom_id`, where (the message's channel) and by whom."""
 
+    interaction_id: str  # the press's own id, the same in a replay of it (seen_presses.py)
     channel_id: str
     custom_id: str
     user_id: str
@@ -149,7 +150,7 @@ def _read_press(payload: Mapping[str, Any]) -> NotForUs | ButtonPress:
         if not _matches(_SNOWFLAKE, value):
             raise MalformedInteraction(f"`{name}` must be a snowflake (a string of digits)")
     user_id, guild_id, roles = _invoker(payload)
-    return ButtonPress(channel_id, custom_id, user_id, guild_id, roles)
+    return ButtonPress(payload["id"], channel_id, custom_id, user_id, guild_id, roles)
 
 
 def _invoker(payload: Mapping[str, Any]) -> tuple[str, str | None, frozenset[str]]:
