@@ -17,6 +17,7 @@ from temporalio import activity
 from activities.chat.replies import ReplyActivities
 from activities.providers.worktree.base import Base, committed_config
 from activities.runs.agents.claude_permissions import PermissionRelay
+from activities.runs.agents.configs import conversations_folder
 from activities.runs.records import RunRecords
 from isolator import approval_texts
 from isolator.approval_rules import ApprovalRules, conversation_rule, rules_from_lists
@@ -80,12 +81,13 @@ class ApprovalRecords:
         return lambda: PermissionRelay(rules, allowed, request.environment.working_path)
 
     async def ask_person(self, request: AgentRunInput, relay: PermissionRelay | None, spent_usd: float,
-                         started_at: float, plans: Path | None = None) -> ApprovalAsk:
+                         started_at: float, session_dir: Path | None = None) -> ApprovalAsk:
         """A paused run's request (the relay's call, else its budget), recorded and sent with its buttons,
-        once. `plans`: where the run's Claude Code writes its plans (its conversation's folder)."""
+        once. `session_dir`: its conversation's session folder, where its Claude Code writes its plans."""
         run, worktree = request.run, request.environment.working_path
         kind: ApprovalKind = relay.kind if relay is not None and relay.asked is not None else "budget"
         call = relay.asked if relay is not None else None
+        plans = conversations_folder("claude", session_dir) / "plans" if session_dir else None
         plan = _plan_text(plans, started_at, call) if kind == "plan" else ""
         cap = self.settings.agent_max_cost_usd or 0.0
         approval_id = approval_id_of(run.run_id)

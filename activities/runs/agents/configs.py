@@ -17,6 +17,10 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from activities.sandbox.bubblewrap import sandboxed
+from activities.sandbox.user_programs import user_environment
+from activities.sandbox.view import program_folders
+
 # Per agent: the variable naming its folder, the folder's name in a home, and the operator's files in it.
 FOLDERS = {
     "claude": ("CLAUDE_CONFIG_DIR", ".claude",
@@ -30,6 +34,30 @@ class AgentFolder:
     env: dict[str, str] = field(default_factory=dict)  # the variable, naming the conversation's folder
     writable: list[Path] = field(default_factory=list)
     config_files: dict[Path, Path] = field(default_factory=dict)  # inside the conversation's folder -> the operator's
+
+
+@dataclass
+class AgentPlace:
+    """What one call of an agent runs with: its environment and what its sandbox adds to its view."""
+    env: dict[str, str]
+    writable: list[Path]
+    readable: list[Path]  # what its program needs (activities/sandbox/view.py)
+    config_files: dict[Path, Path]
+
+
+def agent_place(driver: str, argv: list[str], operators_argv: list[str], session_dir: Path, agent_home: Path,
+                variables: dict[str, str]) -> AgentPlace:
+    """The conversation's session folder and the agent's own folder in it, writable; HOME, for the
+    named agents, the agent home's path (an empty tmpfs in the sandbox); the folders its program
+    needs, from the executable it runs and the operator's arguments (never the message's words)."""
+    folder = agent_folder(driver, session_dir, agent_home, sandboxed())
+    variables = {**variables, **folder.env}
+    if driver != "command":
+        agent_home.mkdir(parents=True, exist_ok=True)
+        variables["HOME"] = str(agent_home)
+    env = user_environment(variables)
+    return AgentPlace(env, [session_dir, *folder.writable], program_folders([argv[0], *operators_argv[1:]], env),
+                      folder.config_files)
 
 
 def operators_folder(driver: str, agent_home: Path) -> Path | None:
