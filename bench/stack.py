@@ -149,6 +149,8 @@ async def running_stack(work: Path, trees: Path, database_url: str | None,
             "WARM_WORKTREES": "0",
             # The bench's agents note when they run there: the only folder of the bench the sandbox lets them write.
             "SANDBOX_WRITABLE_PATHS": str(work / "records"),
+            # Their set-ups run this Python, as an operator lists their toolchain.
+            "SANDBOX_READABLE_PATHS": ":".join(dict.fromkeys([sys.prefix, sys.base_prefix])),
             "GITHUB_WEBHOOK_SECRET": GITHUB_SECRET, "GITHUB_TOKEN": GITHUB_TOKEN, "GITHUB_API_URL": github.api_url,
             "SLACK_SIGNING_SECRET": SLACK_SECRET, "SLACK_BOT_TOKEN": SLACK_TOKEN, "SLACK_API_URL": slack.api_url,
             **model_environment(model),

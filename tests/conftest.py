@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import socket
+import sys
 import uuid
 from collections.abc import Collection
 from contextlib import suppress
@@ -114,6 +115,8 @@ def settings(tmp_path: Path, postgres: EmbeddedPostgres, temporal_server: Tempor
         # The test agents and set-up commands record what they did in files of the test's own folder;
         # the service's folders in it stay hidden from them (tests/security/test_sandbox.py).
         sandbox_writable_paths=str(tmp_path),
+        # Set-up commands run this Python (`sys.executable`): the tests' toolchain, as an operator lists theirs.
+        sandbox_readable_paths=":".join(dict.fromkeys([sys.prefix, sys.base_prefix])),
         # The warm pool's background refills and eager starts would change what unrelated tests see; their
         # own tests (tests/workflows/test_warm_pool.py, tests/workers/test_eager_start.py) turn them on.
         warm_worktrees=0,

@@ -228,7 +228,8 @@ async def sandboxed_run(argv: list[str], cwd: Path, env: dict[str, str], writabl
                                                         _agent_configs(sandbox.agent_home))
             egress = await egress_proxy.open_egress(entries, scratch, str(cwd))
             argv, env = egress.wrap(argv), {**env, **egress.environment}
-        seen = Seen(cwd.absolute(), writable, [*sandbox.readable, *readable_paths], dict(config_files or {}),
+        readable = [*sandbox.readable, *view.path_folders(env.get("PATH", "")), *readable_paths]
+        seen = Seen(cwd.absolute(), writable, readable, dict(config_files or {}),
                     Path(env["HOME"]) if env.get("HOME", "/") != "/" else None)
         yield Prepared([BWRAP, *arguments(sandbox, seen, git, egress), "--", *argv],
                        _inside_environment(env), git, sandboxed=True)

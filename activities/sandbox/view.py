@@ -2,7 +2,8 @@
 
 A run's root is an empty tmpfs of bubblewrap's. Into it go, read-only, the system's programs and
 libraries (`/usr`, `/bin`, `/lib*`, `/sbin`) and `/etc` without its secret files (those no other user
-may read: `shadow`, `ssl/private`, ...); the folders its own program needs, worked out from the
+may read: `shadow`, `ssl/private`, ...); the folders of the worker's PATH outside the system, with
+their toolchains; the folders its own program needs, worked out from the
 executable (a Python venv and the Python it was made from, a `node_modules` tree, the interpreter a
 script names); and the operator's SANDBOX_READABLE_PATHS. Its worktree, its git view, its own `/tmp`
 and HOME, and the folders its caller names are added by bubblewrap.py. Nothing else is there: no other
@@ -14,6 +15,7 @@ the database's socket folder) is hidden again behind an empty folder.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import stat
@@ -106,6 +108,21 @@ def program_folders(argv: Sequence[str], env: Mapping[str, str]) -> list[Path]:
     if script.startswith("/") and Path(script).is_file():
         add(script)
     return list(dict.fromkeys(found))
+
+
+@functools.cache
+def path_folders(path: str) -> tuple[Path, ...]:
+    """The folders of a PATH outside the system, and the toolchain each belongs to (a pyenv's or
+    nvm's root, a prefix, a venv): a set-up's `python3`, `node` or `cargo` is the one the worker has.
+    Never a home or the root itself, nor a relative folder."""
+    found: list[Path] = []
+    for entry in path.split(os.pathsep):
+        folder = Path(entry)
+        if not folder.is_absolute() or folder in (Path("/"), Path.home()) or not folder.is_dir():
+            continue
+        if _outside_system(folder.resolve()):
+            found += [folder, *_tree_of(folder / "program")]
+    return tuple(dict.fromkeys(place for place in found if place not in (Path("/"), Path.home())))
 
 
 def _which(program: str, env: Mapping[str, str]) -> Path | None:

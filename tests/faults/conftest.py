@@ -55,6 +55,7 @@ class WorkerProcess:
             "WARM_WORKTREES": str(settings.warm_worktrees),
             "EAGER_START": str(settings.eager_start).lower(),
             "SANDBOX_WRITABLE_PATHS": settings.sandbox_writable_paths or "",
+            "SANDBOX_READABLE_PATHS": settings.sandbox_readable_paths or "",
             **self.extra_env,
             **extra,
         }
