@@ -70,7 +70,9 @@ async def open_egress(entries: tuple[Entry, ...], scratch: Path, label: str) -> 
     egress = Egress(Path(tempfile.mkdtemp(prefix="egress-", dir=scratch)), entries, label)
     try:
         await _listen(egress, PROXY_PORT, "proxy.sock", _proxy_connection)
-        for port in sorted({entry.loopback_port for entry in entries if entry.loopback_port} - {PROXY_PORT}):
+        # A program without capabilities cannot listen below 1024: such a port is reached through the proxy only.
+        mirrored = {entry.loopback_port for entry in entries if entry.loopback_port and entry.loopback_port >= 1024}
+        for port in sorted(mirrored - {PROXY_PORT}):
             await _listen(egress, port, f"port-{port}.sock", _loopback_connection(port))
     except BaseException:
         await egress.close()
