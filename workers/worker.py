@@ -36,7 +36,7 @@ from activities.runs.queue import AgentRunActivities
 from activities.runs.run_agent import AgentActivities
 from activities.runs.session_commands import AgentSessionActivities
 from activities.runs.team_runs import TeamAgentRunActivities
-from activities.sandbox import bubblewrap
+from activities.sandbox import bubblewrap, limits
 from activities.warm.pool import WarmPoolActivities, start_warm_pools
 from activities.warm.refill import WarmRefillActivities
 from isolator.settings import Settings
@@ -67,6 +67,7 @@ def build_workers(
 ) -> list[Worker]:
     """`interceptors`: added to the production ones (the fault tests add their pause)."""
     bubblewrap.configure(settings)
+    limits.configure(settings)
     return [shared_worker(client, pool, settings, interceptors), host_worker(client, pool, settings, interceptors),
             agent_worker(pool, client, settings, interceptors)]
 

@@ -70,7 +70,7 @@ class SetupActivities:
                 remaining = limit - (time.monotonic() - started)
                 finished = await self._run(command, worktree, request, max(remaining, 0.1))
                 if finished.exit_code != 0:
-                    report = CommandsReport("failed", 0.0, command, finished.exit_code, finished.tail)
+                    report = CommandsReport("failed", 0.0, command, finished.exit_code, finished.tail, finished.limit)
                     break
                 report.tail = finished.tail  # a success's output: the last command's last lines, for `/status`
         report.seconds = time.monotonic() - started
@@ -167,8 +167,8 @@ def outcome_text(request: CommandsRequest, report: CommandsReport) -> str:
     if report.outcome == "done":
         return f"{what} `{branch}` done in {_duration(report.seconds)}." if request.teardown else \
             f"Ready in {_duration(report.seconds)}: `{branch}` is set up."
-    how = (f"exited with code {report.exit_code}" if report.exit_code is not None
-           else "was stopped at the time limit")
+    how = (f"was stopped: {report.limit}" if report.limit else f"exited with code {report.exit_code}"
+           if report.exit_code is not None else "was stopped at the time limit")
     lines = "\n".join(report.tail) or "(no output)"
     again = "" if request.teardown else "\nFix it and run `/worktree setup` to try again."
     return f"{what} `{branch}` failed: `{report.failed_command}` {how}.\n```\n{lines}\n```{again}"

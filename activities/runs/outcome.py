@@ -77,9 +77,10 @@ class Ending:
     error: AgentError | None = None  # the agent said what went wrong
     restarted: bool = False  # its worker shut down under it
     asking: str | None = None  # "waiting": what it asks a person (an ApprovalKind)
+    limit: str | None = None  # "failed": the limit of a run's it reached and was stopped at
 
     def finished(self, finished: Finished) -> None:
-        self.exit_code = finished.exit_code
+        self.exit_code, self.limit = finished.exit_code, finished.limit
         self.status = "timed_out" if finished.timed_out else "done" if finished.exit_code == 0 else "failed"
 
     def failed(self, error: AgentError) -> None:
@@ -115,6 +116,8 @@ class Ending:
         }[self.status]
         if self.problem is not None:
             headline = f"The agent could not start: {self.problem}."
+        if self.limit is not None and self.status == "failed":
+            headline = f"Stopped after {took}: {self.limit}."
         if self.restarted:
             headline = (f"The service restarted while the agent worked ({took} in): send your message again "
                         "to go on; it is not started again by itself.")

@@ -5,8 +5,8 @@ chunks, and with none of the service's secrets in its environment. On a timeout 
 activity cancelled) the group gets SIGTERM, then SIGKILL after a grace period; whatever the program
 left running in its group is ended with it, so nothing of a step outlives the step.
 
-Each runs in the sandbox (activities/sandbox/bubblewrap.py): it sees its worktree, the `writable_paths` it is
-given and a read-only system, and what it commits reaches its own branch only when it has ended.
+Each runs in the sandbox (bubblewrap.py), within a run's limits (limits.py): it sees its worktree, the
+`writable_paths` it is given and a read-only system; what it commits reaches its branch once it ended.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
-from activities.sandbox import bubblewrap
+from activities.sandbox import bubblewrap, limits
 from activities.sandbox.git_view import BranchNotTaken, GitView, take_back
 from activities.sandbox.processes import Watch
 from activities.sandbox.stops import Stop, signal_group
@@ -58,10 +58,11 @@ class CannotStart(Exception):
 
 @dataclass
 class Finished:
-    exit_code: int | None  # None when it was stopped at the time limit
+    exit_code: int | None  # None when it was stopped (at the time limit, or at a limit of a run's)
     timed_out: bool
     seconds: float
     tail: list[str] = field(default_factory=list)  # the last lines of its output, standard error included
+    limit: str | None = None  # the limit it was stopped at: "it used all of its 4,096 MiB of memory (…)"
 
 
 OnChunk = Callable[[bytes], Awaitable[None]]
@@ -86,14 +87,14 @@ async def run_user_program(
     started = time.monotonic()
     _check_program(argv[0], cwd, env)  # inside the sandbox, only bubblewrap could say so, less clearly
     try:
-        async with bubblewrap.sandboxed_run(argv, cwd, env, writable_paths) as run:
+        async with bubblewrap.sandboxed_run(argv, cwd, env, writable_paths) as run, limits.for_run() as limited:
             try:
                 finished = await _run(run.argv, cwd, run.env, timeout_seconds, on_output, on_error, stdin,
-                                      on_start, spare_leader=run.sandboxed, after=after)
+                                      on_start, limited, spare_leader=run.sandboxed, after=after)
             finally:  # a stopped run's commits count too
                 if run.git is not None:
                     await asyncio.shield(_take_back(run.git))
-    except bubblewrap.SandboxRefused as error:
+    except (bubblewrap.SandboxRefused, limits.CannotLimit) as error:
         raise CannotStart(str(error)) from None
     finished.seconds = time.monotonic() - started
     return finished
@@ -116,15 +117,15 @@ async def _take_back(git: GitView) -> None:
 
 async def _run(
     argv: list[str], cwd: Path, env: dict[str, str], timeout_seconds: float, on_output: OnChunk,
-    on_error: OnChunk | None, stdin: bytes | Feed | None, on_start: Callable[[int], None] | None, spare_leader: bool,
-    after: Awaitable[object] | None = None,
+    on_error: OnChunk | None, stdin: bytes | Feed | None, on_start: Callable[[int], None] | None,
+    limited: limits.RunLimits, spare_leader: bool, after: Awaitable[object] | None = None,
 ) -> Finished:
     started = time.monotonic()
     watch = Watch(argv, gated=after is not None) if spare_leader else None
     if after is not None and watch is None:  # unconfined, nothing holds the program: it starts after
         await after
     try:
-        process = await _start(watch.argv if watch else argv, cwd, env, stdin, on_error,
+        process = await _start(limited.wrap(watch.argv if watch else argv), cwd, env, stdin, on_error,
                                watch.pass_fds if watch else ())
     except BaseException:
         if watch:
@@ -147,10 +148,10 @@ async def _run(
             readers.append(_pump(process.stderr, on_error))
         if isinstance(stdin, bytes):
             readers.append(_feed(process, stdin))
-        exit_code: int | None = await asyncio.wait_for(_exit_and_output(process, readers, stop), timeout_seconds)
+        exit_code, limit = await asyncio.wait_for(limited.enforce(_exit_and_output(process, readers, stop)), timeout_seconds)
         timed_out = False
     except TimeoutError:
-        exit_code, timed_out = None, True
+        exit_code, timed_out, limit = None, True, None
     finally:
         await stop()  # also what it left behind in its group after it exited
         if conversing is not None:
@@ -158,7 +159,9 @@ async def _run(
             await asyncio.gather(conversing, return_exceptions=True)
         if watch:
             watch.close()
-    return Finished(exit_code, timed_out, time.monotonic() - started)
+    if limit is not None and on_error is not None:  # its log, kept apart (an agent's), ends with the service's line
+        await on_error(f"isolator: stopped: {limit}\n".encode())
+    return Finished(exit_code, timed_out, time.monotonic() - started, limit=limit)
 
 
 async def _start(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes | Feed | None, on_error: OnChunk | None,

@@ -33,8 +33,9 @@ class CommandsReport:
     outcome: Literal["done", "failed", "skipped"]
     seconds: float = 0.0
     failed_command: str | None = None
-    exit_code: int | None = None  # None: it was stopped at its time limit
+    exit_code: int | None = None  # None: it was stopped at its time limit, or at `limit`
     tail: list[str] = field(default_factory=list)  # the failed command's last lines of output
+    limit: str | None = None  # the limit of a run's it reached and was stopped at (activities/sandbox/limits.py)
 
 
 @dataclass

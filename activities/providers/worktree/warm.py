@@ -98,8 +98,8 @@ class WarmDisk:
             remaining = max(limit - (time.monotonic() - started), 0.1)
             finished = await run_user_command(set_up_argv(command), path, variables, remaining)
             if finished.exit_code != 0:
-                how = f"exited with code {finished.exit_code}" if finished.exit_code is not None \
-                    else "was stopped at the time limit"
+                how = f"was stopped: {finished.limit}" if finished.limit else f"exited with code {finished.exit_code}" \
+                    if finished.exit_code is not None else "was stopped at the time limit"
                 last = next((line for line in reversed(finished.tail) if line.strip()), "")
                 return f"`{command}` {how}" + (f": {last[:200]}" if last else "")
         return None
