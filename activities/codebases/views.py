@@ -8,7 +8,7 @@ from temporalio import activity
 
 from activities.environments.isolation import IsolationActivities
 from activities.environments.records import EnvironmentActivities
-from activities.sandbox import bubblewrap
+from activities.sandbox import bubblewrap, limits
 from isolator.cleanup_rules import breakdown, tracked_worktrees
 from isolator.contracts.cleanup import CodebaseCounts
 from isolator.contracts.codebase import Codebase
@@ -29,5 +29,5 @@ class CodebaseViewActivities:
         return CodebaseCounts(
             breakdown(listing.environments, survey, listing.limit, listing.stale_threshold_days),
             listing.stale_threshold_days, [state.disk_bytes for state in survey.states if state.exists],
-            bubblewrap.current().status,
+            f"{bubblewrap.current().status}\n{limits.current().status}",
         )

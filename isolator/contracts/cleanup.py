@@ -94,7 +94,7 @@ class CodebaseCounts:
     counts: Breakdown
     stale_threshold_days: int
     sizes: list[int | None]
-    sandbox_warning: str | None = None  # what /status says of the sandbox: its network, or a warning
+    sandbox_warning: str | None = None  # what /status says of the sandbox (its network, or a warning) and of its limits
 
 
 # The scheduled cleanup's schedule in Temporal (workers/schedule.py makes it; the dashboard asks it when it runs next).
