@@ -113,7 +113,8 @@ def program_folders(argv: Sequence[str], env: Mapping[str, str]) -> list[Path]:
 @functools.cache
 def path_folders(path: str) -> tuple[Path, ...]:
     """The folders of a PATH outside the system, and the toolchain each belongs to (a pyenv's or
-    nvm's root, a prefix, a venv): a set-up's `python3`, `node` or `cargo` is the one the worker has.
+    nvm's root, a prefix, a venv, rustup's toolchains): a set-up's `python3`, `node` or `cargo` is the
+    one the worker has.
     Never a home or the root itself, nor a relative folder."""
     found: list[Path] = []
     for entry in path.split(os.pathsep):
@@ -122,6 +123,8 @@ def path_folders(path: str) -> tuple[Path, ...]:
             continue
         if _outside_system(folder.resolve()):
             found += [folder, *_tree_of(folder / "program")]
+            if (folder / "rustup").exists():  # rustup's proxies (cargo, rustc) run its toolchains
+                found.append(Path(os.environ.get("RUSTUP_HOME") or Path.home() / ".rustup"))
     return tuple(dict.fromkeys(place for place in found if place not in (Path("/"), Path.home())))
 
 

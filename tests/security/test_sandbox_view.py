@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from activities.sandbox import bubblewrap, view
 
 
@@ -71,3 +73,15 @@ def test_the_database_socket_folders_are_hidden_even_where_the_operator_lists_th
     listed, hid = arguments.index(str(tmp_path / "run")), arguments.index(str(sockets))
     assert arguments[listed - 1:listed + 2] == ["--ro-bind", str(tmp_path / "run"), str(tmp_path / "run")]
     assert arguments[hid - 1] == "--tmpfs" and hid > listed, "the socket folder is emptied over the listed one"
+
+
+def test_the_workers_path_brings_its_toolchains(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pyenv, cargo, rustup = tmp_path / "pyenv", tmp_path / "cargo" / "bin", tmp_path / "rustup"
+    (pyenv / "shims").mkdir(parents=True)
+    cargo.mkdir(parents=True)
+    (cargo / "rustup").write_text("")
+    monkeypatch.setenv("RUSTUP_HOME", str(rustup))
+
+    folders = view.path_folders(os.pathsep.join([str(pyenv / "shims"), str(cargo), "relative/bin", "/usr/bin", "/"]))
+
+    assert folders == (pyenv / "shims", pyenv, cargo, rustup)
