@@ -36,7 +36,7 @@ JOIN = 'while [ "$1" != -- ]; do echo 0 > "$1" || exit 125; shift; done; shift; 
 # The file that moves the joining `sh` into a cgroup. v1's `tasks` moves one thread (the shell has
 # but one): the kernel then takes no global lock, where moving a whole process (`cgroup.procs`) waits
 # for an RCU grace period: 1 ms on an idle host, 10 ms and more on a busy one. v2 has only the latter
-# for a cgroup of its own (its `cgroup.threads` moves threads within one).
+# into a cgroup of its own (its `cgroup.threads` moves threads only within one resource domain).
 JOINED_BY = {1: "tasks", 2: "cgroup.procs"}
 # Files a kernel without swap accounting does not have.
 OPTIONAL = frozenset({"memory.swap.max", "memory.memsw.limit_in_bytes"})

@@ -6,7 +6,7 @@ SANDBOX_CPUS, when it is more): one is kept for the service, however many runs t
 
 Each run gets a cgroup of its own (activities/sandbox/cgroups.py), made with its limits before the
 run starts, and removed after it, whatever is left in it killed first. The run's first process joins
-it before it can start anything: its argv is wrapped in a `sh` that writes its own pid into the
+it before it can start anything: its argv is wrapped in a `sh` that writes itself into the
 cgroup, then becomes the program (`exec` keeps the pid, so bubblewrap still leads the run's process
 group). While the run goes on, the cgroup's event counters are read every half second: a run that
 used all of its memory (the kernel killed one of its processes for it) or reached its limit of
