@@ -78,7 +78,19 @@ class Sandbox:
             return OFF_WARNING
         if self.problem:
             return f"Warning: the sandbox cannot start here, so no agent, set-up or teardown runs: {self.problem}"
-        return NETWORK_STATUS[self.network]
+        return f"{NETWORK_STATUS[self.network]}\n{self.seen}"
+
+    @property
+    def seen(self) -> str:
+        """What a run sees of the host, in one line (docs/sandbox.md has the whole table)."""
+        secrets = sum(1 for mount in self.system if mount.target.parts[1:2] == ("etc",) and mount.target != Path("/etc"))
+        folders = view.path_folders(os.environ.get("PATH", ""))
+        toolchains = ", ".join(f"`{path}`" for path in folders if not any(other in path.parents for other in folders))
+        readable = ", ".join(f"`{path}`" for path in self.readable) or "none"
+        return (f"A run sees: its worktree and a copy of its git dir; the system read-only (`/usr`, `/etc` without "
+                f"{secrets} secret files); a HOME and `/tmp` of its own ({self.tmp_bytes >> 20:,} MiB each); "
+                f"the worker's PATH toolchains ({toolchains or 'none'}); SANDBOX_READABLE_PATHS ({readable}); "
+                "nothing else of the host.")
 
 
 _current: Sandbox | None = None

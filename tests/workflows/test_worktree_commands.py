@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from activities.sandbox import limits
+from activities.sandbox import bubblewrap, limits
 from tests.archives import archive_git, archive_refs
 from tests.chat_commands import (
     active_rows,
@@ -62,9 +62,10 @@ async def ready_ports(stack: Stack, environment_id: str) -> tuple[int, int]:
 async def test_status_shows_the_codebase_the_worktree_and_the_counts(stack: Stack, repo: Path) -> None:
     await stack.register(repo)
     before = await say_one(stack, "status-1", "/status")
-    assert before.splitlines()[-3:] == ["Disk: 0 KiB in all", "Sandbox: on, network: egress (the allowed hosts only)",
-                                        limits.current().status]
-    assert before.splitlines()[:-3] == [
+    assert before.splitlines()[-4:] == ["Disk: 0 KiB in all", "Sandbox: on, network: egress (the allowed hosts only)",
+                                        bubblewrap.current().seen, limits.current().status]
+    assert before.splitlines()[-2].startswith("A run sees: its worktree") and "nothing else of the host" in before
+    assert before.splitlines()[:-4] == [
         "Codebase: project",
         "Worktree: none (your next message makes one)",
         "Worktrees: 0/25",
@@ -78,10 +79,10 @@ async def test_status_shows_the_codebase_the_worktree_and_the_counts(stack: Stac
     await command(stack, "status-2", "/worktree create other")
     first, last = await ready_ports(stack, created["result"]["environmentId"])
     after = await say_one(stack, "status-1", "/status")
-    disk, sandbox, limited = after.splitlines()[-3:]
+    disk, sandbox, seen, limited = after.splitlines()[-4:]
     assert disk.startswith("Disk: ") and disk.endswith(" KiB in all") and sandbox.startswith("Sandbox: on")
-    assert limited == limits.current().status
-    assert after.splitlines()[:-3] == [
+    assert seen == bubblewrap.current().seen and limited == limits.current().status
+    assert after.splitlines()[:-4] == [
         "Codebase: project",
         f"Worktree: `{path}` (branch `{branch}`)",
         f"Set-up: {NOTHING_TO_SET_UP}",  # the repository has no `.isolator.toml`
