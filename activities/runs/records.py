@@ -64,7 +64,7 @@ class RunRecords:
                WHERE id = $1 AND status IN ('queued', 'running')"""),
             run_id, status, exit_code, changed_files, commits, diff,
         )
-        return updated != "UPDATE 0"
+        return _changed(updated)
 
     async def wait_ended(self, run_id: str) -> None:
         """A run that waited for a person's answer and ended without going on (`/stop`, a budget's Stop or
@@ -94,6 +94,12 @@ class RunRecords:
 def _announced(update: str) -> str:
     """The update, and a notification on RUN_CHANNEL for each run it changed (sent at its commit)."""
     return f"WITH changed AS ({update} RETURNING id) SELECT pg_notify('{RUN_CHANNEL}', id::text) FROM changed"
+
+
+def _changed(status: object) -> bool:
+    """Whether an announced update changed a row: its status is the SELECT's ("SELECT 0" for none), not
+    an UPDATE's."""
+    return str(status).rsplit(" ", 1)[-1] != "0"
 
 
 async def _patiently(call, *args: object) -> object:  # type: ignore[no-untyped-def]

@@ -18,6 +18,7 @@ from isolator.settings import Settings
 from tests.agent_runs import alive, spawned
 from tests.agents import command
 from tests.faults.conftest import WorkerProcess, register, wait_for
+from workflows.agent_run import agent_run_workflow_id
 
 ROUNDS = int(os.environ.get("ISOLATOR_SOAK_ROUNDS", "1"))
 
@@ -78,7 +79,8 @@ async def test_a_run_whose_worker_shuts_down_says_so_once_in_plain_words(
     settings: Settings, repo: Path, tmp_path: Path,
 ) -> None:
     """Ctrl-C or a restart: the worker shuts down gracefully, the run ends its answer with one plain
-    message, is recorded as interrupted, and is not said to be stopped nor to have failed."""
+    message, is recorded as interrupted, and is not said to be stopped nor to have failed; nothing more
+    is said of it after the restart (issue 47, item 9)."""
     pids, conversation = tmp_path / "pids", "shut-down"
     worker.start(AGENT_COMMAND=command("spawner", str(pids)))
     await register(api, repo)
@@ -91,6 +93,9 @@ async def test_a_run_whose_worker_shuts_down_says_so_once_in_plain_words(
     worker.start()
 
     await until_status(db, run, "interrupted")
+    # The run's record ends once the workflow, back after the restart, has dealt with the run's end: by
+    # then anything it would say of the run is said.
+    await temporal.get_workflow_handle(agent_run_workflow_id(run)).result()
     replies = [row["body"] for row in await db.fetch(
         "SELECT body FROM outbound_messages WHERE platform_conversation_id = $1 ORDER BY id", conversation)]
     said = [reply for reply in replies if "restarted" in reply or "interrupted" in reply or "Stopped" in reply]
