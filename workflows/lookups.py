@@ -1,4 +1,4 @@
-"""What a message asks to isolate, and the lookups of the create path: reuse by identity, adopt, limit.
+"""What a message asks to isolate, and the lookups of the create path: reuse by identity, share, adopt, limit.
 
 Runs since `versions.CREATE_PATH_V2` ask the three lookups at once (one wait instead of three): their
 answers are taken in the decision order, and a lookup's failure is raised only when its step reads
@@ -112,6 +112,23 @@ async def look_up(work: Work) -> Lookups:
         return_exceptions=True,
     )
     return Lookups(work, result_or_raise(found), asked_together=True, _adoption=adoption, _count=count)
+
+
+@dataclass
+class Shared:
+    """The worktree of an issue that a PR fixes, which the PR's conversation shares."""
+
+    issue: str
+    environment: Environment
+
+
+async def linked_issue_environment(codebase: Codebase, hints: IsolationHints) -> Shared | None:
+    """A linked issue's healthy environment (the issue a PR fixes)."""
+    for issue in hints.linked_issues:
+        linked = await environments.find_environment_by_identity(IdentityQuery(codebase.id, "issue", issue))
+        if linked is not None and (await isolation.validate_environment(linked, codebase.host)).status == "healthy":
+            return Shared(issue, linked)
+    return None
 
 
 def recorded_by_this_message(environment: Environment | None) -> TypeGuard[Environment]:

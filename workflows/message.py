@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
 
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
@@ -17,7 +17,6 @@ with workflow.unsafe.imports_passed_through():
         DestroyEnvironmentInput,
         DestroyRequest,
         Environment,
-        IdentityQuery,
         RetireInput,
         SignalRequest,
         conversation_key,
@@ -37,10 +36,10 @@ with workflow.unsafe.imports_passed_through():
     from isolator.contracts.worktree import Adoptable
     from workflows import links
     from workflows.chat import agent_texts, texts
-    from workflows.chat.commands import parse_command, run_command
+    from workflows.chat.commands import Command, finds_worktree_first, parse_command, run_command
     from workflows.codebase import RegisterCodebaseWorkflow
     from workflows.errors import STEP_FAILURES, user_error
-    from workflows.lookups import Work, look_up, recorded_by_this_message, work_of
+    from workflows.lookups import Work, linked_issue_environment, look_up, recorded_by_this_message, work_of
     from workflows.provisioning import Provisioner, environment_ref, resolved
     from workflows.restore import RestoreEnvironmentWorkflow
     from workflows.steps import versions
@@ -58,26 +57,24 @@ with workflow.unsafe.imports_passed_through():
 WORK_OUTCOMES = ("reused", "attached", "shared", "adopted", "created", "restored")
 
 
-@dataclass
-class Shared:
-    issue: str
-    environment: Environment
-
-
 @workflow.defn
 class MessageWorkflow:
     def __init__(self) -> None:
         self._replies: list[str] = []
         self._codebase: Codebase | None = None  # the codebase the message concerns, once known
+        self._command: Command | None = None  # the chat command the message is, if it is one
 
     @workflow.run
     async def run(self, message: MessageInput) -> Resolution:
         self._message = message
         if message.admission is not None and message.admission.refused is not None:
             return self._finish(await self._refuse(message.admission))
+        hints = message.hints or IsolationHints()
         try:
-            resolution = await self._resolve_isolation(message, message.hints or IsolationHints())
-            if resolution.outcome in WORK_OUTCOMES and message.kind == "message" and versions.hands_messages_to_agent():
+            resolution = await self._resolve_isolation(message, hints)
+            if self._command is not None:
+                resolution = await self._run_command(self._command, resolution, hints)
+            elif resolution.outcome in WORK_OUTCOMES and message.kind == "message" and versions.hands_messages_to_agent():
                 await self._hand_to_agent(resolution)
         except STEP_FAILURES as error:
             await self._reply(texts.failed(user_error(error)))  # a fault is raised again: retried, seen in the UI
@@ -86,13 +83,17 @@ class MessageWorkflow:
 
     async def _resolve_isolation(self, message: MessageInput, hints: IsolationHints) -> Resolution:
         """The decision order, top to bottom: a close, a command, the codebase; then validate, reuse
-        by identity, return to the work's archived worktree, share, adopt, limit, create."""
+        by identity, return to the work's archived worktree, share, adopt, limit, create.
+
+        A command is run after this (`_run_command`). One that acts on the worktree, in a conversation
+        that has none yet, has it looked up by the same order, which stops before anything is made."""
         if message.kind == "closed":
             return await self._close(message)
         conversation = await self._record(message, hints)
         if (command := parse_command(message.text)) is not None:
-            await run_command(command, conversation, message, self._reply)
-            return Resolution(outcome="command")
+            self._command = command
+            if not finds_worktree_first(command, conversation):
+                return Resolution(outcome="command")
         if (codebase := await self._codebase_of(conversation, hints)) is None:
             await self._reply(texts.no_codebase(conversation.codebase_choices))
             return Resolution(outcome="no_codebase")
@@ -105,13 +106,15 @@ class MessageWorkflow:
             return await self._finish_own_record(provision, work, found.existing)
         if (existing := await self._usable(found.existing, conversation)) is not None:
             return await provision.attach("attached", existing, texts.working_in(existing.branch_name))
-        if (returned := await self._return_to_archive(work, conversation)) is not None:
+        if self._command is None and (returned := await self._return_to_archive(work, conversation)) is not None:
             return returned
-        if (shared := await self._linked_issue_environment(codebase, work.hints)) is not None:
+        if (shared := await linked_issue_environment(codebase, work.hints)) is not None:
             return await provision.attach("shared", shared.environment, texts.sharing_with_issue(shared.issue))
         if (adoptable := await found.adoptable()) is not None:
             return await provision.adopt(work.workflow_type, work.workflow_id, adoptable,
                                          texts.adopted(adoptable.path, adoptable.branch))
+        if self._command is not None:  # a command only looks: no worktree is brought back or made for it
+            return Resolution(outcome="command")
         if not await provision.make_room(await found.count()):
             return Resolution(outcome="limit")
         return await provision.create(work.workflow_type, work.workflow_id, work.request, work.announcement)
@@ -124,6 +127,13 @@ class MessageWorkflow:
                                          Adoptable(own.working_path, own.branch_name),
                                          texts.adopted(own.working_path, own.branch_name))
         return await provision.create(work.workflow_type, work.workflow_id, work.request, work.announcement)
+
+    async def _run_command(self, command: Command, resolution: Resolution, hints: IsolationHints) -> Resolution:
+        """The command, in the conversation as the look-up left it (attached to the worktree it found)."""
+        conversation = await self._record(self._message, hints) if resolution.outcome in WORK_OUTCOMES \
+            else self._conversation
+        await run_command(command, conversation, self._message, self._reply)
+        return replace(resolution, outcome="command")
 
     async def _refuse(self, admission: Admission) -> Resolution:
         """The platform's allow rule refused the sender: one reply per conversation and hour, nothing else
@@ -192,7 +202,7 @@ class MessageWorkflow:
         conversation = await conversations.record_conversation(
             ConversationInput(message.platform, message.conversation_id, hints.repository_url)
         )
-        self._codebase = conversation.codebase
+        self._conversation, self._codebase = conversation, conversation.codebase
         return conversation
 
     async def _codebase_of(self, conversation: Conversation, hints: IsolationHints) -> Codebase | None:
@@ -242,14 +252,6 @@ class MessageWorkflow:
         await self._reply(texts.woken(environment.branch_name, environment.working_path))
         environment.status = "active"
         return environment
-
-    async def _linked_issue_environment(self, codebase: Codebase, hints: IsolationHints) -> Shared | None:
-        """A linked issue's healthy environment (the issue a PR fixes)."""
-        for issue in hints.linked_issues:
-            linked = await environments.find_environment_by_identity(IdentityQuery(codebase.id, "issue", issue))
-            if linked is not None and await self._is_healthy(linked):
-                return Shared(issue, linked)
-        return None
 
     async def _is_healthy(self, environment: Environment, checked: str | None = None) -> bool:
         assert self._codebase is not None

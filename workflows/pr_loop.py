@@ -35,6 +35,8 @@ with workflow.unsafe.imports_passed_through():
 
 # How often a review's loop looks whether its run has ended, at most (the wait costs no process).
 _LONGEST_LOOK = timedelta(seconds=30)
+# From this version a green head after fixes is said in the PR's own conversation too, when it works there.
+PASSED_IN_PR_CONVERSATION = "ci-passed-said-in-the-prs-conversation"
 
 
 @workflow.defn
@@ -131,6 +133,8 @@ class PullRequestLoopWorkflow:
         fixes = await pr_loop.record_ci(CiRecord(work.codebase_id, work.branch, event.head_sha, state="green"))
         if fixes and work.pushed_by_service:
             await self._tell(work, texts.passed(event.head_sha, fixes), "passed")
+            if work.pr_conversation is not None and workflow.patched(PASSED_IN_PR_CONVERSATION):
+                await self._tell(work, texts.passed(event.head_sha, fixes), "passed-on-pr", work.pr_conversation)
         if loop.ready_when_green and work.pushed_by_service and await pr_loop.mark_ready_when_green(work):
             await self._tell(work, texts.marked_ready(work.number), "ready")
         return LoopDecision("passed")
@@ -183,6 +187,7 @@ class PullRequestLoopWorkflow:
             wait = min(wait * 2, _LONGEST_LOOK)
         return end
 
-    async def _tell(self, work: PullRequestWork, text: str, what: str) -> None:
-        platform, conversation_id = work.conversation.split(":", 1)
+    async def _tell(self, work: PullRequestWork, text: str, what: str, conversation: str | None = None) -> None:
+        """`text` in the work's conversation, or in `conversation`."""
+        platform, conversation_id = (conversation or work.conversation).split(":", 1)
         await replies.send_reply(ReplyInput(platform, conversation_id, text, f"{workflow.info().workflow_id}:{what}"))

@@ -31,11 +31,14 @@ from isolator.contracts.pr_loop import (
 )
 from isolator.settings import Settings
 
-# The PR's work: its open PR row and the active environment on its branch. A PR conversation that has
-# not pushed yet (no row) is found by its conversation instead.
+# The PR's work: its open PR row and the active environment on its branch, with the PR's own conversation
+# when it works there too. A PR conversation that has not pushed yet (no row) is found by its conversation instead.
 _BY_PULL_REQUEST = """
 SELECT c.id AS codebase_id, c.name AS codebase, e.id AS environment_id, e.branch_name, p.number, p.url,
-       coalesce(p.opened_by, 'github:' || p.repository || '#' || p.number) AS conversation, p.fix_attempts
+       coalesce(p.opened_by, 'github:' || p.repository || '#' || p.number) AS conversation, p.fix_attempts,
+       (SELECT 'github:' || v.platform_conversation_id FROM conversations v
+        WHERE v.platform = 'github' AND lower(v.platform_conversation_id) = lower(p.repository || '#' || p.number)
+          AND v.environment_id = e.id AND v.closed_at IS NULL LIMIT 1) AS pr_conversation
 FROM pull_requests p
 JOIN codebases c ON c.id = p.codebase_id
 JOIN isolation_environments e ON e.codebase_id = p.codebase_id AND e.branch_name = p.branch_name AND e.status = 'active'
@@ -47,7 +50,8 @@ LIMIT 1
 """
 _BY_CONVERSATION = """
 SELECT c.id AS codebase_id, c.name AS codebase, e.id AS environment_id, e.branch_name, $2::int AS number,
-       '' AS url, 'github:' || v.platform_conversation_id AS conversation, 0 AS fix_attempts
+       '' AS url, 'github:' || v.platform_conversation_id AS conversation, 0 AS fix_attempts,
+       NULL AS pr_conversation
 FROM conversations v
 JOIN isolation_environments e ON e.id = v.environment_id AND e.status = 'active'
 JOIN codebases c ON c.id = e.codebase_id
@@ -93,6 +97,7 @@ class PullRequestLoopActivities:
             branch=row["branch_name"], number=row["number"], url=row["url"], conversation=row["conversation"],
             pushed_by_service=pushed is not None, attempts=row["fix_attempts"],
             autofix=pushed["autofix"] if pushed is not None else True,
+            pr_conversation=_other(row["pr_conversation"], row["conversation"]),
         )
 
     @activity.defn
@@ -193,3 +198,8 @@ class PullRequestLoopActivities:
     async def note_on_pull_request(self, note: PullRequestNote) -> None:
         """A line of the loop on the PR itself (fixing stopped), once (its marker)."""
         await comment_once(self.settings, note.repository, note.number, note.marker, note.text)
+
+
+def _other(pr_conversation: str | None, conversation: str) -> str | None:
+    """The PR's own conversation unless it is the work's (a PR a person opened): each is told once."""
+    return None if pr_conversation is None or pr_conversation.lower() == conversation.lower() else pr_conversation

@@ -102,6 +102,9 @@ class PullRequestWork:
     pushed_by_service: bool  # the event's head commit is one the service pushed
     attempts: int  # fix runs in a row whose pushed heads stayed red
     autofix: bool  # this codebase lets CI failures start runs (`[results] autofix`)
+    # The PR's own conversation on GitHub, when it works in the same worktree but is not `conversation`
+    # (someone wrote on the service's PR, or asked `/fix-ci` there): it hears the green head too.
+    pr_conversation: str | None = None
 
 
 @dataclass

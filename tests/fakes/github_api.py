@@ -15,6 +15,7 @@ the server's root as GITHUB_API_URL it posts to `/graphql`, as with https://api.
 from __future__ import annotations
 
 import itertools
+import re
 import subprocess
 import uuid
 import zlib
@@ -28,6 +29,8 @@ TOKEN = "ghp_isolatorTestToken0123456789abcdefABCD"
 SITE = "https://github.com"  # html_url and clone_url point at the public site, as GitHub's do
 _REPO = r"/repos/(?P<owner>[^/]+)/(?P<name>[^/]+)"
 _DOCS = "https://docs.github.com/rest"
+# GitHub links a PR to the issues its body closes with these keywords (closingIssuesReferences).
+_CLOSING = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?):?\s+#(\d+)\b", re.IGNORECASE)
 
 
 @dataclass
@@ -385,7 +388,8 @@ class FakeGitHub:
             return 422, {"message": "Validation Failed", "errors": [exists], "documentation_url": _DOCS}
         taken = [number for (name, number) in [*self._issues, *self._pulls] if name == full_name.lower()]
         number = max(taken, default=0) + 1
-        pull = self.add_pull(full_name, number, head, sha or "0" * 40)
+        closes = tuple(int(issue) for issue in _CLOSING.findall(asked.get("body") or ""))
+        pull = self.add_pull(full_name, number, head, sha or "0" * 40, closes=closes)
         pull.update(title=asked["title"], body=asked.get("body") or "", draft=bool(asked.get("draft")))
         pull["base"]["ref"] = base
         self._issues[(full_name.lower(), number)]["title"] = asked["title"]

@@ -54,6 +54,16 @@ def parse_command(text: str) -> Command | None:
     return Command(name=name if name in HANDLERS else "unknown", args=words[1:], given=given)
 
 
+def finds_worktree_first(command: Command, conversation: Conversation) -> bool:
+    """A command about the worktree and its PR, in a conversation of a known codebase that has no worktree
+    yet (a PR's, before anyone wrote there): the worktree is looked up first, as for a message
+    (workflows/message.py), and nothing is made for it."""
+    environment = conversation.environment
+    return (command.name in ("status", "fix-ci", "update-branch") and conversation.codebase is not None
+            and (environment is None or environment.status not in ("active", "hibernated"))
+            and versions.commands_find_worktrees())
+
+
 async def run_command(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
     admission = message.admission
     if admission is not None and admission.admin_refused is not None and (

@@ -75,3 +75,10 @@ FINISHES_OWN_RECORD = "finishes-its-own-record"
 
 def finishes_own_record() -> bool:
     return workflow.patched(FINISHES_OWN_RECORD)
+# A command on the worktree (`/status`, `/fix-ci`, `/update-branch`) in a conversation that has none yet
+# looks it up as a message does, creating nothing (a PR's first comment finds its issue's worktree).
+COMMANDS_FIND_WORKTREES = "commands-find-worktrees"
+
+
+def commands_find_worktrees() -> bool:
+    return workflow.patched(COMMANDS_FIND_WORKTREES)
