@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 
 import asyncpg
 from fastapi import APIRouter, Depends, HTTPException, Response, status
+from fastapi import Path as PathParameter
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.common import WorkflowIDConflictPolicy
@@ -68,6 +69,8 @@ class CodebaseRequest(BaseModel):
     def _check(self) -> "CodebaseRequest":
         if not self.path and not self.url:
             raise ValueError("give `path` (an existing checkout), `url` (to clone), or both")
+        if self.path is not None and is_clone_url(self.path) and not self.path.startswith("/"):
+            raise ValueError(f"`path` is a folder on the host, and `{self.path}` is a URL: pass it as `url`")
         if self.path is not None and not self.path.startswith(("/", "~")):
             raise ValueError("`path` must be absolute")
         if self.path is not None and any(ord(ch) < 32 for ch in self.path):
@@ -165,13 +168,29 @@ def _refused(error_type: str | None, message: str) -> HTTPException:
     return HTTPException(code, detail=message)
 
 
-@router.patch("/{codebase_id}", response_model=CodebaseDetail)
+# A codebase in the path: its id or its name, as `GET /api/environments?codebase=` takes it.
+CodebaseKey = Annotated[str, PathParameter(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
+                                           description="a codebase's id or name")]
+
+
+async def codebase_id_of(pool: asyncpg.Pool, key: str) -> uuid.UUID:
+    """The id of the codebase `key` names (an id first: a name may look like one), else 404."""
+    found = await pool.fetchval(
+        "SELECT id FROM codebases WHERE id::text = $1 UNION ALL SELECT id FROM codebases WHERE name = $1 LIMIT 1", key)
+    if found is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no codebase `{key}`: pass a codebase's id or name, "
+                                                              "as `GET /api/codebases` lists them")
+    return found
+
+
+@router.patch("/{codebase}", response_model=CodebaseDetail)
 async def change_codebase(
-    codebase_id: uuid.UUID, body: CodebaseChange, pool: Annotated[asyncpg.Pool, Depends(get_pool)],
+    codebase: CodebaseKey, body: CodebaseChange, pool: Annotated[asyncpg.Pool, Depends(get_pool)],
     client: Annotated[Client, Depends(get_client)], settings: Annotated[Settings, Depends(get_settings)],
 ) -> CodebaseDetail:
     """Set the codebase's `agent_command` (a list of arguments, null for AGENT_COMMAND, [] for none), its
     `agent` (a driver, null for AGENT) and its `warm_worktrees` (null for WARM_WORKTREES)."""
+    codebase_id = await codebase_id_of(pool, codebase)
     await _set_agent(pool, str(codebase_id), body)
     if "warm_worktrees" in body.model_fields_set:
         row = await pool.fetchrow("UPDATE codebases SET warm_worktrees = $2 WHERE id = $1 RETURNING *", codebase_id,
@@ -179,7 +198,7 @@ async def change_codebase(
         if row is None:
             raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no codebase {codebase_id}")
         await ask_refill(client, settings, codebase_from_row(row))  # grows, shrinks or empties the pool now
-    return await get_codebase(codebase_id, pool, settings)
+    return await get_codebase(str(codebase_id), pool, settings)
 
 
 async def _set_agent(pool: asyncpg.Pool, codebase_id: str, body: CodebaseRequest | CodebaseChange) -> None:
@@ -201,24 +220,26 @@ async def list_codebases(pool: Annotated[asyncpg.Pool, Depends(get_pool)]) -> li
     return [_view(row) for row in rows]
 
 
-@router.get("/{codebase_id}", response_model=CodebaseDetail)
-async def get_codebase(codebase_id: uuid.UUID, pool: Annotated[asyncpg.Pool, Depends(get_pool)],
+@router.get("/{codebase}", response_model=CodebaseDetail)
+async def get_codebase(codebase: CodebaseKey, pool: Annotated[asyncpg.Pool, Depends(get_pool)],
                        settings: Annotated[Settings, Depends(get_settings)]) -> CodebaseDetail:
+    codebase_id = await codebase_id_of(pool, codebase)
     row = await pool.fetchrow("SELECT * FROM codebases WHERE id = $1", codebase_id)
-    if row is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no codebase {codebase_id}")
+    if row is None:  # forgotten meanwhile
+        raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no codebase `{codebase}`")
     warm = await warm_pool_view(pool, settings, str(codebase_id))
     return CodebaseDetail(**_view(row).model_dump(), warm_pool=WarmPoolView(
         size=warm.size, own_size=row["warm_worktrees"] is not None, ready=warm.ready,
         worktrees=[WarmWorktreeView(**vars(worktree)) for worktree in warm.worktrees]))
 
 
-@router.delete("/{codebase_id}", status_code=status.HTTP_204_NO_CONTENT)
-async def delete_codebase(codebase_id: uuid.UUID, pool: Annotated[asyncpg.Pool, Depends(get_pool)],
+@router.delete("/{codebase}", status_code=status.HTTP_204_NO_CONTENT)
+async def delete_codebase(codebase: CodebaseKey, pool: Annotated[asyncpg.Pool, Depends(get_pool)],
                           client: Annotated[Client, Depends(get_client)]) -> Response:
     """Forget a codebase whose worktrees are all gone (a hibernated one counts as there); its checkout on
     disk is left as it is, and so are the archives in it (`refs/isolator/archive/`). Its warm pool removes
     its warm worktrees and ends, in the background on the codebase's host."""
+    codebase_id = await codebase_id_of(pool, codebase)
     async with pool.acquire() as connection, connection.transaction():
         row = await connection.fetchrow("SELECT name FROM codebases WHERE id = $1 FOR UPDATE", codebase_id)
         if row is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path, PurePosixPath
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 _SCP_LIKE = re.compile(r"^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^/].*$")
 _URL = re.compile(r"^(https?|ssh|git|file)://[^\s]+$")
@@ -33,6 +33,13 @@ def is_hosted_url(url: str) -> bool:
     """A repository on a server (http(s), ssh, git, `user@host:path`), not a folder of this machine
     (a path or a `file://` URL)."""
     return is_clone_url(url) and not url.startswith("file://")
+
+
+def local_folder_of(url: str) -> str | None:
+    """The folder a `file://` URL names on its host (`file:///src/app/` -> `/src/app`); None for another URL."""
+    if not url.startswith("file://"):
+        return None
+    return unquote(urlsplit(url).path).rstrip("/") or "/"
 
 
 def repository_url_of(url: str, checkout: Path | None = None) -> str:

@@ -15,7 +15,7 @@ from activities.database import codebase_from_row
 from activities.git.paths import UnsafePathError, ensure_inside, is_valid_codebase_name
 from activities.git.runner import GitError, run_git
 from activities.warm.pool import ask_refill, pool_size
-from isolator.repositories import name_from_source, normalize_repository_url, repository_url_of
+from isolator.repositories import local_folder_of, name_from_source, normalize_repository_url, repository_url_of
 from isolator.contracts.codebase import (
     Codebase,
     RegisteredCodebase,
@@ -56,8 +56,11 @@ class CodebaseActivities:
             )
             if row:
                 return codebase_from_row(row)
-        if source.path:
-            path = str(Path(source.path).expanduser().absolute())
+        # A `file://` URL names a folder on the host: the checkout registered by that path is the same repository.
+        for place in (source.path, local_folder_of(source.url) if source.url else None):
+            if not place:
+                continue
+            path = str(Path(place).expanduser().absolute())
             row = await self.pool.fetchrow(
                 "SELECT * FROM codebases WHERE host = $1 AND canonical_path = $2", source.host, path
             )

@@ -65,7 +65,8 @@ async def test_a_codebase_is_read_and_forgotten_only_once_it_has_no_active_envir
     assert (await stack.api.get(f"/api/environments/{created['environmentId']}")).status_code == 404
     assert repo.is_dir(), "the checkout itself is left as it is"
     assert (await stack.api.delete(f"/api/codebases/{uuid.uuid4()}")).status_code == 404
-    assert (await stack.api.get("/api/codebases/not-a-uuid")).status_code == 422
+    assert (await stack.api.get("/api/codebases/no-such-name")).status_code == 404, "a name is looked up too"
+    assert (await stack.api.get("/api/codebases/-not a name")).status_code == 422
 
 
 async def test_an_environment_is_removed_through_the_api_as_by_worktree_remove(stack: Stack, repo: Path) -> None:
