@@ -179,7 +179,8 @@ class MessageWorkflow:
             await self._reply(agent_texts.after_failed_setup(resolution.branch or ""), key=setup_failed_key(
                 resolution.environment_id, self._message.platform, self._message.conversation_id))
         if queued.outcome == "queued" and queued.ahead:
-            await self._reply(agent_texts.queued(queued.ahead))
+            here = conversation_key(self._message.platform, self._message.conversation_id)
+            await self._reply(agent_texts.queued(queued.ahead, queued.waiting_for, here))
         elif queued.outcome == "gone":
             await self._reply(agent_texts.worktree_going())
         elif queued.tell_no_agent and (told_first or not self._replies):

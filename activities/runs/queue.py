@@ -21,6 +21,7 @@ from isolator.contracts.agent import (
     RunRequest,
     StopReport,
     StopRequest,
+    WaitingRequest,
     no_agent_key,
     setup_failed_key,
 )
@@ -111,7 +112,18 @@ class AgentRunActivities:
                    FROM isolation_environments WHERE id = $1""",
                 request.environment_id, setup_failed_key(request.environment_id, request.platform,
                                                          request.conversation_id)) or False
+            if queued.ahead:
+                queued.waiting_for = await self._request_ahead(request.environment_id)
         return queued
+
+    async def _request_ahead(self, environment_id: str) -> WaitingRequest | None:
+        """The request a run of the worktree waits on (its run holds the queue until it is answered), if any."""
+        row = await self.pool.fetchrow(
+            """SELECT a.code, a.summary, a.platform || ':' || a.conversation_id AS conversation
+               FROM approvals a JOIN agent_runs r ON r.id = a.run_id
+               WHERE a.environment_id = $1 AND a.state = 'pending' AND r.status IN ('running', 'waiting')
+               ORDER BY a.created_at LIMIT 1""", environment_id)
+        return WaitingRequest(row["code"], row["summary"], row["conversation"]) if row is not None else None
 
     async def _question_it_answers(self, request: QueueRunInput) -> str | None:
         """The question its sender was asked in this conversation and has not answered, if any: the request is

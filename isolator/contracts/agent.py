@@ -60,6 +60,15 @@ class RunRequest:
 
 
 @dataclass
+class WaitingRequest:
+    """A request of the run ahead that waits for a person's answer (docs/approvals.md): it holds the queue."""
+
+    code: str
+    summary: str  # "the call Bash `git push`", "the run's budget ($2)"
+    conversation: str  # platform:conversation_id where it was asked
+
+
+@dataclass
 class Queued:
     """What the environment workflow did with a message. "no_agent": none is configured, the
     message was only isolated; "gone": the environment is being removed."""
@@ -71,6 +80,7 @@ class Queued:
     tell_no_agent: bool = False
     # "queued" in a worktree whose set-up failed, and this conversation not yet told: said once (setup_failed_key)
     tell_setup_failed: bool = False
+    waiting_for: WaitingRequest | None = None  # "queued" behind a run that waits for a person's answer
 
 
 def setup_failed_key(environment_id: str, platform: str, conversation_id: str) -> str:

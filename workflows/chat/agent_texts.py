@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from isolator.contracts.agent import StopReport
+from isolator.contracts.agent import StopReport, WaitingRequest
 from isolator.contracts.setup import RunLine
 from workflows.chat.texts import quoted_safely
 
@@ -12,7 +12,14 @@ def agent_running(branch: str) -> str:
             "to stop it and remove the worktree.")
 
 
-def queued(ahead: int) -> str:
+def queued(ahead: int, waiting_for: WaitingRequest | None = None, conversation: str = "") -> str:
+    """Where a message waits: behind `ahead` runs, the first of which may wait for a person's answer
+    (`conversation`, the message's, is not named when the request was asked there)."""
+    if waiting_for is not None:
+        where = "" if waiting_for.conversation == conversation else f", asked in {waiting_for.conversation}"
+        after = "" if ahead <= 1 else f", after {ahead - 1} more"
+        return (f"Queued: the run ahead waits for an answer to {waiting_for.summary} (code `{waiting_for.code}`"
+                f"{where}). Answering it lets this message run{after}.")
     runs = "1 run comes" if ahead == 1 else f"{ahead} runs come"
     return f"Queued: the agent works on one message at a time in this worktree, and {runs} first."
 
