@@ -18,7 +18,7 @@ import shutil
 import signal
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -75,19 +75,22 @@ async def run_user_program(
     argv: list[str], cwd: Path, env: dict[str, str], timeout_seconds: float, *,
     on_output: OnChunk, on_error: OnChunk | None = None, stdin: bytes | Feed | None = None,
     on_start: Callable[[int], None] | None = None, writable_paths: Sequence[Path] = (),
+    readable_paths: Sequence[Path] = (), config_files: Mapping[Path, Path] | None = None,
     after: Awaitable[object] | None = None,
 ) -> Finished:
     """Run `argv` in the sandbox with `stdin` written and closed (or, a Feed, written by it as long as it
     likes: a conversation with the program); standard output (and standard
     error, unless `on_error` takes it) is handed to `on_output` chunk by chunk as it arrives; a slow
     handler slows the program down rather than filling memory. `on_start` gets the process group id.
-    `writable_paths`: folders outside the worktree it may write (the agent's home, a session folder).
+    `writable_paths`: folders outside the worktree it may write (a session folder); `readable_paths`
+    and `config_files`: what its program and the operator's configuration add to its view (bubblewrap.py).
     `after`: the program starts only once it is done; the sandbox is made meanwhile (when it
     raises, the program never starts and the error is raised here)."""
     started = time.monotonic()
     _check_program(argv[0], cwd, env)  # inside the sandbox, only bubblewrap could say so, less clearly
     try:
-        async with bubblewrap.sandboxed_run(argv, cwd, env, writable_paths) as run, limits.for_run() as limited:
+        async with bubblewrap.sandboxed_run(argv, cwd, env, writable_paths, readable_paths, config_files) as run, \
+                limits.for_run() as limited:
             try:
                 finished = await _run(run.argv, cwd, run.env, timeout_seconds, on_output, on_error, stdin,
                                       on_start, limited, spare_leader=run.sandboxed, after=after)
