@@ -26,7 +26,7 @@ from activities.git.working_trees import Changes, StagedTree, WorkingTree, chang
 from activities.runs.agents import DRIVERS, Driver
 from activities.runs.agents.base import AgentError, GaveUp, Reader, SessionLost, Turn, Usage
 from activities.runs.agents.claude_permissions import PermissionRelay
-from activities.runs.agents.configs import agent_folder, conversations_folder
+from activities.runs.agents.configs import agent_place
 from activities.runs.approvals import ApprovalRecords
 from activities.runs.budget import raised_today
 from activities.runs.answer import AnswerStream
@@ -36,9 +36,7 @@ from activities.runs.processes import RunProcesses
 from activities.runs.records import Capture, RunRecords
 from activities.runs.sessions import AgentSessions, Session, renews_in
 from activities.runs.verbosity import shows_steps_only
-from activities.sandbox.bubblewrap import sandboxed
-from activities.sandbox.user_programs import CannotStart, run_user_program, user_environment
-from activities.sandbox.view import program_folders
+from activities.sandbox.user_programs import CannotStart, run_user_program
 from isolator.contracts.agent import AgentRunReport
 from isolator.contracts.approvals import ApprovalAsk
 from isolator.contracts.environment import AgentRunInput
@@ -149,10 +147,8 @@ class AgentActivities:
                                     f"The rest of the answer is in the run's record: `GET /api/runs/{run.run_id}`.")
                 if ending.status == "waiting":
                     nonlocal waiting
-                    plans = conversations_folder("claude", self.settings.agent_sessions_dir / session.id) / "plans" \
-                        if session is not None else None
-                    waiting = await self.approvals.ask_person(request, relay, reader.usage.cost_usd or 0.0,
-                                                              started_at, plans)
+                    waiting = await self.approvals.ask_person(request, relay, reader.usage.cost_usd or 0.0, started_at,
+                                                              session and self.settings.agent_sessions_dir / session.id)
                 await self._record(run.run_id, platform, conversation_id, driver, session, reader, ending, changes)
 
             # A `/stop` that arrives once the agent has ended is too late: cut halfway, the wrap-up left the
@@ -189,14 +185,7 @@ class AgentActivities:
             "ISOLATOR_MESSAGE": run.text, "ISOLATOR_PLATFORM": platform, "ISOLATOR_CONVERSATION": conversation_id,
             "ISOLATOR_RUN_ID": run.run_id, **invocation.env,
         }
-        # Its own configuration folder (the operator's files in it, read-only) and an empty HOME of its own.
-        folder = agent_folder(driver.name, session_dir, self.settings.agent_home, sandboxed())
-        variables.update(folder.env)
-        if driver.name != "command":
-            self.settings.agent_home.mkdir(parents=True, exist_ok=True)
-            variables["HOME"] = str(self.settings.agent_home)
-        environment_variables = user_environment(variables)
-        program = program_folders([invocation.argv[0], *run.plan.argv[1:]], environment_variables)
+        place = agent_place(driver.name, invocation.argv, run.plan.argv, session_dir, self.settings.agent_home, variables)
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         errors.new_turn()
         silence = Silence(answer)
@@ -222,11 +211,10 @@ class AgentActivities:
         watching = asyncio.create_task(silence.watch())
         try:
             finished = await run_user_program(
-                invocation.argv, turn.worktree, environment_variables, run.plan.timeout_minutes * 60.0,
+                invocation.argv, turn.worktree, place.env, run.plan.timeout_minutes * 60.0,
                 on_output=on_output, on_error=errors.add, stdin=invocation.stdin,
-                on_start=lambda group: self.processes.record(run.run_id, group),
-                writable_paths=[session_dir, *folder.writable], readable_paths=program,
-                config_files=folder.config_files, after=before,
+                on_start=lambda group: self.processes.record(run.run_id, group), writable_paths=place.writable,
+                readable_paths=place.readable, config_files=place.config_files, after=before,
             )
         finally:
             await stop_tasks(watching)
