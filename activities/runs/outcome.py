@@ -20,6 +20,8 @@ ADVICE = {
     "overloaded": "The model API is overloaded: {detail}. Try again in a few minutes.",
     "api": "The model API failed or could not be reached: {detail}. Try again; if it persists, check the "
            "API's address ({address}) and the network.",
+    "refused": "The agent was stopped: it kept asking for {detail}, which the sandbox refuses. An operator can "
+               "allow it with SANDBOX_ALLOWED_HOSTS (docs/sandbox.md).",
     "turn_limit": "The agent reached its turn limit: {detail}. Send a follow-up to let it go on, or raise its "
                   "limit in AGENT_ARGS.",
     "budget": "Stopped by the budget: {detail}.",

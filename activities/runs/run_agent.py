@@ -34,6 +34,7 @@ from activities.runs.outcome import Ending
 from activities.runs.output import RunLog, Silence, keep_flushing, stop_tasks, to_its_end
 from activities.runs.processes import RunProcesses
 from activities.runs.records import Capture, RunRecords
+from activities.runs.refusals import hear_refusals
 from activities.runs.sessions import AgentSessions, Session, renews_in
 from activities.runs.verbosity import shows_steps_only
 from activities.sandbox.user_programs import CannotStart, run_user_program
@@ -190,6 +191,7 @@ class AgentActivities:
         errors.new_turn()
         silence = Silence(answer)
         limit = self.settings.agent_max_cost_usd
+        hear_refusals(answer, reader)  # what its sandbox refuses it is said at once (activities/runs/refusals.py)
 
         async def on_output(chunk: bytes) -> None:
             text = decoder.decode(chunk)

@@ -7,8 +7,9 @@ on each loopback port the operator allowed, and pipes every connection to a Unix
 proxy, whose folder is bound into the sandbox. The proxy, outside, reads the request (`CONNECT
 host:port`, or a plain-http request in absolute form), resolves the host, applies the allow-list
 (isolator/egress_rules.py), and connects to the very address it checked: a second lookup could be
-answered differently (DNS rebinding). A refusal is a 403 to the program and a log line naming the
-host, so that an operator sees what to allow. The proxy lives as long as its run.
+answered differently (DNS rebinding). A refusal is a 403 to the program, a log line naming the
+host, so that an operator sees what to allow, and a `Refusal` handed to whoever listens for its run
+(the agent's run says it in its conversation: activities/runs/refusals.py). The proxy lives as long as its run.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import logging
 import socket
 import tempfile
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -36,6 +38,17 @@ CONNECT_SECONDS = 30.0
 NO_PROXY = "localhost,127.0.0.1,::1"  # loopback stays in the sandbox: the bridge serves the allowed ports there
 
 
+@dataclass(frozen=True)
+class Refusal:
+    host: str
+    port: int
+    reason: str  # the allow-list's words: "not on the allow-list"
+
+
+# Who hears of a run's refusals besides the log: set by the run, for its own task, before its program starts.
+refusals_heard_by: ContextVar[Callable[[Refusal], None] | None] = ContextVar("refusals_heard_by", default=None)
+
+
 @dataclass
 class Egress:
     """One run's proxy: its sockets' folder, and what the sandbox needs to use it."""
@@ -45,6 +58,8 @@ class Egress:
     routes: list[tuple[int, str]] = field(default_factory=list)  # (port inside, socket's name)
     servers: list[asyncio.AbstractServer] = field(default_factory=list)
     connections: set[asyncio.Task[None]] = field(default_factory=set)
+    # Its run's listener, read when the proxy opens, in the run's own task (its connections' tasks are not).
+    listener: Callable[[Refusal], None] | None = field(default_factory=refusals_heard_by.get)
 
     def wrap(self, argv: list[str]) -> list[str]:
         """`argv`, started by the bridge."""
@@ -151,6 +166,8 @@ async def _reach(egress: Egress, host: str, port: int,
     if verdict.address is None:
         log.warning("sandbox egress refused %s:%d (run in %s): %s; an operator can allow it in "
                     "SANDBOX_ALLOWED_HOSTS", host, port, egress.label, verdict.reason)
+        if egress.listener is not None:
+            egress.listener(Refusal(host, port, verdict.reason))
         await _answer(client, 403, "Forbidden", f"isolator's sandbox refused {host}:{port}: {verdict.reason}. "
                       "An operator can allow it with SANDBOX_ALLOWED_HOSTS.\n")
         return None

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
+from activities.sandbox.egress_proxy import Refusal
 from activities.sandbox.user_programs import Feed
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
 # What went wrong, in the terms of the person using the agent; "session" is handled by the run
 # (one more try in a new session) and never reaches them.
-ErrorKind = Literal["auth", "rate_limit", "overloaded", "api", "turn_limit", "budget", "session", "other"]
+ErrorKind = Literal["auth", "rate_limit", "overloaded", "api", "refused", "turn_limit", "budget", "session", "other"]
 
 
 @dataclass
@@ -98,6 +99,7 @@ class LineReader:
         self.usage = Usage()
         self.error: AgentError | None = None
         self.did: list[str] = []
+        self.refused: list[Refusal] = []  # what the sandbox refused it more than once (activities/runs/refusals.py)
 
     def feed(self, text: str) -> list[str]:
         *lines, self.partial = (self.partial + text).split("\n")

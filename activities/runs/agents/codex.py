@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from activities.runs.agents.base import (AgentError, Invocation, LineReader, Turn, Usage, last_words,
+from activities.runs.agents.base import (AgentError, GaveUp, Invocation, LineReader, Turn, Usage, last_words,
                                          relative, short)
 
 UNKNOWN_SESSION = "no rollout found"
@@ -58,8 +58,14 @@ class Reader(LineReader):
             )
         elif kind == "turn.failed":
             self.error = classify(str((event.get("error") or {}).get("message") or "the turn failed"))
-        elif kind == "error" and self.error is None:
-            self.error = classify(str(event.get("message") or "error"))
+        elif kind == "error":
+            error = classify(str(event.get("message") or "error"))
+            if error.kind == "api" and self.refused:
+                # It reconnects to what the sandbox refuses, for minutes if its retries allow: no retry can help.
+                refused = self.refused[-1]
+                self.error = AgentError("refused", f"`{refused.host}:{refused.port}` ({refused.reason})")
+                raise GaveUp(error.detail)
+            self.error = self.error or error
         return []
 
     def _item(self, item: dict) -> list[str]:
