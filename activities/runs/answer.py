@@ -93,7 +93,10 @@ class AnswerStream:
         await self.arrived.wait()
         await asyncio.sleep(FIRST_OUTPUT_GATHER_SECONDS)
         while True:
-            await self.flush()
+            # A send cut halfway (the platform took the post, its record not yet written) would leave the
+            # message unknown to this stream: the end's update would then be taken for that post again and
+            # dropped. So a send in flight finishes; `finish` waits for it (the lock) and updates the message.
+            await asyncio.shield(self.flush())
             await asyncio.sleep(self.interval)
 
     async def flush(self) -> None:

@@ -98,8 +98,9 @@ class Ending:
         self.status = "stopped"
 
     def waits_for_answer(self, kind: str) -> None:
-        """It asked a person (docs/approvals.md): the turn ended without the call, and the next run goes on."""
-        self.status, self.asking, self.error = "waiting", kind, None
+        """It asked a person (docs/approvals.md): the turn ended without the call, and the next run goes on.
+        The agent's exit code is its interrupt's, no failure: none is kept."""
+        self.status, self.asking, self.error, self.exit_code = "waiting", kind, None, None
 
     def service_restarted(self) -> None:
         """Its worker shut down (the service stopping or restarting), not a `/stop`."""

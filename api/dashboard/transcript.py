@@ -17,6 +17,13 @@ from pathlib import PurePosixPath
 # Event types of Claude Code's `--output-format stream-json` and of `codex exec --json`; a log with none
 # of them is no event stream.
 CLAUDE_EVENTS = ("system", "assistant", "user", "result")
+# How Claude Code words the interrupt that the run's permission relay answers a call with when a person must
+# answer it first (activities/runs/agents/claude_permissions.py): as if a person had refused the call. In
+# this service nobody else interrupts Claude Code, so it is a pause, shown as one.
+INTERRUPTED = "The user doesn't want to proceed with this tool use"
+HELD = "Waits for a person's answer: the run paused here (Asked, above)."
+PAUSED = "Paused: a person's answer is asked for (Asked, above); the next run goes on with it."
+DIAGNOSTIC = "[ede_diagnostic]"  # Claude Code's own diagnostics of how a turn ended: never its answer
 CODEX_EVENTS = ("item.completed", "turn.completed", "turn.failed")
 EDIT_TOOLS = ("Write", "Edit", "MultiEdit")
 SUMMARY_CHARS = 160
@@ -39,6 +46,7 @@ class Entry:
     path: str = ""  # the file an edit tool wrote
     result: str | None = None  # a tool's answer; None until it comes
     failed: bool = False
+    held: bool = False  # a call that waits for a person's answer: its result says so
 
     def as_json(self) -> dict[str, object]:
         return asdict(self)
@@ -60,7 +68,8 @@ def transcript(log: str, worktree: str | None = None) -> Transcript:
     calls: dict[str, Entry] = {}
     for entry in entries:
         if entry.kind == "result" and entry.tool_id in calls:
-            calls[entry.tool_id].result, calls[entry.tool_id].failed = entry.text, entry.failed
+            call = calls[entry.tool_id]
+            call.result, call.failed, call.held = entry.text, entry.failed, entry.held
             continue
         if entry.kind == "tool":
             calls[entry.tool_id] = entry
@@ -110,9 +119,21 @@ def _entries_of(event: dict, worktree: str | None) -> list[Entry]:
         elif kind == "assistant" and block.get("type") == "tool_use":
             entries.append(_call(block, worktree))
         elif kind == "user" and block.get("type") == "tool_result":
-            entries.append(Entry("result", _text_of(block.get("content")), tool_id=str(block.get("tool_use_id", "")),
-                                 failed=bool(block.get("is_error"))))
+            tool_id, text = str(block.get("tool_use_id", "")), _text_of(block.get("content"))
+            if _interrupted(event, tool_id, text):
+                entries.append(Entry("result", HELD, tool_id=tool_id, held=True))
+            else:
+                entries.append(Entry("result", text, tool_id=tool_id, failed=bool(block.get("is_error"))))
     return entries
+
+
+def _interrupted(event: dict, tool_id: str, text: str) -> bool:
+    """A call the relay held for a person: Claude Code says it did not run it (`user-rejected`), in its
+    interrupt's words (a call a rule refused carries the rule's reason instead)."""
+    meta = event.get("tool_result_meta") if isinstance(event.get("tool_result_meta"), list) else []
+    rejected = any(isinstance(item, dict) and item.get("id") == tool_id
+                   and item.get("non_execution_kind") == "user-rejected" for item in meta)
+    return rejected and text.startswith(INTERRUPTED)
 
 
 def _codex_entries_of(event: dict, worktree: str | None) -> list[Entry]:
@@ -154,10 +175,12 @@ def _system(event: dict) -> list[Entry]:
 
 
 def _result(event: dict) -> Entry:
+    if event.get("terminal_reason") == "aborted_tools":  # the turn ended at the relay's interrupt
+        return Entry("note", PAUSED)
     failed = bool(event.get("is_error")) or str(event.get("subtype", "")).startswith("error")
     text = event.get("result") if isinstance(event.get("result"), str) else ""
     if not text.strip() and isinstance(event.get("errors"), list):
-        text = "\n".join(str(error) for error in event["errors"])
+        text = "\n".join(str(error) for error in event["errors"] if not str(error).startswith(DIAGNOSTIC))
     return Entry("answer", text.strip() or ("The agent ended with an error." if failed else ""), failed=failed)
 
 
@@ -207,10 +230,11 @@ def patch_by_file(patch: str) -> dict[str, str]:
 
 
 def edits_by_file(entries: list[Entry]) -> dict[str, str]:
-    """Each file an edit tool wrote without failing, with all its diffs in order (each file's capped)."""
+    """Each file an edit tool wrote (not failing, not held for a person), with all its diffs in order (each
+    file's capped)."""
     edits: dict[str, str] = {}
     for entry in entries:
-        if entry.kind == "tool" and entry.path and not entry.failed:
+        if entry.kind == "tool" and entry.path and not entry.failed and not entry.held:
             edits[entry.path] = (edits[entry.path] + "\n" if entry.path in edits else "") + entry.diff
     return {path: diff if len(diff) <= DIFF_CHARS else diff[:DIFF_CHARS] + "\n… (cut here)"
             for path, diff in edits.items()}

@@ -112,7 +112,12 @@ class Reader(LineReader):
             name, given = self.tools.pop(block["tool_use_id"])
             text = _text_of(block.get("content"))
             failed = bool(block.get("is_error"))
-            if name in EDIT_TOOLS and given.get("file_path"):
+            if self._held(block["tool_use_id"]):
+                # The relay's interrupt, which Claude Code words as a person's refusal: the call waits instead.
+                subject = short(given.get("command") or relative(given.get("file_path") or "", self.worktree), 100)
+                call = f"`{subject}`" if name == "Bash" else f"{name} `{subject}`" if subject else f"`{name}`"
+                shown.append(f"⏸ {call} waits for a person's answer")
+            elif name in EDIT_TOOLS and given.get("file_path"):
                 path = relative(given["file_path"], self.worktree)
                 if failed:
                     shown.append(f"✗ {name} `{path}` refused: {short(text, 100)}")
@@ -129,9 +134,15 @@ class Reader(LineReader):
                     self.note(f"ran `{command}` (exit {exit_code})")
         return shown
 
+    @property
+    def _paused(self) -> bool:
+        """The relay holds a call for a person (docs/approvals.md): the turn ends at its interrupt."""
+        return self.relay is not None and self.relay.asked is not None
+
+    def _held(self, tool_use_id: str) -> bool:
+        return self._paused and self.relay.asked.tool_use_id == tool_use_id  # type: ignore[union-attr]
+
     def _result(self, event: dict) -> None:
-        if isinstance(event.get("result"), str):
-            self.result = event["result"]
         usage = event.get("usage") or {}
         self.usage = Usage(
             input_tokens=int(usage.get("input_tokens") or 0), output_tokens=int(usage.get("output_tokens") or 0),
@@ -139,6 +150,10 @@ class Reader(LineReader):
             cache_write_tokens=int(usage.get("cache_creation_input_tokens") or 0),
             cost_usd=float(event["total_cost_usd"]) if event.get("total_cost_usd") is not None else None,
         )
+        if self._paused:
+            return  # whatever the CLI calls this end (an error, with its diagnostics), it is a pause: no answer
+        if isinstance(event.get("result"), str):
+            self.result = event["result"]
         subtype = event.get("subtype") or ""
         # An API error ends with `is_error` while `subtype` still says "success": both are read.
         if event.get("is_error") or subtype.startswith("error"):
@@ -149,7 +164,7 @@ class Reader(LineReader):
         stderr = "\n".join(stderr_tail)
         if UNKNOWN_SESSION in stderr or UNKNOWN_SESSION in (self.result or ""):
             self.error = AgentError("session", UNKNOWN_SESSION)
-        elif self.error is None and exit_code not in (0, None) and self.result is None:
+        elif self.error is None and exit_code not in (0, None) and self.result is None and not self._paused:
             self.error = AgentError("other", last_words(stderr_tail) or f"exit code {exit_code}")
 
 
