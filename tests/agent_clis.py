@@ -47,7 +47,7 @@ def use_fake_openai(monkeypatch: pytest.MonkeyPatch, api: FakeOpenAiApi, codex_h
     (codex_home / "config.toml").write_text(f'''model = "{MODEL}"
 model_provider = "fake"
 approval_policy = "never"
-sandbox_mode = "danger-full-access"
+sandbox_mode = "workspace-write"
 
 [model_providers.fake]
 name = "fake"

@@ -4,6 +4,7 @@ Real git, PostgreSQL and Temporal, through the test adapter."""
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from tests.agent_clis import codex_binary, use_fake_openai
 from tests.agent_runs import finished_run, replies_when
 from tests.conftest import Stack
+from tests.fakes.model_api import run, text, write
 from tests.fakes.openai_api import FakeOpenAiApi
 
 
@@ -55,3 +57,22 @@ async def test_a_model_api_the_sandbox_refuses_is_said_at_once_and_ends_the_run(
     # What Codex looks for once at every start and does without is left to the worker's log.
     assert not any("chatgpt.com" in text or "github.com" in text for text in final), final
     assert openai.calls == [], "refused before any connection"
+
+
+async def test_codex_with_its_users_usual_configuration_writes_files_in_the_sandbox(
+    stack: Stack, repo: Path, openai: FakeOpenAiApi
+) -> None:
+    # Its users' configuration (tests/agent_clis.py): Codex's own sandbox on (workspace-write), nobody asked (never).
+    assert 'sandbox_mode = "workspace-write"' in (stack.tmp_path / "codex-home" / "config.toml").read_text()
+    await stack.register(repo)
+    conversation = f"usual-{uuid.uuid4().hex[:6]}"
+    openai.then(write("src/relay.txt", "relayed"), run("cat src/relay.txt"), text("Wrote src/relay.txt."))
+    created = (await stack.say(conversation, "write src/relay.txt"))["result"]
+    record = await finished_run(stack, created["agentRunId"])
+    final = await replies_when(stack, conversation, lambda texts: "— " in texts[-1])
+    assert record["status"] == "done", final[-1]
+    outputs = [item for call in openai.calls for item in call.body.get("input", [])
+               if str(item.get("type", "")).endswith("_call_output")]
+    assert outputs and not any("Failed to write" in json.dumps(item) for item in outputs), outputs
+    assert (Path(created["workingPath"]) / "src" / "relay.txt").read_text().strip() == "relayed"
+    assert "• wrote `src/relay.txt`\n• ran `cat src/relay.txt` (exit 0)" in final[-1], final[-1]

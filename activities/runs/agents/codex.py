@@ -10,14 +10,21 @@ from pathlib import Path
 
 from activities.runs.agents.base import (AgentError, GaveUp, Invocation, LineReader, Turn, Usage, last_words,
                                          relative, short)
+from activities.sandbox.bubblewrap import sandboxed
 
+# Codex's own sandbox (bubblewrap, in a user namespace of its own) cannot start inside isolator's, where no
+# program may make one ("bwrap: setting up uid map: Operation not permitted"): with its users' usual
+# `sandbox_mode = "workspace-write"` every write ("Failed to write file") and command would fail. In
+# isolator's sandbox, which is what keeps it to its worktree, it runs without its own, as Claude Code runs
+# in bypassPermissions; AGENT_ARGS come after and win. Unconfined (SANDBOX=off) its own settings apply.
+OWN_SANDBOX_OFF = ["-c", 'sandbox_mode="danger-full-access"']
 UNKNOWN_SESSION = "no rollout found"
 CHANGE_KINDS = {"add": "Wrote", "update": "Edited", "delete": "Deleted"}
 
 
 def invocation(program: list[str], turn: Turn) -> Invocation:
     # Options (a model, `-c` settings) are not remembered by a resumed thread: given on every turn.
-    argv = [*program[:1], "exec", "--json", *program[1:]]
+    argv = [*program[:1], "exec", "--json", *(OWN_SANDBOX_OFF if sandboxed() else []), *program[1:]]
     if turn.session_id:
         argv += ["resume", turn.session_id]
     # Its sessions and logs go to CODEX_HOME, its conversation's folder (activities/runs/agents/configs.py).
