@@ -6,6 +6,7 @@ redeliveries, and a check suite and a workflow run reporting the same head, star
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from datetime import timedelta
 
@@ -16,7 +17,9 @@ with workflow.unsafe.imports_passed_through():
     from isolator.contracts.agent import QueueRunInput
     from isolator.contracts.message import ReplyInput
     from isolator.contracts.pr_loop import (
+        CiFailure,
         CiRecord,
+        CiState,
         FeedbackEvent,
         LoopDecision,
         PullRequestLoopInput,
@@ -37,6 +40,8 @@ with workflow.unsafe.imports_passed_through():
 _LONGEST_LOOK = timedelta(seconds=30)
 # From this version a green head after fixes is said in the PR's own conversation too, when it works there.
 PASSED_IN_PR_CONVERSATION = "ci-passed-said-in-the-prs-conversation"
+# From this version `/fix-ci` reads the head's state and its failure at once.
+READS_CI_AT_ONCE = "fix-ci-reads-ci-at-once"
 
 
 @workflow.defn
@@ -86,14 +91,22 @@ class PullRequestLoopWorkflow:
         """`/fix-ci`: the PR's head now, red, goes to the agent whoever pushed it and whatever the count."""
         event = loop.event
         assert event.head_sha is not None
-        state = await pr_loop.read_ci_state(event)
-        if state != "red":
-            return LoopDecision("ignored", texts.not_red(event.head_sha, state))
-        failure = await pr_loop.read_ci_failure(event)
+        failure = await self._failure_if_red(event)
+        if not isinstance(failure, CiFailure):
+            return LoopDecision("ignored", texts.not_red(event.head_sha, failure))
         attempt = await pr_loop.count_fix_attempt(CiRecord(work.codebase_id, work.branch, event.head_sha))
         most = max(attempt, loop.max_attempts)
         said = texts.fixing(event.head_sha, [check.name for check in failure.checks], attempt, most)
         return await self._hand_to_agent(work, ci_failure_message(failure, attempt, most), said)
+
+    async def _failure_if_red(self, event: FeedbackEvent) -> CiFailure | CiState:
+        """What failed on the head when it is red, else its state. Both are read at once: a person waits
+        for the run (runs before READS_CI_AT_ONCE read the failure once the state said red)."""
+        if workflow.patched(READS_CI_AT_ONCE):
+            state, failure = await asyncio.gather(pr_loop.read_ci_state(event), pr_loop.read_ci_failure(event))
+            return failure if state == "red" else state
+        state = await pr_loop.read_ci_state(event)
+        return await pr_loop.read_ci_failure(event) if state == "red" else state
 
     async def _base_moved(self, loop: PullRequestLoopInput) -> LoopDecision:
         """A push to the default branch: each PR of ours on it is looked at, in a loop of its own."""
