@@ -33,6 +33,7 @@ ANSWERS = {
     "plan": ("approve", "revise"),
     "budget": ("continue", "stop"),
 }
+OPERATOR = "the operator (from the dashboard)"  # who answered, as the answer records it and the agent is told
 _STATE_WORDS = {"allowed": "allowed", "denied": "denied", "answered": "answered", "timed_out": "timed out",
                 "stopped": "ended (by /stop, a removal, or its run's end)"}
 
@@ -59,11 +60,28 @@ async def answer_press(pool: asyncpg.Pool, client: Client, settings: Settings, p
         return PressOutcome("already", _already(row))
     if not may_answer(settings, row["platform"], press.user, row["requested_by"]):
         return PressOutcome("refused", "Only the person who started this run, or an admin, may answer it.")
+    return await _answer(pool, client, row, Decision(str(row["id"]), press.choice, press.name or press.user,
+                                                     press.option, press.reason))
+
+
+async def answer_as_operator(pool: asyncpg.Pool, client: Client, code: str, choice: str, option: int | None = None,
+                             text: str = "") -> PressOutcome:
+    """An answer from the dashboard: whoever is logged in there is an operator, who may answer any request
+    (docs/dashboard.md); it is recorded as the operator's, from the dashboard."""
+    row = await pool.fetchrow("SELECT * FROM approvals WHERE code = $1", code)
+    if row is None:
+        return PressOutcome("unknown", f"There is no request `{code}`.")
+    if row["state"] != "pending":
+        return PressOutcome("already", _already(row))
+    return await _answer(pool, client, row, Decision(str(row["id"]), choice, OPERATOR, option, text))
+
+
+async def _answer(pool: asyncpg.Pool, client: Client, row: asyncpg.Record, decision: Decision) -> PressOutcome:
+    """The answer given to the environment's workflow, which alone decides (the first answer wins)."""
     answers = ANSWERS.get(row["kind"], ())  # a daily budget's raise is a record, never asked
-    if press.choice not in answers:
-        return PressOutcome("refused", f"`{press.choice}` does not answer this request; its answers are "
+    if decision.choice not in answers:
+        return PressOutcome("refused", f"`{decision.choice}` does not answer this request; its answers are "
                                        + ", ".join(f"`{choice}`" for choice in answers) + ".")
-    decision = Decision(str(row["id"]), press.choice, press.name or press.user, press.option, press.reason)
     try:
         taken = await client.get_workflow_handle(environment_workflow_id(str(row["environment_id"]))).execute_update(
             "answer_approval", decision, result_type=DecisionTaken)
@@ -75,7 +93,7 @@ async def answer_press(pool: asyncpg.Pool, client: Client, settings: Settings, p
     except WorkflowUpdateFailedError:  # the environment's workflow ended meanwhile
         return PressOutcome("already", "This request no longer waits: its worktree is gone.")
     if not taken.taken:
-        refreshed = await pool.fetchrow("SELECT * FROM approvals WHERE code = $1", press.code)
+        refreshed = await pool.fetchrow("SELECT * FROM approvals WHERE code = $1", row["code"])
         return PressOutcome("already", _already(refreshed) if refreshed["state"] != "pending" else taken.detail)
     return PressOutcome("taken", taken.detail)
 

@@ -15,6 +15,8 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from api.dashboard.access import Refused, Session, actor, viewer
+from api.approvals import OPERATOR
+from api.dashboard.answers import request_view
 from api.dashboard.live import FINAL, RunListener, offsets
 from api.dashboard.rendering import HEADERS, PageRoute, render, templates
 from api.dashboard.transcript import Transcript, patch_by_file, transcript
@@ -118,22 +120,7 @@ async def run_page(
     read.edits = _diffs(run, read)
     asked = await pool.fetch("SELECT * FROM approvals WHERE run_id = $1 ORDER BY created_at", run_id)
     return render(request, session, "run.html", run=run, live=live, facts=facts(run), log_at=log_at, transcript=read,
-                  approvals=[_approval(row) for row in asked])
-
-
-def _approval(row: asyncpg.Record) -> dict[str, str]:
-    """A request the run made of a person, and its answer: who gave it, when (docs/approvals.md)."""
-    answer = {"pending": "waiting for an answer", "timed_out": "no answer in time: denied",
-              "stopped": "ended (by /stop, the removal, or Stop)"}.get(row["state"], row["state"])
-    if row["answered_by"]:
-        answer += f" by {row['answered_by']}"
-    if row["answered_at"]:
-        answer += f" at {at(row['answered_at'])}"
-    if row["answer_text"]:
-        answer += f": “{row['answer_text']}”"
-    subject = (row["tool_input"] or {}).get("command") or (row["tool_input"] or {}).get("file_path") or ""
-    return {"code": row["code"], "kind": row["kind"], "summary": row["summary"], "subject": str(subject)[:300],
-            "asked": at(row["created_at"]), "answer": answer, "state": row["state"]}
+                  approvals=[request_view(row, at) for row in asked], operator=OPERATOR)
 
 
 @router.get("/runs/{run_id}/log", include_in_schema=False)
