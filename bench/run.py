@@ -86,6 +86,7 @@ async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | N
     with_agent = make_repository(repositories / "with-agent", files=50, folders=1)
     real_cli = make_repository(repositories / "real-cli", files=50, folders=1)
     loop = make_repository(repositories / "loop", files=50, folders=1)
+    fix_ci = make_repository(repositories / "fix-ci", files=50, folders=1)
     asking = approvals.ask_before_touch(make_repository(repositories / "asking", files=50, folders=1))
     figures: list[Figure] = []
     async with running_stack(work, trees, database_url, temporal_address) as stack:
@@ -118,6 +119,8 @@ async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | N
             ("approvals", lambda: approvals.allow_to_resume(stack, asking_codebase, asking,
                                                             max(5, sizes.hand_off_runs // 4))),
             ("pull-request loop", lambda: pr_loop.fix_hand_off(stack, loop, max(5, sizes.hand_off_runs // 4))),
+            ("fix-ci on a PR's first comment", lambda: pr_loop.fix_ci_first_comment(
+                stack, fix_ci, max(5, sizes.hand_off_runs // 4))),
             ("restore", lambda: restore.restore_against_add(work, trees, sizes.restore_runs)),
             ("sandbox", lambda: sandbox.overhead(trees, sizes.sandbox_runs)),
             ("agent runs", lambda: agents.many_runs(stack, agent_codebase, with_agent, sizes.many_conversations,
