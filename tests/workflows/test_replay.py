@@ -69,6 +69,10 @@ CAPTURED = {
     # captured by tests/workflows/github/test_replay_pr_loop.py, with the fake GitHub
     "pr_loop_red_ci": "PullRequestLoopWorkflow: red CI on a head the service pushed, one fix run queued",
     "pr_loop_review": "PullRequestLoopWorkflow: a review, its run waited for, a reply in its thread",
+    # captured by tests/workflows/github/test_replay_pr_commands.py, with the fake GitHub
+    "message_command_on_pr": "MessageWorkflow: `/fix-ci` as a PR's first comment shares its issue's worktree",
+    "pr_loop_fix_ci": "PullRequestLoopWorkflow: `/fix-ci`, the head's state and failure read at once, a run queued",
+    "pr_loop_green_said_on_pr": "PullRequestLoopWorkflow: the fixed head green, said in the issue and on the PR",
 }
 # Kept from runs of older workflow code, never captured again: they replay through its `patched()` branches.
 KEPT = {
