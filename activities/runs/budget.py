@@ -25,6 +25,10 @@ class BudgetActivities:
 
     @activity.defn
     async def raise_daily_budget(self, raising: BudgetRaise) -> BudgetView:
+        """Today's budget raised by the amount; with no budget set, nothing is recorded (a raise of
+        nothing would otherwise count once a budget is set later the same day)."""
+        if self.settings.agent_daily_budget_usd is None:
+            return await self.daily_budget(raising.codebase_id)
         await self.pool.execute(
             """INSERT INTO budget_raises (codebase_id, day, amount_usd, raised_by, platform, conversation_id, key)
                VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (key) DO NOTHING""",

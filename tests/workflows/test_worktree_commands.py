@@ -252,7 +252,7 @@ async def test_remove_without_a_name_removes_the_conversations_own_worktree(stac
     assert status["archive_ref"] == f"refs/isolator/archive/{row['id']}"
     assert await environment_of(stack, "remove-1") is None and await cwd_of(stack, "remove-1") is None
 
-    assert await say_one(stack, "remove-1", "/worktree remove") == worktree_texts.no_worktree_here()
+    assert await say_one(stack, "remove-1", "/worktree remove") == worktree_texts.no_worktree_here("remove")
     assert "Worktree: none (your next message makes one)" in (await say_one(stack, "remove-1", "/status")).splitlines()
 
 

@@ -58,8 +58,8 @@ async def test_why_refuses_what_it_cannot_name(stack: Stack, repo: Path) -> None
     await stack.register(repo)
     await stack.say("why-3", "work")
     assert (await why(stack, "why-3", "issue-404")).startswith("No active worktree `issue-404`")
-    usage = (await stack.say("why-3", "/worktree why"))["result"]["replies"][0]
-    assert usage.startswith("Usage: `/worktree why <name>`")
+    usage = (await stack.say("why-3", "/worktree why issue-1 issue-2"))["result"]["replies"][0]
+    assert usage.startswith("Usage: `/worktree why [name]`")
 
 
 async def test_why_finds_a_squash_merge_and_not_one_commit_more(stack: Stack, repo: Path) -> None:

@@ -21,10 +21,16 @@ def amount_of(args: list[str]) -> float | None:
 
 
 def describe(budget: BudgetView, raised_now: float | None = None, by: str = "") -> str:
-    lines = [f"Raised today's budget by ${raised_now:.2f} ({by})."] if raised_now is not None else []
+    """Today's spending against the budget; after `/budget +N`, the raise first (or that there was no
+    budget to raise, and how to set one)."""
     if budget.budget_usd is None:
-        lines.append(f"No daily budget is set (AGENT_DAILY_BUDGET_USD): ${budget.spent_usd:.2f} spent today.")
-        return "\n".join(lines)
+        spent = f"${budget.spent_usd:.2f} spent today"
+        if raised_now is None:
+            return f"No daily budget is set (AGENT_DAILY_BUDGET_USD): {spent}."
+        return (f"Nothing was raised: no daily budget is set, so there is none to add ${raised_now:.2f} to ({spent}). "
+                "To set one, start the service with AGENT_DAILY_BUDGET_USD, in dollars per codebase and UTC day "
+                "(for example `AGENT_DAILY_BUDGET_USD=20`); `/budget +10` then raises it for today.")
+    lines = [f"Raised today's budget by ${raised_now:.2f} ({by})."] if raised_now is not None else []
     total = budget.budget_usd + budget.raised_usd
     lines.append(f"Today: ${budget.spent_usd:.2f} spent of ${total:.2f} "
                  f"(AGENT_DAILY_BUDGET_USD ${budget.budget_usd:.2f}" +

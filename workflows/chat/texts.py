@@ -10,7 +10,7 @@ from workflows.chat import setup_texts
 # Chat platforms keep a message's line breaks: a paragraph is one line.
 HELP = """Commands:
 `/clone <repository-url-or-path-or-name>`: register a repository (or choose a registered one by name) and use it in this conversation
-`/status`: show this conversation's repository and worktree, and the repository's worktree count
+`/status`: show this conversation's repository and worktree (its set-up and ports), the agent's running run and the messages queued behind it, and the repository's worktree count and disk
 `/worktree create|list|remove|link|cleanup|orphans|setup|why|removed|restore`: manage worktrees (`/worktree` alone explains each)
 `/stop`: stop the agent's run for this conversation, and drop its queued messages
 `/reset`: start a new agent session: the agent forgets this conversation so far

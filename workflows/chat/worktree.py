@@ -115,7 +115,7 @@ class WorktreeCommands:
         else:
             target = self.conversation.environment
             if target is None or target.status != "active":
-                await self.reply(worktree_texts.no_worktree_here())
+                await self.reply(worktree_texts.no_worktree_here("remove"))
                 return
         tracked = next((e for e in listing.environments if e.ref.environment_id == target.id), None)
         mine = self.conversation.environment is not None and self.conversation.environment.id == target.id
@@ -178,17 +178,25 @@ class WorktreeCommands:
         await self.reply(worktree_texts.orphans(survey.orphans, missing))
 
     async def _why(self, args: list[str]) -> None:
-        if len(args) != 1:
+        if len(args) > 1 or any(arg.startswith("-") for arg in args):
             await self.reply(worktree_texts.WHY_USAGE)
             return
-        target = await environments.find_named_environment(NamedEnvironmentQuery(self.codebase.id, args[0]))
+        own = self.conversation.environment
+        if args:
+            name = args[0]
+        elif own is not None and own.status in ("active", "hibernated"):
+            name = own.branch_name  # no name: this conversation's own, as `/worktree remove` takes it
+        else:
+            await self.reply(worktree_texts.no_worktree_here("why"))
+            return
+        target = await environments.find_named_environment(NamedEnvironmentQuery(self.codebase.id, name))
         if target is None or target.status == "hibernated":  # its folder is gone: what its archive holds
-            await worktree_archives.explain_removed(args[0], self.codebase, self.reply)
+            await worktree_archives.explain_removed(name, self.codebase, self.reply)
             return
         view = await view_codebase(self.codebase, plans_cleanup=True)
         tracked = next((e for e in view.listing.environments if e.ref.environment_id == target.id), None)
         if tracked is None:
-            await self.reply(worktree_texts.unknown_worktree(args[0], self.codebase.name))
+            await self.reply(worktree_texts.unknown_worktree(name, self.codebase.name))
             return
         facts = await worktree_facts.explain_worktree(ExplainRequest(self.codebase, target.working_path,
                                                                      target.branch_name))

@@ -16,7 +16,7 @@ USAGE = """Usage:
 `/worktree cleanup merged|stale [--dry-run]`: remove merged or stale worktrees (or list what would go)
 `/worktree orphans`: worktrees git knows that nothing tracks
 `/worktree setup`: run this worktree's set-up (`.isolator.toml`) again
-`/worktree why <name>`: everything known about a worktree, and what the cleanup would do with it
+`/worktree why [name]`: everything known about this conversation's worktree, or the named one, and what the cleanup would do with it
 `/worktree removed`: removed worktrees that can still be restored
 `/worktree restore <name>`: bring a removed worktree back, with its uncommitted changes"""
 
@@ -88,8 +88,9 @@ def human_size(size: int) -> str:
     return f"{size / 2**10:.0f} KiB"
 
 
-def no_worktree_here() -> str:
-    return "This conversation has no worktree. Name one: `/worktree remove <name>` (see `/worktree list`)."
+def no_worktree_here(subcommand: str) -> str:
+    return (f"This conversation has no worktree. Name one: `/worktree {subcommand} <name>` "
+            "(see `/worktree list`).")
 
 
 def unknown_worktree(name: str, codebase: str) -> str:
@@ -195,7 +196,8 @@ def limit_reached(codebase: str, breakdown: Breakdown, stale_days: int) -> str:
     )
 
 
-WHY_USAGE = "Usage: `/worktree why <name>`, for example `/worktree why issue-42`: everything known about a worktree."
+WHY_USAGE = ("Usage: `/worktree why [name]`: everything known about this conversation's worktree, or the named "
+             "one, for example `/worktree why issue-42`.")
 
 
 def why(environment: TrackedEnvironment, facts: WorktreeFacts, verdict: str, stale_days: int,
