@@ -13,7 +13,7 @@ from isolator.cleanup_rules import breakdown, tracked_worktrees
 from isolator.contracts.cleanup import CodebaseCounts
 from isolator.contracts.codebase import Codebase
 from isolator.contracts.environment import EnvironmentsOfCodebase
-from isolator.contracts.worktree import SurveyInput
+from isolator.contracts.worktree import SurveyInput, WorktreeState
 
 
 class CodebaseViewActivities:
@@ -26,8 +26,19 @@ class CodebaseViewActivities:
         listing = await self.environments.list_environments(EnvironmentsOfCodebase(codebase.id))
         survey = await self.isolation.survey_worktrees(
             SurveyInput(codebase, tracked_worktrees(listing), measure_disk=True))
+        await self._record_disk_use(survey.states)
         return CodebaseCounts(
             breakdown(listing.environments, survey, listing.limit, listing.stale_threshold_days),
             listing.stale_threshold_days, [state.disk_bytes for state in survey.states if state.exists],
             f"{bubblewrap.current().status}\n{limits.current().status}",
         )
+
+    async def _record_disk_use(self, states: list[WorktreeState]) -> None:
+        """What `/status` counted is recorded where the dashboard reads it, so that the two say one figure."""
+        counted = [(state.environment_id, state.disk_bytes) for state in states
+                   if state.exists and state.disk_bytes is not None]
+        if counted:
+            await self.environments.pool.execute(
+                """UPDATE isolation_environments e SET disk_bytes = u.bytes, disk_measured_at = now()
+                   FROM unnest($1::uuid[], $2::bigint[]) AS u(id, bytes) WHERE e.id = u.id AND e.status = 'active'""",
+                [environment_id for environment_id, _ in counted], [size for _, size in counted])

@@ -34,6 +34,14 @@ from workflows.chat.worktree_texts import setup_ran
 router = APIRouter(route_class=PageRoute)
 
 WHY_SECONDS = 60  # the survey of a large codebase takes a while; the page says so when it takes longer
+# The worktrees this one is the restore of: a restore is a new environment, and each earlier one has its runs.
+_EARLIER = """
+WITH RECURSIVE earlier(id, removed) AS (
+  SELECT id, destroyed_at FROM isolation_environments WHERE restored_as = $1
+  UNION SELECT e.id, e.destroyed_at FROM isolation_environments e JOIN earlier ON e.restored_as = earlier.id
+)
+SELECT id FROM earlier ORDER BY removed DESC NULLS LAST
+"""
 
 
 async def _environment(pool: asyncpg.Pool, environment_id: uuid.UUID,
@@ -83,6 +91,8 @@ async def environment_page(
 ) -> Response:
     environment = await _environment(pool, environment_id, settings)
     runs = await list_runs(pool, environment=environment_id)
+    for earlier in await pool.fetch(_EARLIER, environment_id):  # newest first, as the runs are
+        runs += await list_runs(pool, environment=earlier["id"])
     # git's answer, the refusal, the disk count and the schedule are asked at once: the page waits for the slowest
     why, refused, disk, cleanup_at = await asyncio.gather(
         _why(client, settings, pool, environment),

@@ -1,6 +1,8 @@
-"""`/`: every codebase at a glance: its environments by state (active, hibernated, removal refused), its
-warm worktrees, its disk against DISK_BUDGET_GB and when the unmeasured ones will be measured, its
-runs running and queued, and its runs' cost today and this month against AGENT_DAILY_BUDGET_USD."""
+"""`/`: the runs going on now (running, waiting for a person's answer, queued), each linked with its
+conversation and how long it has been so; then every codebase at a glance: its environments by state
+(active, hibernated, removal refused), its warm worktrees, its last activity, its disk against
+DISK_BUDGET_GB (as recorded: the figure `/status` says too) and when the unmeasured ones will be measured,
+its runs, and their cost today and this month against AGENT_DAILY_BUDGET_USD."""
 
 from __future__ import annotations
 
@@ -31,6 +33,9 @@ SELECT c.id, c.name, c.default_branch, c.host,
          WHERE x.codebase_id = c.id AND r.status = 'running') AS running,
        (SELECT count(*) FROM agent_runs r JOIN isolation_environments x ON x.id = r.environment_id
          WHERE x.codebase_id = c.id AND r.status = 'queued') AS queued,
+       (SELECT count(*) FROM approvals a JOIN isolation_environments x ON x.id = a.environment_id
+         WHERE x.codebase_id = c.id AND a.state = 'pending') AS waiting,
+       (SELECT max(v.last_activity_at) FROM conversations v WHERE v.codebase_id = c.id) AS last_activity,
        (SELECT count(*) FROM warm_worktrees w WHERE w.codebase_id = c.id AND w.state = 'ready') AS warm,
        (SELECT coalesce(sum(r.cost_usd), 0)::float8 FROM agent_runs r
           JOIN isolation_environments x ON x.id = r.environment_id
@@ -42,6 +47,21 @@ FROM codebases c
 LEFT JOIN isolation_environments e ON e.codebase_id = c.id AND e.status IN ('active', 'hibernated')
 GROUP BY c.id ORDER BY c.name
 """
+
+# A run that waits for a person stays `waiting` once answered (the next run goes on): only its request's
+# state says it still waits.
+_RUNS_NOW = """
+SELECT r.id, r.status, r.message, r.platform || ':' || r.conversation_id AS conversation, r.environment_id,
+       e.branch_name, c.name AS codebase, a.summary AS asked,
+       CASE r.status WHEN 'running' THEN coalesce(r.started_at, r.queued_at) WHEN 'queued' THEN r.queued_at
+            ELSE a.created_at END AS since
+FROM agent_runs r JOIN isolation_environments e ON e.id = r.environment_id JOIN codebases c ON c.id = e.codebase_id
+LEFT JOIN approvals a ON a.run_id = r.id AND a.state = 'pending'
+WHERE r.status IN ('running', 'queued') OR (r.status = 'waiting' AND a.id IS NOT NULL)
+ORDER BY CASE r.status WHEN 'running' THEN 0 WHEN 'waiting' THEN 1 ELSE 2 END, since, r.id
+LIMIT $1
+"""
+RUNS_SHOWN = 100
 
 
 @router.get("/", include_in_schema=False)
@@ -60,8 +80,12 @@ async def overview(
     # runs' cost since midnight UTC (what AGENT_DAILY_BUDGET_USD limits) and since the month's first day
     codebases = [
         {**row, "all_active": row["active"], "active": max(0, row["active"] - refused.get(row["name"], 0)),
+         # nothing measured is no figure: not 0 KiB
+         "disk_bytes": None if row["active"] and not row["measured"] else row["disk_bytes"],
          "refused": refused.get(row["name"], 0), "budget_bytes": budget, "cost_budget": settings.agent_daily_budget_usd}
         for row in map(dict, rows)
     ]
-    return render(request, session, "overview.html", codebases=codebases, settings=settings,
-                  next_cleanup=await next_cleanup(client))
+    runs = await pool.fetch(_RUNS_NOW, RUNS_SHOWN)
+    return render(request, session, "overview.html", codebases=codebases, settings=settings, runs=runs,
+                  next_cleanup=await next_cleanup(client),
+                  any_unmeasured=any(cb["measured"] < cb["all_active"] for cb in codebases))

@@ -34,20 +34,21 @@ HEADERS = {
 
 
 def _ago(moment: datetime | None) -> str:
-    if moment is None:
-        return "never"
+    return "never" if moment is None else f"{_elapsed(moment)} ago"
+
+
+def _elapsed(moment: datetime) -> str:
+    """The time since `moment`, in its largest whole unit: `3 min`."""
     seconds = int((datetime.now(timezone.utc) - moment).total_seconds())
     for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
         if seconds >= size:
-            return f"{seconds // size} {unit} ago"
-    return f"{max(seconds, 0)} s ago"
+            return f"{seconds // size} {unit}"
+    return f"{max(seconds, 0)} s"
 
 
-def _size(size: int | None, next_cleanup: datetime | None = None) -> str:
-    """A recorded disk use; one not recorded yet says when it will be (the scheduled cleanup measures all)."""
-    if size is not None:
-        return human_size(size)
-    return "not measured yet: the next cleanup measures it" + (f", at {_when(next_cleanup)}" if next_cleanup else "")
+def _size(size: int | None) -> str:
+    """A recorded disk use; when it will be recorded is said once a page (macros.html `unmeasured`)."""
+    return human_size(size) if size is not None else "not measured yet"
 
 
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
@@ -70,7 +71,7 @@ def _when(moment: datetime | None) -> str:
 
 _environment = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
                                   undefined=jinja2.StrictUndefined)
-_environment.filters.update(ago=_ago, chat=_chat, size=_size, usd=_usd, when=_when)
+_environment.filters.update(ago=_ago, chat=_chat, elapsed=_elapsed, size=_size, usd=_usd, when=_when)
 templates = Jinja2Templates(env=_environment)
 
 

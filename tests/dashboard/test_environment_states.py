@@ -114,8 +114,10 @@ async def test_the_environment_page_measures_its_disk_and_the_others_say_when_th
     assert recorded and recorded > 0
     codebase = (await stack.api.get("/codebases/project")).text
     row = re.search(rf'<tr data-environment="{other["environmentId"]}".*?</tr>', codebase, re.S)
-    assert row is not None and "not measured yet: the next cleanup measures it" in row.group(0)
-    assert "1 not measured yet: the next cleanup measures them" in (await stack.api.get("/")).text
+    assert row is not None and ">not measured yet</td>" in row.group(0)
+    assert codebase.count("the next scheduled cleanup measures every worktree") == 1, "said once, not on every row"
+    overview = (await stack.api.get("/")).text
+    assert "1 not measured yet" in overview and "the next scheduled cleanup measures every worktree" in overview
 
 
 def test_the_merge_fact_is_worded_once_for_chat_and_the_dashboard() -> None:
