@@ -1,7 +1,8 @@
 """The repository's set-up and teardown, run in an environment's worktree on the codebase's host.
 
 Set-up: submodules (when `.gitmodules` exists and `worktree.submodules` allows), then each command
-of `[setup]` through `sh -c`, in order, as the repository's own scripts run in CI. A set-up that
+of `[setup]` through `sh -c`, in order and in one sandbox (activities/sandbox/command_lists.py), as
+the repository's own scripts run in CI. A set-up that
 runs longer than 5 s shows its progress in the conversation as one message updated in place, and
 ends with "Ready in …" or with the failed command and the last lines of its output. Teardown runs
 `[teardown]` before a removal; a failure is reported and does not keep the worktree.
@@ -18,13 +19,8 @@ from temporalio import activity
 
 from activities.chat.replies import ReplyActivities
 from activities.providers.worktree.base import default_branch_setup, fresh_base
-from activities.sandbox.user_programs import (
-    SUBMODULES,
-    Finished,
-    run_user_command,
-    set_up_argv,
-    user_environment,
-)
+from activities.sandbox.command_lists import run_user_commands
+from activities.sandbox.user_programs import SUBMODULES, user_environment
 from isolator.contracts.environment import EnvironmentRef, PortBlock
 from isolator.contracts.message import ReplyInput
 from isolator.contracts.repository import RepositorySetup
@@ -63,23 +59,19 @@ class SetupActivities:
         limit = 60.0 * (config.teardown_timeout_minutes if request.teardown else config.setup_timeout_minutes)
         progress = _Progress(self, request, commands)
         started = time.monotonic()
-        report = CommandsReport("done")
+        variables = user_environment(command_variables(request.environment, request.ports))
         async with progress.shown():
-            for number, command in enumerate(commands, start=1):
-                progress.now(number, command)
-                remaining = limit - (time.monotonic() - started)
-                finished = await self._run(command, worktree, request, max(remaining, 0.1))
-                if finished.exit_code != 0:
-                    report = CommandsReport("failed", 0.0, command, finished.exit_code, finished.tail, finished.limit)
-                    break
-                report.tail = finished.tail  # a success's output: the last command's last lines, for `/status`
+            progress.now(1, commands[0])
+            finished = await run_user_commands(commands, worktree, variables, limit,
+                                               on_command=lambda index: progress.now(index + 1, commands[index]))
+        if finished.failed is None:  # a success's output: the last command's last lines, for `/status`
+            report = CommandsReport("done", tail=finished.tail)
+        else:
+            report = CommandsReport("failed", 0.0, commands[finished.failed], finished.exit_code, finished.tail,
+                                    finished.limit)
         report.seconds = time.monotonic() - started
         await progress.end(report)
         return report
-
-    async def _run(self, command: str, worktree: Path, request: CommandsRequest, timeout: float) -> Finished:
-        variables = command_variables(request.environment, request.ports)
-        return await run_user_command(set_up_argv(command), worktree, user_environment(variables), timeout)
 
     async def tell(self, conversation: str, key: str, text: str, updates: str | None = None) -> None:
         platform, conversation_id = conversation.split(":", 1)

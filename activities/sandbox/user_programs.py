@@ -17,9 +17,8 @@ import os
 import shutil
 import signal
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import SecretStr
@@ -36,7 +35,7 @@ OUTPUT_AFTER_EXIT_SECONDS = 2.0
 TAIL_LINES = 20
 MAX_LINE = 2000  # characters kept of one line; a program that never prints a newline is cut here
 CHUNK = 1 << 16  # read at most this much at once: memory stays bounded whatever a program prints
-# The set-up step a repository with submodules gets first; every other step is its own script.
+# The set-up step a repository with submodules gets first.
 SUBMODULES = "git submodule update --init --recursive"
 
 # Variables the service holds for itself: its database, its API token, every webhook secret and bot token.
@@ -61,14 +60,12 @@ class Finished:
     exit_code: int | None  # None when it was stopped (at the time limit, or at a limit of a run's)
     timed_out: bool
     seconds: float
-    tail: list[str] = field(default_factory=list)  # the last lines of its output, standard error included
     limit: str | None = None  # the limit it was stopped at: "it used all of its 4,096 MiB of memory (…)"
 
 
 OnChunk = Callable[[bytes], Awaitable[None]]
 # Writes a program's standard input for as long as it converses with it (then the input is closed).
 Feed = Callable[[asyncio.StreamWriter], Awaitable[None]]
-OnOutput = Callable[[str], Awaitable[None]]
 
 
 async def run_user_program(
@@ -237,47 +234,6 @@ async def _exit_and_output(process: asyncio.subprocess.Process, readers: list[Aw
                 pending.cancel()
                 await asyncio.gather(pending, return_exceptions=True)
     return exit_code
-
-
-def set_up_argv(command: str) -> list[str]:
-    """A set-up step as a program: the submodules' git, or the repository's script through sh, as CI runs it."""
-    return SUBMODULES.split() if command == SUBMODULES else ["sh", "-c", command]
-
-
-async def run_user_command(
-    argv: list[str], cwd: Path, env: dict[str, str], timeout_seconds: float, on_line: OnOutput | None = None,
-) -> Finished:
-    """A set-up or teardown command: its output, standard error included, read as lines; the last
-    ones are kept for the report."""
-    lines = _Lines(on_line)
-    try:
-        finished = await run_user_program(argv, cwd, env, timeout_seconds, on_output=lines.add)
-    except CannotStart as error:  # as a shell says of a command it cannot run
-        return Finished(127, False, 0.0, [str(error)])
-    await lines.close()
-    finished.tail = list(lines.tail)
-    return finished
-
-
-class _Lines:
-    def __init__(self, on_line: OnOutput | None) -> None:
-        self.on_line = on_line
-        self.tail: deque[str] = deque(maxlen=TAIL_LINES)
-        self.partial = ""
-
-    async def add(self, chunk: bytes) -> None:
-        *lines, self.partial = (self.partial + chunk.decode(errors="replace")).split("\n")
-        if len(self.partial) > MAX_LINE:  # no newline for a long while: keep its start, drop the rest
-            lines.append(self.partial[:MAX_LINE] + " […]")
-            self.partial = ""
-        for line in lines:
-            self.tail.append(line[:MAX_LINE])
-            if self.on_line is not None:
-                await self.on_line(line[:MAX_LINE])
-
-    async def close(self) -> None:
-        if self.partial:
-            self.tail.append(self.partial[:MAX_LINE])
 
 
 async def _pump(stream: asyncio.StreamReader | None, handle: OnChunk) -> None:

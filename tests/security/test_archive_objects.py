@@ -46,7 +46,7 @@ async def everything_a_run_reads(worktree: Path, store: Path) -> str:
         chunks.append(chunk)
 
     finished = await run_user_program(["sh", "-c", script], worktree, user_environment({}), 60.0, on_output=keep)
-    assert finished.exit_code == 0, finished.tail
+    assert finished.exit_code == 0, b"".join(chunks)
     return b"".join(chunks).decode(errors="replace")
 
 

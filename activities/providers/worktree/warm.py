@@ -13,7 +13,6 @@ import hashlib
 import json
 import os
 import shutil
-import time
 from pathlib import Path
 
 from activities.git.host_locks import host_lock
@@ -22,7 +21,8 @@ from activities.git.paths import ensure_inside
 from activities.git.runner import commits_of, run_git
 from activities.git.stale_locks import run_git_recovering
 from activities.providers.worktree.include import copy_included
-from activities.sandbox.user_programs import SUBMODULES, run_user_command, set_up_argv, user_environment
+from activities.sandbox.command_lists import run_user_commands
+from activities.sandbox.user_programs import SUBMODULES, user_environment
 from isolator.contracts.repository import PortBlock, RepositoryConfig
 
 WARM_FOLDER = ".warm"
@@ -89,20 +89,18 @@ class WarmDisk:
         if config.submodules and (path / ".gitmodules").is_file():
             commands.insert(0, SUBMODULES)
         limit = 60.0 * config.setup_timeout_minutes
-        started = time.monotonic()
         told = {"ISOLATOR_WORKTREE": str(path), "ISOLATOR_WARM": "1"}
         if ports is not None:
             told |= {"ISOLATOR_PORT": str(ports.first), "ISOLATOR_PORTS": f"{ports.first}-{ports.last}"}
-        variables = user_environment(told)
-        for command in commands:
-            remaining = max(limit - (time.monotonic() - started), 0.1)
-            finished = await run_user_command(set_up_argv(command), path, variables, remaining)
-            if finished.exit_code != 0:
-                how = f"was stopped: {finished.limit}" if finished.limit else f"exited with code {finished.exit_code}" \
-                    if finished.exit_code is not None else "was stopped at the time limit"
-                last = next((line for line in reversed(finished.tail) if line.strip()), "")
-                return f"`{command}` {how}" + (f": {last[:200]}" if last else "")
-        return None
+        if not commands:
+            return None
+        finished = await run_user_commands(commands, path, user_environment(told), limit)
+        if finished.failed is None:
+            return None
+        how = f"was stopped: {finished.limit}" if finished.limit else f"exited with code {finished.exit_code}" \
+            if finished.exit_code is not None else "was stopped at the time limit"
+        last = next((line for line in reversed(finished.tail) if line.strip()), "")
+        return f"`{commands[finished.failed]}` {how}" + (f": {last[:200]}" if last else "")
 
     async def claim_into(self, warm: Path, target: Path, branch: str, commit: str, config: RepositoryConfig) -> None:
         """Move the warm worktree to `target` and put it on the new `branch` at `commit`. Each step looks
