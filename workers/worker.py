@@ -76,7 +76,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
     """What the shared queue serves: the workflows' local activities, and the activities any host can run."""
     isolation = IsolationActivities(settings)
     conversations = ConversationActivities(pool, isolation.check_here)
-    environments = EnvironmentActivities(pool, settings)
+    environments = EnvironmentActivities(pool, settings, client)
     archives = ArchiveActivities(pool, settings)
     signals = EnvironmentSignalActivities(client, settings.task_queue)
     codebases = CodebaseActivities(settings, pool, client)

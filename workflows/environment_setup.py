@@ -65,6 +65,15 @@ async def set_up(state: EnvironmentState) -> None:
                                                           setup_texts.setup_note(repository_setup, tail)))
 
 
+def outcome_again(state: EnvironmentState) -> str:
+    """`/worktree setup`'s answer: the set-up's state, or that there was nothing to run because the
+    default branch has no `.isolator.toml`, or one without `[setup] commands`."""
+    repository_setup = state.setup
+    if state.setup_state != "ready" or repository_setup is None or repository_setup.config.setup_commands:
+        return state.setup_state
+    return setup_texts.NO_SETUP_COMMANDS if repository_setup.found else setup_texts.NO_SETUP_FILE
+
+
 async def tear_down(state: EnvironmentState, requested_by: str | None, key: str) -> None:
     """The repository's teardown, before a removal; a failure is told to whoever asked, and removal goes on."""
     repository_setup = state.setup

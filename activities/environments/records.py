@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import asyncpg
 from temporalio import activity
+from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 
 from activities.database import codebase_from_row, environment_from_row
+from activities.environments.signals import retried_removal
 from isolator.contracts.cleanup import (
     EnvironmentListing,
     OpenConversation,
@@ -71,9 +73,10 @@ ORDER BY e.created_at, e.id
 
 
 class EnvironmentActivities:
-    def __init__(self, pool: asyncpg.Pool, settings: Settings) -> None:
+    def __init__(self, pool: asyncpg.Pool, settings: Settings, client: Client | None = None) -> None:
         self.pool = pool
         self.settings = settings
+        self.client = client  # asks an environment's workflow what `/status` says of a retried removal
         self.limit = settings.max_worktrees_per_codebase
 
     @activity.defn
@@ -230,7 +233,9 @@ class EnvironmentActivities:
                WHERE environment_id = $1 AND state = 'pending' ORDER BY created_at""", environment_id)
         awaiting = [f"Waiting for an answer to {item['summary']} (code `{item['code']}`), asked {_ago(item['seconds'])}."
                     for item in asked]
-        return EnvironmentDetails(row["setup_state"], ports, running, lines["queued"], row["setup_note"], awaiting)
+        retried = await retried_removal(self.client, environment_id) if self.client is not None else None
+        return EnvironmentDetails(row["setup_state"], ports, running, lines["queued"], row["setup_note"], awaiting,
+                                  retried)
 
     async def _check_room(self, connection: asyncpg.Connection, codebase_id: str) -> None:
         active = await connection.fetchval(_COUNT_ACTIVE, codebase_id)

@@ -6,8 +6,16 @@ run (signal-with-start) and waiting for an update's answer are client calls.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from temporalio import activity
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+    WorkflowQueryFailedError,
+    WorkflowQueryRejectedError,
+)
 from temporalio.common import (
     SearchAttributePair,
     TypedSearchAttributes,
@@ -35,6 +43,8 @@ ENVIRONMENT_WORKFLOW = "EnvironmentWorkflow"
 # A destroyed environment's workflow completed: its ID is never started again. One that failed or
 # was terminated while its row is still active may be.
 _REUSE = WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY
+# `/status` waits this long at most for an environment's workflow to say whether a removal is retried.
+ASK_SECONDS = 2.0
 
 
 class EnvironmentSignalActivities:
@@ -150,3 +160,20 @@ class EnvironmentSignalActivities:
             if error.status != RPCStatusCode.NOT_FOUND:
                 raise
             return False
+
+
+async def retried_removal(client: Client, environment_id: str) -> str | None:
+    """Why the service's own removal of the environment was refused, while its workflow tries it again
+    every hour; None otherwise, or when the workflow did not answer in time. Its IsolatorStatus is read
+    first (no replay), its state only when it says `removal_refused`."""
+    handle = client.get_workflow_handle(environment_workflow_id(environment_id))
+    wait = timedelta(seconds=ASK_SECONDS)
+    try:
+        described = await handle.describe(rpc_timeout=wait)
+        if described.typed_search_attributes.get(search_attributes.STATUS) != "removal_refused":
+            return None
+        state = await handle.query("state", result_type=EnvironmentState, rpc_timeout=wait)
+    except (RPCError, WorkflowQueryFailedError, WorkflowQueryRejectedError) as error:
+        activity.logger.info("environment %s was not asked about its removal: %s", environment_id, error)
+        return None
+    return state.refusal if state.status == "removal_refused" and state.retrying is not None else None

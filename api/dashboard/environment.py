@@ -145,8 +145,7 @@ def _not_removed(report: RemovalReport, branch: str) -> str:
     """A refusal in the dashboard's words: what to do here (chat's message names chat's commands)."""
     if report.refused_because == "uncommitted_changes":
         return (f"Not removed: `{branch}` has uncommitted changes. Commit or discard them first, or remove it "
-                "anyway with the button below: it is archived first, and Restore brings it back with its changes. "
-                "Until then its removal waits, tried again every hour: it goes once the worktree is clean.")
+                "anyway with the button below: it is archived first, and Restore brings it back with its changes.")
     if report.refused_because == "agent_running":
         return (f"Not removed: the agent is running in `{branch}`. Stop its run on the run's page first, or "
                 "remove it anyway with the button below (the run is stopped first).")

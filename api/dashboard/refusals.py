@@ -1,7 +1,9 @@
-"""Environments whose removal was refused, read from their workflows. A refused removal (uncommitted
-changes, say) is kept by the environment's workflow, not by PostgreSQL: its row stays `active`, while the
-workflow sets IsolatorStatus to `removal_refused`, keeps the refusal's message in its state, and tries
-again every hour. It stops being refused when a removal goes through (forced, or the worktree clean)."""
+"""Environments whose removal was refused, read from their workflows. The service's own refused removal
+(a close, a cleanup; git could not read the worktree, say) is kept by the environment's workflow, not by
+PostgreSQL: its row stays `active`, while the workflow sets IsolatorStatus to `removal_refused`, keeps the
+refusal's message in its state, and tries again every hour. It stops being refused when a removal goes
+through (forced, or the worktree repaired) or a message in one of its conversations cancels it. A
+person's refused removal ends at once: it is never a state."""
 
 from __future__ import annotations
 

@@ -12,9 +12,9 @@ from api.dashboard.refusals import Refusal
 from isolator.cleanup_rules import NEVER_STALE_PLATFORMS
 from isolator.merge_words import merged_cell
 
-# What to do about a refused removal, on the dashboard (chat's message names chat's commands).
-REFUSED_ADVICE = ("tried again every hour. Commit or discard the changes, or remove it from its page "
-                  "with Force ticked (archived first, restorable)")
+# What to do about the service's own refused removal, on the dashboard (chat's message names chat's commands).
+REFUSED_ADVICE = ("tried again every hour, until a message in one of its conversations cancels it. Repair it, or "
+                  "remove it from its page with Force ticked (archived first, restorable)")
 
 
 def verdict(row: dict[str, Any], threshold_days: int, refusal: Refusal | None = None) -> str:

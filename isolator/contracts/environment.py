@@ -189,8 +189,11 @@ class DestroyRequest:
         return self.force or self.reason not in ASKED_BY_NAME
 
 
-# The reasons of removals someone asked for by name (and the hourly retry of one they refused).
-ASKED_BY_NAME = ("removed by command", "removed through the API", "removed from the dashboard", "retry")
+# The reasons of removals a person asked for: refused, such a removal ends there (they are told why).
+ASKED_BY_A_PERSON = ("removed by command", "removed through the API", "removed from the dashboard")
+# The removals that keep a dirty worktree: a person's, and "retry", the hourly retry of any refused
+# removal in workflows started before the service retried only its own (workflows/environment_removal.py).
+ASKED_BY_NAME = (*ASKED_BY_A_PERSON, "retry")
 # The scheduled cleanup's reason when it hibernates an environment to keep within DISK_BUDGET_GB.
 HIBERNATE = "hibernated"
 
@@ -238,6 +241,9 @@ class EnvironmentState:
     closed: list[str] = field(default_factory=list)
     status: Literal["active", "removing", "removal_refused", "hibernated", "destroyed"] = "active"
     refusal: str | None = None  # why the last removal was refused, for the user
+    # the service's own removal (a close, the cleanup) that was refused: tried again every hour until it
+    # goes through, or a message in one of the conversations cancels it
+    retrying: DestroyRequest | None = None
     # idempotency keys already applied, newest last (bounded)
     seen_keys: list[str] = field(default_factory=list)
     pending: DestroyRequest | None = None  # the next removal to run

@@ -56,6 +56,8 @@ class EnvironmentDetails:
     setup_note: str | None = None  # no `.isolator.toml`, a success's last lines, a file not pushed
     # what a run asked a person and waits for (docs/approvals.md): its summary and its code
     awaiting: list[str] = field(default_factory=list)
+    # why the service's own removal of it was refused, while it is tried again every hour (its workflow's)
+    removal_refused: str | None = None
 
 
 @dataclass

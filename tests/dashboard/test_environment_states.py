@@ -1,7 +1,8 @@
 """What the dashboard says of an environment's state, against the whole stack (real git, PostgreSQL,
-Temporal): a removal refused for uncommitted changes is a state of its own on every page, with its
-reason and since when, until a forced removal goes through; the action's answers are the dashboard's
-own words (no chat backticks, no REST advice); the environment page measures its disk when opened."""
+Temporal): the service's own refused removal is a state of its own on every page, with its reason and
+since when, until a forced removal goes through, and a person's refused removal is none; the action's
+answers are the dashboard's own words (no chat backticks, no REST advice); the environment page measures
+its disk when opened."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from isolator.merge_words import NO_WORK_YET, merged_cell, merged_words
 from tests.conftest import Stack
+from tests.removals import close_unreadable
 from tests.results import eventually
 
 
@@ -38,10 +40,9 @@ async def _post(stack: Stack, path: str, **fields: str) -> str:
     return found.group(1)
 
 
-async def test_a_refused_removal_is_a_state_with_its_reason_until_forced(stack: Stack, repo: Path) -> None:
+async def test_a_persons_refused_removal_says_what_to_do_and_is_no_state(stack: Stack, repo: Path) -> None:
     await stack.register(repo)
     dirty = await _worktree(stack, "states-dirty")
-    clean = await _worktree(stack, "states-clean")
     Path(dirty["workingPath"], "notes.txt").write_text("unsaved work\n")
     environment_id, branch = dirty["environmentId"], dirty["branch"]
 
@@ -49,8 +50,20 @@ async def test_a_refused_removal_is_a_state_with_its_reason_until_forced(stack: 
 
     assert refused.startswith("Not removed:") and "uncommitted changes" in refused, refused
     assert f"<code>{branch}</code>" in refused and "`" not in refused, "code spans, not chat's backticks"
-    assert "remove it anyway with the button below" in refused and "tried again every hour" in refused
+    assert "remove it anyway with the button below" in refused and "every hour" not in refused
     assert "DELETE /api" not in refused and "curl" not in refused and "/worktree" not in refused
+    overview = (await stack.api.get("/")).text
+    assert "1 active" in overview and "0 removal refused" in overview, overview
+    page = (await stack.api.get(f"/environments/{environment_id}")).text
+    assert "removal refused" not in page, "nothing waits: a person's refused removal ends there"
+
+
+async def test_the_services_refused_removal_is_a_state_with_its_reason_until_forced(stack: Stack, repo: Path) -> None:
+    await stack.register(repo)
+    closed = await _worktree(stack, "states-closed")
+    clean = await _worktree(stack, "states-clean")
+    pointer = await close_unreadable(stack, "states-closed", closed)  # its last conversation closed: the service's
+    environment_id, branch = closed["environmentId"], closed["branch"]
 
     async def shown_refused() -> bool:
         page = await stack.api.get("/codebases/project")
@@ -60,7 +73,8 @@ async def test_a_refused_removal_is_a_state_with_its_reason_until_forced(stack: 
     codebase = (await stack.api.get("/codebases/project")).text
     row = re.search(rf'<tr data-environment="{environment_id}".*?</tr>', codebase, re.S)
     assert row is not None and "removal refused" in row.group(0)
-    assert re.search(r"uncommitted changes, since \d{4}-\d\d-\d\d \d\d:\d\d UTC", row.group(0)), row.group(0)
+    assert re.search(r"git cannot read it, since \d{4}-\d\d-\d\d \d\d:\d\d UTC", row.group(0)), row.group(0)
+    assert "tried again every hour, until a message in one of its conversations cancels it" in row.group(0)
     assert "Force ticked" in row.group(0)
     only_refused = (await stack.api.get("/codebases/project", params={"state": "refused"})).text
     only_active = (await stack.api.get("/codebases/project", params={"state": "active"})).text
@@ -69,8 +83,9 @@ async def test_a_refused_removal_is_a_state_with_its_reason_until_forced(stack: 
     overview = (await stack.api.get("/")).text
     assert "1 active" in overview and "1 removal refused" in overview, overview
     page = (await stack.api.get(f"/environments/{environment_id}")).text
-    assert 'id="state">removal refused' in page and "uncommitted changes, since" in page, page
+    assert 'id="state">removal refused' in page and "git cannot read it, since" in page, page
 
+    Path(closed["workingPath"], ".git").write_text(pointer)  # repaired: now it can be archived
     forced = await _post(stack, f"/environments/{environment_id}/remove", force="on")
 
     assert forced.startswith(f"<code>{branch}</code> was removed.") and "`" not in forced, forced

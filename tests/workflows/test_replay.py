@@ -13,10 +13,12 @@ dealt with, e.g. by a patch() or by letting them finish first), or to cover a ne
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import socket
 import uuid
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -37,12 +39,15 @@ from isolator.payloads import DATA_CONVERTER
 from tests.agent_runs import finished_run
 from tests.conftest import Stack
 from tests.gitrepos import git, worktree_paths
+from tests.removals import close_unreadable
 from tests.replay_workflows.clock_reading import ClockReadingMessageWorkflow
 from tests.schedules import commit_in, trigger_sweep
 from tests.workflows.test_warm_pool import pool_settles
 from workers.schedule import ensure_cleanup_schedule
 from workers.worker import WORKFLOWS
+from workflows import environment_removal
 from workflows.environment import EnvironmentWorkflow
+from workflows.environment_removal import Removals
 from workflows.message import MessageWorkflow
 from workflows.steps.environments import records as environments, isolation
 
@@ -66,6 +71,10 @@ CAPTURED = {
     "message_claimed_warm": "MessageWorkflow: a first message claims a warm worktree and replies",
     "warm_pool": "WarmPoolWorkflow: fills the pool, refills it after a claim, empties it when set to 0 and ends",
     "message_reused": "MessageWorkflow: a follow-up reuses its worktree, checked as its conversation was recorded",
+    "environment_removal_retried": "EnvironmentWorkflow: closed, its removal refused (git cannot read it), "
+                                   "tried again, then gone through and said",
+    "environment_refused_by_a_person": "EnvironmentWorkflow: `/worktree remove` refused (uncommitted changes), "
+                                       "then forced",
     # captured by tests/workflows/github/test_replay_pr_loop.py, with the fake GitHub
     "pr_loop_red_ci": "PullRequestLoopWorkflow: red CI on a head the service pushed, one fix run queued",
     "pr_loop_review": "PullRequestLoopWorkflow: a review, its run waited for, a reply in its thread",
@@ -87,6 +96,12 @@ KEPT = {
     "environment_closed_before_archives": "EnvironmentWorkflow before removals were archived and could hibernate",
     "cleanup_before_archives": "CleanupWorkflow before the archives' retention and the disk budget",
     "codebase_cleanup_before_archives": "CodebaseCleanupWorkflow before the archives' retention and the disk budget",
+    "environment_removal_retried_before_only_the_service_retries":
+        "EnvironmentWorkflow: a close's refused removal retried as `retry`, before only the service's own "
+        "were (environment_removal.ONLY_THE_SERVICE_RETRIES)",
+    "environment_refused_by_a_person_before_only_the_service_retries":
+        "EnvironmentWorkflow: `/worktree remove` refused and retried every hour until it went, before only the "
+        "service's own were (environment_removal.ONLY_THE_SERVICE_RETRIES)",
 }
 # Stands in for the test's temporary folder in the stored histories: no path of the capturing machine.
 PLACEHOLDER_ROOT = "/replay"
@@ -293,6 +308,35 @@ async def test_capture_warm_pool_and_reuse_histories(stack: Stack, repo: Path) -
     store("message_reused", await fetch(client, reused["workflowId"], reused["runId"]), root)
 
 
+@pytest.mark.capture
+async def test_capture_refused_removal_histories(stack: Stack, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refused removal: the service's own, tried again and gone through; a person's, ended, then
+    forced. `-k refused` captures these alone."""
+    client, root = stack.temporal, stack.tmp_path
+    monkeypatch.setattr(environment_removal, "RETRY_REFUSED_REMOVAL", timedelta(seconds=1))
+    await stack.register(repo)
+
+    closed = (await stack.say("replay-refused", "hello"))["result"]
+    pointer = await close_unreadable(stack, "replay-refused", closed)
+    await asyncio.sleep(1.5)  # a retry, refused again
+    Path(closed["workingPath"], ".git").write_text(pointer)
+    retried = client.get_workflow_handle_for(EnvironmentWorkflow.run, f"environment:{closed['environmentId']}")
+    assert (await retried.result()).outcome == "removed"
+
+    person = (await stack.say("replay-person", "/worktree create kept"))["result"]
+    kept = Path(await stack.db.fetchval("SELECT working_path FROM isolation_environments "
+                                        "WHERE branch_name = 'task-kept'"))
+    (kept / "notes.txt").write_text("unsaved\n")
+    assert "not removed" in (await stack.say("replay-person", "/worktree remove"))["result"]["replies"][0]
+    assert (await stack.say("replay-person", "/worktree remove --force"))["result"]["replies"][0].startswith("Removed")
+    environment_id = await stack.db.fetchval("SELECT id FROM isolation_environments WHERE branch_name = 'task-kept'")
+    forced = client.get_workflow_handle_for(EnvironmentWorkflow.run, f"environment:{environment_id}")
+    assert person["outcome"] == "command" and (await forced.result()).outcome == "removed"
+
+    store("environment_removal_retried", await retried.fetch_history(), root)
+    store("environment_refused_by_a_person", await forced.fetch_history(), root)
+
+
 # --- replay ----------------------------------------------------------------------------------------
 
 
@@ -322,20 +366,29 @@ async def test_a_workflow_that_reads_the_clock_fails_the_replay() -> None:
     assert "Cannot access time.time" in str(result.replay_failure)
 
 
+class SwappedRemovals(Removals):
+    """The removal's two steps in the other order: not deterministic."""
+
+    async def remove(self) -> RemovalReport:
+        environment = self.state.environment
+        await environments.mark_environment_destroyed(MarkDestroyedInput(environment.environment_id, "closed"))
+        self.state.status = "destroyed"
+        return await isolation.remove_worktree(environment, False)
+
+
 # Not sandboxed: the sandbox would import this test module, and the test stack with it, inside itself.
 @workflow.defn(name="EnvironmentWorkflow", sandboxed=False)
 class SwappedEnvironmentWorkflow(EnvironmentWorkflow):
-    """EnvironmentWorkflow with its removal's two steps in the other order: not deterministic."""
+    """EnvironmentWorkflow with SwappedRemovals."""
+
+    @workflow.init
+    def __init__(self, state: EnvironmentState) -> None:
+        super().__init__(state)
+        self._removals = SwappedRemovals(state, self._runs)
 
     @workflow.run
     async def run(self, state: EnvironmentState) -> RemovalReport:
         return await super().run(state)
-
-    async def _remove(self) -> RemovalReport:
-        environment = self._state.environment
-        await environments.mark_environment_destroyed(MarkDestroyedInput(environment.environment_id, "closed"))
-        self._state.status = "destroyed"
-        return await isolation.remove_worktree(environment, False)
 
 
 async def test_a_change_in_the_order_of_activities_fails_the_replay() -> None:

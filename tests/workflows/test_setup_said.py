@@ -1,6 +1,7 @@
 """The set-up says what it did where the user looks (issue 31): `/status` does not call a set-up that had
 nothing to do "ready", shows what a successful one printed and a `.isolator.toml` committed but not
-pushed (which the creation reply says too), and an agent run after a failed set-up says so, once."""
+pushed (which the creation reply says too), and an agent run after a failed set-up says so, once;
+`/worktree setup` with nothing configured says so, and where a set-up goes (issue 47, item 22)."""
 
 from __future__ import annotations
 
@@ -80,3 +81,16 @@ async def test_an_agent_run_after_a_failed_set_up_says_so_once(stack: Stack, tmp
     third = (await stack.say("said-4", "and again"))["result"]
     assert agent_texts.after_failed_setup(created["branch"]) not in third["replies"], "said once"
     await finished_run(stack, third["agentRunId"])
+
+
+async def test_setup_with_no_isolator_toml_says_none_is_configured_and_where_it_goes(
+        stack: Stack, repo: Path) -> None:
+    await stack.register(repo)
+    branch = (await stack.say("setup-none", "hello"))["result"]["branch"]
+
+    reply = await say_one(stack, "setup-none", "/worktree setup")
+
+    assert "it is ready" not in reply and "ran again" not in reply, reply
+    assert reply.startswith(f"The set-up of `{branch}` has nothing to run: none is configured, as the default "
+                            "branch has no `.isolator.toml`."), reply
+    assert "`.isolator.toml` at the repository's root, committed on the default branch, under `[setup]`" in reply

@@ -6,6 +6,9 @@ from __future__ import annotations
 from isolator.contracts.repository import RepositorySetup
 
 NOTHING_TO_SET_UP = "nothing to set up: the default branch has no `.isolator.toml`"
+# What `/worktree setup` answers, beside a set-up's states, when the repository configures no command.
+NO_SETUP_FILE = "no_setup_file"
+NO_SETUP_COMMANDS = "no_setup_commands"
 SHOWN_LINES = 5
 
 

@@ -127,6 +127,9 @@ def status(codebase: str | None, cwd: str | None, worktree: str | None, branch: 
         lines += setup_texts.status_lines(SETUP_STATES[details.setup_state], details.setup_note)
     if details is not None and details.ports is not None:
         lines.append(f"Ports: {details.ports.first}-{details.ports.last} (ISOLATOR_PORT={details.ports.first})")
+    if details is not None and details.removal_refused:  # the service's own removal, tried again every hour
+        lines.append(f"Removal: tried again every hour, refused so far: {details.removal_refused} "
+                     "A message here cancels it.")
     return "\n".join(lines)
 
 

@@ -6,6 +6,7 @@ from isolator.cleanup_rules import CleanupPlan
 from isolator.contracts.cleanup import Breakdown, CleanupReport, TrackedEnvironment
 from isolator.contracts.worktree import WorktreeFacts, WorktreeReady
 from isolator.merge_words import merged_words
+from workflows.chat.setup_texts import NO_SETUP_COMMANDS, NO_SETUP_FILE
 from workflows.chat.texts import config_note, quoted_safely, started_from
 
 USAGE = """Usage:
@@ -174,7 +175,21 @@ def setup_ran(branch: str, state: str) -> str:
         return f"The set-up of `{branch}` failed again (see the message above). Fix it and run `/worktree setup` again."
     if state == "skipped":
         return f"The set-up of `{branch}` was skipped: see `.isolator.toml` on the default branch."
+    if state in (NO_SETUP_FILE, NO_SETUP_COMMANDS):
+        missing = ("the default branch has no `.isolator.toml`" if state == NO_SETUP_FILE
+                   else "the default branch's `.isolator.toml` has no `[setup] commands`")
+        return (f"The set-up of `{branch}` has nothing to run: none is configured, as {missing}. A set-up goes in "
+                "`.isolator.toml` at the repository's root, committed on the default branch, under `[setup]`: "
+                "`commands = [\"npm ci\"]`, for example (docs/ready-to-work.md). Run the set-up again once it is there.")
     return f"The set-up of `{branch}` did not run: the worktree is being removed."
+
+
+RETRIED_HOURLY = "The service tries the removal again every hour; a message in this conversation cancels it."
+
+
+def removed_at_last(branch: str, report: str) -> str:
+    """The service's refused removal, tried again every hour, went through."""
+    return f"The removal of `{branch}`, refused before and tried again every hour, went through. {report}"
 
 
 def made_room(count: int) -> str:
