@@ -3,8 +3,7 @@ CI (check outputs, annotations, the failing lines of GitHub Actions logs), the h
 replies in a review's threads once a run has answered (docs/pr-loop.md).
 
 Plain functions the pull-request loop's activities call. Reads may repeat freely; replies carry the
-run's marker and a thread that has one is skipped, so a retried activity posts each reply once. The reads
-on the way to a fix run name their repository lazily: its own record is not needed, one request fewer.
+run's marker and a thread that has one is skipped, so a retried activity posts each reply once.
 """
 
 from __future__ import annotations
@@ -93,7 +92,7 @@ async def pull_request_mergeable(settings: Settings, repository: str, number: in
 async def pull_request_head(settings: Settings, repository: str, number: int) -> str:
     """The PR's head commit as GitHub says now."""
     def read(github: Github) -> str:
-        return github.get_repo(repository, lazy=True).get_pull(number).head.sha
+        return github.get_repo(repository).get_pull(number).head.sha
     return await _call(settings, read, f"reading PR #{number} of {repository}")
 
 
@@ -133,7 +132,7 @@ def _login(user: Any) -> str:
 
 
 def _ci_failure(repository: str, head_sha: str, github: Github) -> CiFailure:
-    repo = github.get_repo(repository, lazy=True)
+    repo = github.get_repo(repository)
     commit = repo.get_commit(head_sha)
     failed_runs = [run for run in commit.get_check_runs() if run.status == "completed" and run.conclusion in FAILED]
     checks: list[FailedCheck] = []
@@ -204,7 +203,7 @@ def _download(url: str) -> str:
 
 
 def _ci_state(repository: str, head_sha: str, github: Github) -> CiState:
-    commit = github.get_repo(repository, lazy=True).get_commit(head_sha)
+    commit = github.get_repo(repository).get_commit(head_sha)
     runs = list(commit.get_check_runs())
     # GitHub's combined state is `pending` for a commit without statuses: the statuses themselves are read.
     statuses = commit.get_combined_status().statuses
