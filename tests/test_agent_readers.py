@@ -157,11 +157,17 @@ def test_codex_failed_turns_are_named(message: str, kind: str, resets: str | Non
     assert reader.error is not None and (reader.error.kind, reader.error.resets) == (kind, resets)
 
 
-def test_codex_command_line_closes_stdin_and_resumes_its_thread() -> None:
+def test_codex_command_line_closes_stdin_and_resumes_its_thread(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bubblewrap, "_current", None)  # unconfined: Codex's own sandbox is its settings'
     fresh = codex.invocation(["codex", "-m", "gpt-5.5"], turn())
     assert fresh.argv == ["codex", "exec", "--json", "-m", "gpt-5.5", "--", "add a test"] and fresh.stdin is None
     resumed = codex.invocation(["codex"], turn("01a2"))
     assert resumed.argv == ["codex", "exec", "--json", "resume", "01a2", "--", "add a test"]
+    monkeypatch.setattr(bubblewrap, "_current", bubblewrap.Sandbox(True, None, "open", (), (), tmp_path))
+    sandboxed = codex.invocation(["codex", "-s", "workspace-write"], turn())
+    assert sandboxed.argv[:6] == ["codex", "exec", "--json", "-c", 'sandbox_mode="danger-full-access"', "-s"], \
+        "in ours, Codex's own sandbox (which cannot start there) is off, and AGENT_ARGS come after"
     lost = codex.Reader()
     lost.end(1, ["Error: thread/resume failed: no rollout found for thread id 01a2 (code -32600)", "",
                  "Stack backtrace:"])
