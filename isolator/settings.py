@@ -178,12 +178,12 @@ class Settings(TrustSettings):  # the allow rules' settings: isolator/trust_sett
 
     @model_validator(mode="after")
     def _approvals_askable(self) -> Settings:
-        """Only Claude Code can ask here: refused at start for another agent, in one line."""
+        """Only Claude Code and Codex (its app-server) can ask here: refused at start for another agent, in one line."""
         driver = self.agent_driver or ("command" if self.agent_command_line else None)
-        if self.agent_approvals.active and (self.agent_workflow or driver not in (None, "claude")):
+        if self.agent_approvals.active and (self.agent_workflow or driver not in (None, "claude", "codex")):
             raise ValueError(f"AGENT_APPROVALS: approvals need Claude Code or Codex app-server; "
                              f"{'AGENT_WORKFLOW' if self.agent_workflow else f'AGENT={driver}'} cannot ask. "
-                             "Set AGENT=claude, or unset AGENT_APPROVALS")
+                             "Set AGENT=claude or AGENT=codex, or unset AGENT_APPROVALS")
         return self
 
     @field_validator("sandbox_writable_paths", "sandbox_readable_paths")

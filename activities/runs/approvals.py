@@ -16,7 +16,7 @@ from temporalio import activity
 
 from activities.chat.replies import ReplyActivities
 from activities.providers.worktree.base import Base, committed_config
-from activities.runs.agents.claude_permissions import PermissionRelay
+from activities.runs.agents.base import Relay, RelayMaker
 from activities.runs.agents.configs import conversations_folder
 from activities.runs.records import RunRecords
 from isolator import approval_texts
@@ -68,19 +68,20 @@ class ApprovalRecords:
                                      "conversation_id = $2 ORDER BY granted_at", platform, conversation_id)
         return [row["rule"] for row in rows]
 
-    async def relays(self, request: AgentRunInput) -> Callable[[], PermissionRelay]:
-        """What answers Claude Code's permission prompts and questions in the run (a new relay per call of the
-        agent): AGENT_APPROVALS bounding the repository's `[approvals]`, the calls a person allowed this
-        run, and the conversation's own rules. Read while the run's worktree is staged."""
+    async def relays(self, request: AgentRunInput, relay: RelayMaker) -> Callable[[], Relay]:
+        """What answers the agent's permission requests (Claude Code's prompts and questions, Codex's approval
+        requests) in the run, a new `relay` per call of the agent: AGENT_APPROVALS bounding the repository's
+        `[approvals]`, the calls a person allowed this run, and the conversation's own rules. Read while the
+        run's worktree is staged."""
         platform, conversation_id = request.run.conversation.split(":", 1)
         given = request.run.allowed or AllowedCalls()
         kept, repository = await asyncio.gather(self.conversation_rules(platform, conversation_id),
                                                 repository_rules(request.environment.codebase))
         rules, allowed = self.settings.agent_approvals.bounded_by(repository), AllowedCalls(given.calls,
                                                                                               [*given.rules, *kept])
-        return lambda: PermissionRelay(rules, allowed, request.environment.working_path)
+        return lambda: relay(rules, allowed, request.environment.working_path)
 
-    async def ask_person(self, request: AgentRunInput, relay: PermissionRelay | None, spent_usd: float,
+    async def ask_person(self, request: AgentRunInput, relay: Relay | None, spent_usd: float,
                          started_at: float, session_dir: Path | None = None) -> ApprovalAsk:
         """A paused run's request (the relay's call, else its budget), recorded and sent with its buttons,
         once. `session_dir`: its conversation's session folder, where its Claude Code writes its plans."""

@@ -24,8 +24,7 @@ from activities.chat.replies import ReplyActivities
 from activities.environments.setup import command_variables
 from activities.git.working_trees import Changes, StagedTree, WorkingTree, changes_since, staged_tree
 from activities.runs.agents import DRIVERS, Driver
-from activities.runs.agents.base import AgentError, GaveUp, Reader, SessionLost, Turn, Usage
-from activities.runs.agents.claude_permissions import PermissionRelay
+from activities.runs.agents.base import AgentError, GaveUp, Reader, Relay, SessionLost, Turn, Usage
 from activities.runs.agents.configs import agent_place
 from activities.runs.approvals import ApprovalRecords
 from activities.runs.budget import raised_today
@@ -79,9 +78,9 @@ class AgentActivities:
         # staged, its sandbox made meanwhile; its tree is written after the run.
         scratch = tempfile.TemporaryDirectory(prefix="isolator-before-")
         before = asyncio.ensure_future(staged_tree(worktree, Path(scratch.name)))
-        relays = asyncio.ensure_future(self.approvals.relays(request)) if driver.name == "claude" else None
+        relays = asyncio.ensure_future(self.approvals.relays(request, driver.relay)) if driver.relay else None
         reader: Reader = driver.reader(worktree)
-        relay: PermissionRelay | None = None
+        relay: Relay | None = None
         waiting: ApprovalAsk | None = None
         session: Session | None = None
         notices: list[str] = []  # about the session, above the answer
@@ -163,7 +162,7 @@ class AgentActivities:
 
     async def _turn(self, request: AgentRunInput, driver: Driver, session: Session, reader: Reader,
                     answer: AnswerStream, output: Capture, errors: RunLog, ending: Ending,
-                    before: asyncio.Future[StagedTree], relay: PermissionRelay | None = None) -> None:
+                    before: asyncio.Future[StagedTree], relay: Relay | None = None) -> None:
         """One call of the agent, its output read by `reader` as it arrives; it starts once `before` is taken."""
         run, environment = request.run, request.environment
         platform, conversation_id = run.conversation.split(":", 1)
@@ -173,7 +172,7 @@ class AgentActivities:
                     session.agent_session_id, session_dir, session.turns + 1, self.settings.agent_max_cost_usd,
                     relay)
         if relay is not None:
-            reader.relay = relay  # type: ignore[attr-defined]  # Claude Code's reader hands it its prompts
+            reader.relay = relay  # type: ignore[attr-defined]  # the reader hands it the agent's requests
         try:
             invocation = driver.invocation(run.plan.argv, turn)
         except SessionLost as lost:

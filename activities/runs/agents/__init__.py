@@ -9,7 +9,9 @@ from types import ModuleType
 from typing import Callable
 
 from activities.runs.agents import aider, claude, codex, command
-from activities.runs.agents.base import Invocation, Reader, Turn
+from activities.runs.agents.base import Invocation, Reader, RelayMaker, Turn
+from activities.runs.agents.claude_permissions import PermissionRelay
+from activities.runs.agents.codex_app_server import AppServerRelay
 
 
 @dataclass(frozen=True)
@@ -19,15 +21,17 @@ class Driver:
     reader: Callable[[Path | None], Reader]
     streams_events: bool  # its output is read into progress lines and a final answer (else passed on as it is)
     names_sessions: bool  # the agent gives the session id (else the service makes one)
+    relay: RelayMaker | None = None  # the agent can ask its people (docs/approvals.md)
 
 
-def _driver(name: str, module: ModuleType, streams_events: bool, names_sessions: bool) -> Driver:
-    return Driver(name, module.invocation, module.Reader, streams_events, names_sessions)
+def _driver(name: str, module: ModuleType, streams_events: bool, names_sessions: bool,
+            relay: RelayMaker | None = None) -> Driver:
+    return Driver(name, module.invocation, module.Reader, streams_events, names_sessions, relay)
 
 
 DRIVERS = {
-    "claude": _driver("claude", claude, True, True),
-    "codex": _driver("codex", codex, True, True),
+    "claude": _driver("claude", claude, True, True, PermissionRelay),
+    "codex": _driver("codex", codex, True, True, AppServerRelay),
     "aider": _driver("aider", aider, True, False),
     "command": _driver("command", command, False, False),
 }

@@ -3,7 +3,8 @@ and how to read what the agent prints while it works.
 
 A driver is a module with an `invocation` (the command line, standard input and variables of a
 turn, new session or resumed) and a `Reader` (fed the agent's output as it arrives, it keeps the
-lines worth showing, the final answer, the session id, usage and cost, and a known error).
+lines worth showing, the final answer, the session id, usage and cost, and a known error). An agent
+that can ask its people (docs/approvals.md) also has a `Relay`, which answers its requests in the run.
 """
 
 from __future__ import annotations
@@ -11,13 +12,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import Any, Callable, Literal, Protocol
 
 from activities.sandbox.egress_proxy import Refusal
 from activities.sandbox.user_programs import Feed
-
-if TYPE_CHECKING:
-    from activities.runs.agents.claude_permissions import PermissionRelay
+from isolator.approval_rules import ApprovalRules
+from isolator.contracts.approvals import AllowedCalls, ApprovalKind, ToolCall
 
 # What went wrong, in the terms of the person using the agent; "session" is handled by the run
 # (one more try in a new session) and never reaches them.
@@ -34,8 +34,26 @@ class Turn:
     session_dir: Path  # the conversation's folder outside the worktree, kept between its runs
     run_number: int  # 1 for a new session's first turn
     max_cost_usd: float | None = None
-    # Claude Code's permission prompts, answered in the run (activities/runs/agents/claude_permissions.py)
-    relay: PermissionRelay | None = None
+    relay: Relay | None = None  # answers the agent's permission requests in the run
+
+
+class Relay(Protocol):
+    """Answers an agent's permission requests inside its run, from the rules (docs/approvals.md), and keeps
+    the first call a person must answer: the agent's turn ends there, and the run records it. Its reader
+    hands it every event of the agent's (Claude Code: activities/runs/agents/claude_permissions.py; Codex:
+    activities/runs/agents/codex_app_server.py)."""
+
+    rules: ApprovalRules
+    asked: ToolCall | None
+
+    @property
+    def kind(self) -> ApprovalKind: ...
+
+    def on_event(self, event: dict[str, Any]) -> None: ...
+
+
+# A driver's relay, made for each call of its agent from the rules, what people allowed, and the worktree.
+RelayMaker = Callable[[ApprovalRules, AllowedCalls, str], Relay]
 
 
 @dataclass

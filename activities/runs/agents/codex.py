@@ -1,15 +1,19 @@
 """Codex CLI, headless: `codex exec --json <message>`, then `codex exec --json resume <thread id>
 <message>`, with standard input closed (on an open pipe it waits for it forever); its JSON events
-read into progress lines, the final answer, the thread id, tokens (it reports no money) and errors."""
+read into progress lines, the final answer, the thread id, tokens (it reports no money) and errors.
+When approvals are on, `codex app-server` instead, which can ask (activities/runs/agents/codex_app_server.py);
+its messages are read as the same events."""
 
 from __future__ import annotations
 
 import json
 import re
+from functools import partial
 from pathlib import Path
 
 from activities.runs.agents.base import (AgentError, GaveUp, Invocation, LineReader, Turn, Usage, last_words,
                                          relative, short)
+from activities.runs.agents.codex_app_server import AppServerRelay, app_server_args, exec_events, unwrapped
 from activities.sandbox.bubblewrap import sandboxed
 
 # Codex's own sandbox (bubblewrap, in a user namespace of its own) cannot start inside isolator's, where no
@@ -24,7 +28,11 @@ CHANGE_KINDS = {"add": "Wrote", "update": "Edited", "delete": "Deleted"}
 
 def invocation(program: list[str], turn: Turn) -> Invocation:
     # Options (a model, `-c` settings) are not remembered by a resumed thread: given on every turn.
-    argv = [*program[:1], "exec", "--json", *(OWN_SANDBOX_OFF if sandboxed() else []), *program[1:]]
+    own_sandbox = OWN_SANDBOX_OFF if sandboxed() else []
+    if isinstance(turn.relay, AppServerRelay) and turn.relay.rules.active:  # a rule may need a person's yes
+        return Invocation([program[0], "app-server", *own_sandbox, *app_server_args(program[1:])],
+                          partial(turn.relay.converse, turn.message, turn.session_id))
+    argv = [*program[:1], "exec", "--json", *own_sandbox, *program[1:]]
     if turn.session_id:
         argv += ["resume", turn.session_id]
     # Its sessions and logs go to CODEX_HOME, its conversation's folder (activities/runs/agents/configs.py).
@@ -39,6 +47,7 @@ class Reader(LineReader):
         # the thread's usage as the previous turn left it.
         self.baseline = Usage()
         self.thread_usage = Usage()
+        self.relay: AppServerRelay | None = None  # answers app-server's requests, when approvals are on
 
     def line(self, line: str) -> list[str]:
         try:
@@ -47,6 +56,13 @@ class Reader(LineReader):
             return [short(line, 300)] if line else []
         if not isinstance(event, dict):
             return []
+        if "type" not in event and ("method" in event or "id" in event):  # app-server's JSON-RPC
+            if self.relay is not None:
+                self.relay.on_event(event)
+            return [shown for translated in exec_events(event) for shown in self._event(translated)]
+        return self._event(event)
+
+    def _event(self, event: dict) -> list[str]:
         kind = event.get("type")
         if kind == "thread.started":
             self.session_id = event.get("thread_id") or self.session_id
@@ -85,12 +101,17 @@ class Reader(LineReader):
             for change in item.get("changes") or []:
                 verb = CHANGE_KINDS.get(change.get("kind"), "Changed")
                 path = relative(str(change.get("path", "")), self.worktree)
+                if item.get("status") in ("failed", "declined"):
+                    shown.append(f"✗ `{path}` not {verb.lower()}: {item['status']}")
+                    continue
                 shown.append(f"✎ {verb} `{path}`")
                 self.note(f"{verb.lower()} `{path}`")
             return shown
         if kind == "command_execution":
-            command = short(_unwrapped(str(item.get("command", ""))), 100)
+            command = short(unwrapped(str(item.get("command", ""))), 100)
             exit_code = item.get("exit_code")
+            if item.get("status") == "declined":
+                return [f"✗ `{command}` not run: declined"]
             if exit_code is None:
                 return [f"✗ `{command}` did not finish"]
             self.note(f"ran `{command}` (exit {exit_code})")
@@ -111,6 +132,8 @@ class Reader(LineReader):
 def classify(message: str) -> AgentError:
     lowered = message.lower()
     detail = short(message, 300)
+    if UNKNOWN_SESSION in lowered or ("rollout" in lowered and "not found" in lowered):
+        return AgentError("session", detail)
     if "401" in message or "unauthorized" in lowered or "api key" in lowered:
         return AgentError("auth", detail)
     if "429" in message or "usage limit" in lowered or "quota" in lowered or "rate limit" in lowered:
@@ -121,12 +144,4 @@ def classify(message: str) -> AgentError:
     if re.search(r"\b5\d\d\b", message) or any(
             words in lowered for words in ("stream disconnected", "connection", "high demand", "server error")):
         return AgentError("api", detail)
-    if "rollout" in lowered and "not found" in lowered:
-        return AgentError("session", detail)
     return AgentError("other", detail)
-
-
-def _unwrapped(command: str) -> str:
-    """Codex reports a command as its shell saw it (`bash -lc '…'`): the user's part."""
-    found = re.fullmatch(r"\S*(?:ba|z)?sh -l?c (['\"])(.*)\1", command, re.DOTALL)
-    return found.group(2) if found else command
