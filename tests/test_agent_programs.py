@@ -10,6 +10,7 @@ import pytest
 
 from activities.runs.agents import claude, codex
 from activities.runs.agents.base import Turn, last_words
+from activities.runs.agents.configs import agent_folder
 from isolator.settings import Settings
 from tests.agent_clis import claude_binary
 from workers.dev import agent_line
@@ -50,14 +51,24 @@ def test_a_crashed_codex_is_told_in_its_own_words() -> None:
     assert reader.error is not None and reader.error.detail.startswith("it crashed: failed to create session file")
 
 
-def test_codex_may_write_the_codex_home_its_operator_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    turn = Turn("hi", tmp_path, None, tmp_path / "session", 1)
+def test_an_agents_folder_is_its_conversations_with_the_operators_files_read_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home, session = tmp_path / "agent-home", tmp_path / "session"
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "config.toml").write_text("model = 'x'\n")
     monkeypatch.delenv("CODEX_HOME", raising=False)
-    assert codex.invocation(["codex"], turn).writable == []  # ~/.codex: in the agent home, writable already
-    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "operators-codex"))
-    assert codex.invocation(["codex"], turn).writable == [tmp_path / "operators-codex"]
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
-    assert claude.invocation(["claude"], turn).writable == [tmp_path / "claude-config"]
+    folder = agent_folder("codex", session, home, sandboxed=True)
+    assert folder.env == {"CODEX_HOME": str(session / "codex")} and folder.writable == [session / "codex"]
+    assert folder.config_files == {session / "codex" / "config.toml": home / ".codex" / "config.toml"}
+
+    operators = tmp_path / "operators-claude"
+    operators.mkdir()
+    (operators / "settings.json").write_text("{}")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(operators))
+    unconfined = agent_folder("claude", session, home, sandboxed=False)
+    assert unconfined.env == {"CLAUDE_CONFIG_DIR": str(session / "claude")} and unconfined.config_files == {}
+    assert (session / "claude" / "settings.json").resolve() == operators / "settings.json", "SANDBOX=off: a link"
+    assert agent_folder("command", session, home, sandboxed=True).env == {}
 
 
 def without_claude_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
