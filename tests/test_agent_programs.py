@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from activities.runs.agents import claude, codex
-from activities.runs.agents.base import Turn, last_words
+from activities.runs.agents.base import last_words
 from activities.runs.agents.configs import agent_folder
 from isolator.settings import Settings
 from tests.agent_clis import claude_binary
