@@ -123,6 +123,21 @@ def discord() -> None:
         raise typer.Exit(1) from None
 
 
+@app.command("fake-model", short_help="Serve a scripted model, to try AGENT=claude without an API key.")
+def fake_model(port: int = typer.Option(8765, metavar="PORT", help="port to listen on, on 127.0.0.1")) -> None:
+    """Serve a scripted model on 127.0.0.1 (Anthropic's Messages API, no key, no intelligence): `run: <command>`
+    runs it, `write <file>: <text>` writes it. It prints the variables that point Claude Code at it
+    (docs/agent.md)."""
+    from workers.fake_model.scripted import serve
+
+    try:
+        asyncio.run(serve(port))
+    except OSError as error:
+        typer.echo(f"isolator: the fake model cannot listen on 127.0.0.1:{port} ({error.strerror}): choose another "
+                   "port with --port", err=True)
+        raise typer.Exit(1) from None
+
+
 def main() -> None:
     try:
         app(prog_name="isolator")
