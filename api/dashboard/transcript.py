@@ -21,7 +21,7 @@ CLAUDE_EVENTS = ("system", "assistant", "user", "result")
 # answer it first (activities/runs/agents/claude_permissions.py): as if a person had refused the call. In
 # this service nobody else interrupts Claude Code, so it is a pause, shown as one.
 INTERRUPTED = "The user doesn't want to proceed with this tool use"
-HELD = "Waits for a person's answer: the run paused here (Asked, above)."
+HELD = "Not run yet: it waits for a person's answer, and the run paused here (Asked, above, says the answer)."
 PAUSED = "Paused: a person's answer is asked for (Asked, above); the next run goes on with it."
 DIAGNOSTIC = "[ede_diagnostic]"  # Claude Code's own diagnostics of how a turn ended: never its answer
 CODEX_EVENTS = ("item.completed", "turn.completed", "turn.failed")

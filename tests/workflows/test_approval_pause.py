@@ -72,7 +72,7 @@ async def test_a_paused_run_says_it_paused_and_never_shows_the_interrupt_as_its_
     assert 'data-fact="status_text">waiting<' in page, "waiting, without the agent's exit code"
     entries = page.split('<div id="entries">', 1)[1].split('<pre id="output"', 1)[0]
     held = entries.split("<code>touch third.txt</code>", 1)[1].split("</details>", 1)[0]
-    assert "<summary>Waiting (" in held and "Failed" not in held, "the held call waits; it did not fail"
+    assert "<summary>Held for a person (" in held and "Failed" not in held, "the held call waits; it did not fail"
     assert "ede_diagnostic" not in entries and INTERRUPT_WORDS not in entries, entries
     assert "entry answer" not in entries and "Paused: a person&#39;s answer is asked for" in entries, entries
     assert asked["code"] in page

@@ -30,7 +30,7 @@
     var text = entry.kind === "tool" ? entry.result : entry.text;
     var folded = element("details", "result");
     var lines = text.replace(/\n+$/, "").split("\n").length;
-    var said = (entry.failed ? "Failed" : entry.held ? "Waiting" : "Result") + " (" + lines + " line" + (lines === 1 ? "" : "s") + ")";
+    var said = (entry.failed ? "Failed" : entry.held ? "Held for a person" : "Result") + " (" + lines + " line" + (lines === 1 ? "" : "s") + ")";
     folded.append(element("summary", "", said));
     folded.append(element("pre", "", text));
     call.append(folded);
