@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import uuid
 from pathlib import Path
 
 from tests.agent_runs import finished_run, run_of
