@@ -68,7 +68,7 @@ async def test_stop_remove_restore_setup_and_cleanup_do_what_they_say(stack: Sta
 
         # set-up again
         await page.goto(f"{base}/environments/{keep['environmentId']}")
-        assert f"The set-up of {keep['branch']} ran again" in await _click_and_read(page, "text=Run set-up again")
+        assert f"The set-up of {keep['branch']} has nothing to run" in await _click_and_read(page, "text=Run set-up again")
 
         # cleanup now: the dry run names the stale worktree; asked first; then it is gone
         await stack.db.execute(
