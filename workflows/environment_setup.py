@@ -7,6 +7,8 @@ time and each a named activity on the codebase's host queue: read the repository
 
 from __future__ import annotations
 
+import asyncio
+
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
@@ -26,6 +28,8 @@ with workflow.unsafe.imports_passed_through():
 READY_TO_WORK = "ready-to-work"
 # From this version the row says "running" while the commands run (it said only how the set-up ended).
 RUNNING_RECORDED = "setup-running-recorded"
+# From this version "running" is recorded beside the commands' start, not before it: a round trip less.
+RUNNING_BESIDE = "setup-running-beside-commands"
 
 
 async def set_up(state: EnvironmentState) -> None:
@@ -53,11 +57,15 @@ async def set_up(state: EnvironmentState) -> None:
     elif repository_setup.nothing_to_run():
         state.setup_state = "ready"  # no step taken: nothing would run in it
     else:
-        if workflow.patched(RUNNING_RECORDED):  # a message that comes meanwhile reads it, and waits
-            await environments.record_setup_state(SetupStateInput(environment.environment_id, "running"))
         key = f"{workflow.info().workflow_id}:setup:{state.setup_runs}"
-        report = await setup.run_commands(CommandsRequest(environment, repository_setup, state.ports,
-                                                          tell=list(state.attached), key=key))
+        commands = CommandsRequest(environment, repository_setup, state.ports, tell=list(state.attached), key=key)
+        running = SetupStateInput(environment.environment_id, "running")  # a message meanwhile reads it, and waits
+        if workflow.patched(RUNNING_BESIDE):
+            _, report = await asyncio.gather(environments.record_setup_state(running), setup.run_commands(commands))
+        else:
+            if workflow.patched(RUNNING_RECORDED):
+                await environments.record_setup_state(running)
+            report = await setup.run_commands(commands)
         state.setup_state = "ready" if report.outcome == "done" else "failed"
         tail = report.tail if report.outcome == "done" else []
     state.setup_runs += 1

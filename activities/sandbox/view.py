@@ -25,8 +25,6 @@ from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
 SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
-# How many CPUs there are: Node, Bun and Python ask here; nothing of the host's devices is in it.
-CPU_FOLDER = "/sys/devices/system/cpu"
 # Where a local PostgreSQL listens by default, whatever DATABASE_URL says.
 DATABASE_SOCKET_FOLDERS = (Path("/run/postgresql"), Path("/var/run/postgresql"))
 SHEBANG_LIMIT = 256
@@ -54,8 +52,6 @@ def system_mounts(root: Path = Path("/")) -> list[Mount]:
             mounts.append(Mount("--symlink", Path(name), os.readlink(path)))
         elif path.is_dir():
             mounts.append(Mount("--ro-bind", Path(name), str(path)))
-    if (root / CPU_FOLDER.lstrip("/")).is_dir():
-        mounts.append(Mount("--ro-bind", Path(CPU_FOLDER), str(root / CPU_FOLDER.lstrip("/"))))
     for secret in etc_secrets(root / "etc"):
         inside = Path("/") / secret.relative_to(root)
         mounts.append(Mount("--tmpfs", inside) if secret.is_dir() else Mount("--ro-bind", inside, "/dev/null"))
@@ -75,6 +71,8 @@ def etc_secrets(etc: Path) -> list[Path]:
                 continue
             if stat.S_ISLNK(status.st_mode) or status.st_mode & stat.S_IROTH:
                 continue
+            if stat.S_ISREG(status.st_mode) and status.st_size == 0:
+                continue  # an empty file (a lock) holds nothing, and each mount over one costs the run's start
             if stat.S_ISDIR(status.st_mode) or stat.S_ISREG(status.st_mode):
                 secrets.append(path)
         folders[:] = [name for name in folders if Path(folder, name) not in secrets]
