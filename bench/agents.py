@@ -164,10 +164,11 @@ async def real_cli_hand_off(stack: Stack, codebase_id: str, repository: Path, ru
 
     # Started through a wrapper that notes when it runs, by the service and by hand: what lies before the
     # CLI's start is ours, what lies after is its own start-up (in the sandbox, against unconfined).
-    home = stack.work / "data" / "agent-home"
+    # It notes into the records' folder, the one the bench's sandbox lets a run write (its HOME is its own).
+    home = stack.work / "records"
     home.mkdir(parents=True, exist_ok=True)
     binary = str(home / "bench-claude")
-    Path(binary).write_text(f'#!/bin/sh\ndate +%s.%N >> "$HOME/bench-claude.log"\nexec {claude_binary()} "$@"\n')
+    Path(binary).write_text(f'#!/bin/sh\ndate +%s.%N >> "{home}/bench-claude.log"\nexec {claude_binary()} "$@"\n')
     os.chmod(binary, 0o755)
     (await stack.api.patch(f"/api/codebases/{codebase_id}",
                            json={"agent": {"agent": "claude", "executable": binary}})).raise_for_status()
@@ -193,7 +194,8 @@ async def real_cli_hand_off(stack: Stack, codebase_id: str, repository: Path, ru
             own_start.append((stack.model.calls[calls].at - _last_start(home)) * 1000)
 
             calls = len(stack.model.calls)
-            by_hand.append(await resumed_by_hand(stack, binary, home, session, worktree, b"go"))
+            by_hand.append(await resumed_by_hand(stack, binary, await claude_folder(pool, stack, session), session,
+                                                 worktree, b"go"))
             own_start_by_hand.append((stack.model.calls[calls].at - _last_start(home)) * 1000)
     finally:
         await pool.close()
@@ -211,13 +213,21 @@ async def real_cli_hand_off(stack: Stack, codebase_id: str, repository: Path, ru
                    f"by hand: {Latency.of(own_start_by_hand)}")]
 
 
-async def resumed_by_hand(stack: Stack, binary: str, home: Path, session: str, worktree: str, message: bytes) -> float:
-    """Claude Code started by hand in the worktree, unconfined, resuming the session: milliseconds from its
-    start to the fake model API receiving its first request."""
+async def claude_folder(pool: asyncpg.Connection, stack: Stack, session: str) -> Path:
+    """The conversation's Claude Code folder, where its session lies (activities/runs/agents/configs.py)."""
+    own = await pool.fetchval("SELECT id FROM agent_sessions WHERE agent_session_id = $1", session)
+    return stack.work / "data" / "agent-sessions" / str(own) / "claude"
+
+
+async def resumed_by_hand(stack: Stack, binary: str, folder: Path, session: str, worktree: str,
+                          message: bytes) -> float:
+    """Claude Code started by hand in the worktree, unconfined, resuming the session from its
+    conversation's `folder`: milliseconds from its start to the fake model API receiving its first request."""
     from activities.runs.agents import claude
     from bench.stack import model_environment
 
-    env = {**os.environ, **model_environment(stack.model), "HOME": str(home), "CLAUDE_CODE_MAX_RETRIES": "2"}
+    env = {**os.environ, **model_environment(stack.model), "CLAUDE_CONFIG_DIR": str(folder),
+           "CLAUDE_CODE_MAX_RETRIES": "2"}
     argv = [binary, "-p", "--output-format", "stream-json", "--verbose", "--permission-mode", claude.UNCONFINED_MODE,
             "--resume", session]
     calls = len(stack.model.calls)

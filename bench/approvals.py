@@ -12,7 +12,7 @@ from pathlib import Path
 
 import asyncpg
 
-from bench.agents import resumed_by_hand
+from bench.agents import claude_folder, resumed_by_hand
 from bench.figures import Figure, Latency, verdict
 from bench.messages import say
 from bench.repos import git
@@ -30,8 +30,6 @@ def ask_before_touch(repository: Path) -> Path:
 async def allow_to_resume(stack: Stack, codebase_id: str, repository: Path, runs: int) -> list[Figure]:
     from tests.agent_clis import claude_binary
 
-    home = stack.work / "data" / "agent-home"
-    home.mkdir(parents=True, exist_ok=True)
     (await stack.api.patch(f"/api/codebases/{codebase_id}",
                            json={"agent": {"agent": "claude", "executable": str(claude_binary())}})).raise_for_status()
     conversation = f"approvals-{uuid.uuid4().hex[:6]}"
@@ -56,7 +54,8 @@ async def allow_to_resume(stack: Stack, codebase_id: str, repository: Path, runs
                 """SELECT r.session_id, e.working_path FROM agent_runs r JOIN isolation_environments e
                    ON e.id = r.environment_id WHERE r.platform = 'test' AND r.conversation_id = $1
                    AND r.session_id IS NOT NULL ORDER BY r.queued_at DESC LIMIT 1""", conversation)
-            by_hand.append(await resumed_by_hand(stack, str(claude_binary()), home, session, worktree, b"go on"))
+            by_hand.append(await resumed_by_hand(stack, str(claude_binary()), await claude_folder(pool, stack, session),
+                                                 session, worktree, b"go on"))
     finally:
         await pool.close()
     figure, baseline = Latency.of(pressed), Latency.of(by_hand)

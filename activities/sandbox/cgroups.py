@@ -39,7 +39,7 @@ JOIN = 'while [ "$1" != -- ]; do echo 0 > "$1" || exit 125; shift; done; shift; 
 # into a cgroup of its own (its `cgroup.threads` moves threads only within one resource domain).
 JOINED_BY = {1: "tasks", 2: "cgroup.procs"}
 # Files a kernel without swap accounting does not have.
-OPTIONAL = frozenset({"memory.swap.max", "memory.memsw.limit_in_bytes"})
+OPTIONAL = frozenset({"memory.swap.max", "memory.memsw.limit_in_bytes", "cpu.max.burst", "cpu.cfs_burst_us"})
 # Where each version counts a limit's hits: the controller, its file and its counter there.
 EVENTS = {
     2: {"memory": ("memory.events", "oom_kill"), "pids": ("pids.events", "max")},
@@ -168,15 +168,19 @@ def limit_files(version: int, memory_bytes: int, processes: int, cpu_quota_us: i
 
 
 def cpu_files(version: int, quota_us: int) -> list[tuple[str, str, str]]:
+    """The quota per period, and as much again of burst: CPU time a run left unused may be spent at
+    once, so a program that starts on all cores (Claude Code's start) is not stopped half a period."""
     if version == 2:
-        return [("cpu", "cpu.max", f"{quota_us} {PERIOD_US}")]
-    return [("cpu", "cpu.cfs_period_us", str(PERIOD_US)), ("cpu", "cpu.cfs_quota_us", str(quota_us))]
+        return [("cpu", "cpu.max", f"{quota_us} {PERIOD_US}"), ("cpu", "cpu.max.burst", str(quota_us))]
+    return [("cpu", "cpu.cfs_period_us", str(PERIOD_US)), ("cpu", "cpu.cfs_quota_us", str(quota_us)),
+            ("cpu", "cpu.cfs_burst_us", str(quota_us))]
 
 
 def cap_cpus(found: Cgroups, quota_us: int) -> None:
     """The CPU limit of all the runs together, on the service's folder (v1 refuses a run's above it)."""
     for _, file, value in cpu_files(found.version, quota_us):
-        (found.folders["cpu"] / file).write_text(value)
+        if file not in OPTIONAL or (found.folders["cpu"] / file).exists():
+            (found.folders["cpu"] / file).write_text(value)
 
 
 def counter(text: str, name: str) -> int:

@@ -45,10 +45,11 @@ def test_the_limits_are_written_in_each_version_s_files() -> None:
     given = amounts(2, sandbox_memory_mb=1024, sandbox_max_processes=100)
     assert given.cgroup_files(2) == [
         ("memory", "memory.max", str(1 << 30)), ("memory", "memory.swap.max", "0"),
-        ("pids", "pids.max", "100"), ("cpu", "cpu.max", "100000 100000")]
+        ("pids", "pids.max", "100"), ("cpu", "cpu.max", "100000 100000"), ("cpu", "cpu.max.burst", "100000")]
     assert given.cgroup_files(1) == [
         ("memory", "memory.limit_in_bytes", str(1 << 30)), ("memory", "memory.memsw.limit_in_bytes", str(1 << 30)),
-        ("pids", "pids.max", "100"), ("cpu", "cpu.cfs_period_us", "100000"), ("cpu", "cpu.cfs_quota_us", "100000")]
+        ("pids", "pids.max", "100"), ("cpu", "cpu.cfs_period_us", "100000"), ("cpu", "cpu.cfs_quota_us", "100000"),
+        ("cpu", "cpu.cfs_burst_us", "100000")]
 
 
 def test_the_hits_are_read_from_the_events_files() -> None:
