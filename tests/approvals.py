@@ -15,6 +15,7 @@ from temporalio.worker import Worker
 
 from isolator.contracts.approvals import Decision, DecisionTaken, parse_press_value
 from isolator.contracts.environment import environment_workflow_id
+from tests.agent_clis import claude_binary, use_fake_anthropic
 from tests.agent_runs import ENDED
 from workflows.environment import EnvironmentWorkflow
 from tests.fakes.anthropic_api import FakeAnthropicApi
@@ -26,6 +27,17 @@ RULE = "ask: Bash(git push:*), Bash(touch:*)"
 
 def use_approvals(stack: Stack, rules: str = RULE) -> None:
     stack.settings.agent_approvals_line = rules
+
+
+@pytest.fixture
+async def claude(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeAnthropicApi]:
+    """The real Claude Code as the agent, against the fake Anthropic API, with RULE's approvals
+    (a test module imports it to use it)."""
+    async with FakeAnthropicApi() as api:
+        use_fake_anthropic(monkeypatch, api)
+        stack.settings.agent_driver, stack.settings.agent_executable = "claude", str(claude_binary())
+        use_approvals(stack)
+        yield api
 
 
 async def request_of(stack: Stack, conversation: str, other_than: str | None = None, seconds: float = 90) -> dict:

@@ -8,28 +8,23 @@ from __future__ import annotations
 import re
 import uuid
 from pathlib import Path
-from typing import AsyncIterator
 
 import httpx
-import pytest
 
 from api.approvals import OPERATOR
-from tests.agent_clis import claude_binary, use_fake_anthropic
 from isolator.contracts.approvals import press_value
-from tests.approvals import approval, recorded_request, request_of, runs_when_ended, use_approvals, waiting_for_answer
+from tests.approvals import (  # noqa: F401 - claude: the fixture
+    approval,
+    claude,
+    recorded_request,
+    request_of,
+    runs_when_ended,
+    waiting_for_answer,
+)
 from tests.conftest import Stack
 from tests.dashboard.browser import chromium, served, until
 from tests.fakes.anthropic_api import FakeAnthropicApi
 from tests.fakes.model_api import run, text
-
-
-@pytest.fixture
-async def claude(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeAnthropicApi]:
-    async with FakeAnthropicApi() as api:
-        use_fake_anthropic(monkeypatch, api)
-        stack.settings.agent_driver, stack.settings.agent_executable = "claude", str(claude_binary())
-        use_approvals(stack)
-        yield api
 
 
 async def test_the_operator_answers_a_request_from_the_runs_page(

@@ -8,28 +8,17 @@ from __future__ import annotations
 import asyncio
 import uuid
 from pathlib import Path
-from typing import AsyncIterator
 
 import pytest
 
 from activities.chat.replies import ReplyActivities
 from isolator.contracts.message import ReplyInput
-from tests.agent_clis import claude_binary, use_fake_anthropic
-from tests.approvals import request_of, use_approvals, waiting_for_answer
+from tests.approvals import claude, request_of, use_approvals, waiting_for_answer  # noqa: F401 - claude: the fixture
 from tests.conftest import Stack
 from tests.fakes.anthropic_api import FakeAnthropicApi
 from tests.fakes.model_api import run
 
 INTERRUPT_WORDS = "doesn't want to proceed"  # Claude Code's words for the interrupt that ends the turn
-
-
-@pytest.fixture
-async def claude(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeAnthropicApi]:
-    async with FakeAnthropicApi() as api:
-        use_fake_anthropic(monkeypatch, api)
-        stack.settings.agent_driver, stack.settings.agent_executable = "claude", str(claude_binary())
-        use_approvals(stack)
-        yield api
 
 
 @pytest.fixture

@@ -8,35 +8,25 @@ from __future__ import annotations
 import asyncio
 import uuid
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 import pytest
 
 from activities.runs.approvals import ApprovalRecords
 from isolator.contracts.approvals import ApprovalAsk
-from tests.agent_clis import claude_binary, use_fake_anthropic
-from tests.approvals import (
+from tests.approvals import (  # noqa: F401 - claude: the fixture
     approval,
     approval_in,
+    claude,
     press,
     request_of,
     runs_when_ended,
-    use_approvals,
     waiting_for_answer,
 )
 from tests.conftest import Stack
 from tests.gitrepos import git
 from tests.fakes.anthropic_api import FakeAnthropicApi
 from tests.fakes.model_api import run, text, tool
-
-
-@pytest.fixture
-async def claude(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeAnthropicApi]:
-    async with FakeAnthropicApi() as api:
-        use_fake_anthropic(monkeypatch, api)
-        stack.settings.agent_driver, stack.settings.agent_executable = "claude", str(claude_binary())
-        use_approvals(stack)
-        yield api
 
 
 def conversation() -> str:

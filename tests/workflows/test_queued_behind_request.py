@@ -8,24 +8,11 @@ PostgreSQL, Temporal and bubblewrap."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import AsyncIterator
 
-import pytest
-
-from tests.agent_clis import claude_binary, use_fake_anthropic
-from tests.approvals import press, request_of, runs_when_ended, use_approvals, waiting_for_answer
+from tests.approvals import claude, press, request_of, runs_when_ended, waiting_for_answer  # noqa: F401 - claude: the fixture
 from tests.conftest import Stack
 from tests.fakes.anthropic_api import FakeAnthropicApi
 from tests.fakes.model_api import run, text
-
-
-@pytest.fixture
-async def claude(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeAnthropicApi]:
-    async with FakeAnthropicApi() as api:
-        use_fake_anthropic(monkeypatch, api)
-        stack.settings.agent_driver, stack.settings.agent_executable = "claude", str(claude_binary())
-        use_approvals(stack)
-        yield api
 
 
 async def test_messages_behind_a_paused_budget_are_told_its_code_and_that_answering_it_lets_them_run(
