@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse
 from temporalio.client import Client
 
 from activities.database import create_pool
-from api import approvals, codebases, dashboard, docs, environments, health, refusals, runs, test_adapter
+from api import approvals, codebases, dashboard, docs, doctor, environments, health, refusals, runs, test_adapter
 from api.hosts import HostCheck
 from api.request_hints import request_hint
 from api.throttle import TokenThrottle
@@ -57,6 +57,7 @@ def create_app(settings: Settings, *, temporal: Client | None = None, pool: asyn
     app.include_router(runs.router)
     app.include_router(refusals.router)
     app.include_router(approvals.router)
+    app.include_router(doctor.router)
     dashboard.install(app, settings)
     docs.install(app)
     if settings.test_adapter:

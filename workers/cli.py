@@ -105,6 +105,18 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+@app.command(short_help="Check what is configured, and say how to fix what is wrong.")
+def doctor() -> None:
+    """Check everything that is configured (the platforms' tokens, the agent, the sandbox, PostgreSQL,
+    Temporal, free disk space), one line each with the fix; exit code 1 when any check fails."""
+    from activities.doctor.report import all_ok, run_checks
+
+    checks = asyncio.run(run_checks(_settings()))
+    for check in checks:
+        typer.echo(check.line())
+    raise typer.Exit(0 if all_ok(checks) else 1)
+
+
 @app.command(short_help="Run the Discord listener (DISCORD_BOT_TOKEN).")
 def discord() -> None:
     """Run the Discord listener: messages and thread events from Discord's Gateway (DISCORD_BOT_TOKEN)."""

@@ -68,6 +68,7 @@ class FakeGitHub:
         self.server.route("PATCH", _REPO + r"/issues/comments/(?P<comment>\d+)", self._edit_comment)
         self.server.route("POST", _REPO + r"/issues/comments/(?P<comment>\d+)/reactions", self._react)
         self.server.route("POST", r"/graphql", self._graphql)
+        self.server.route("GET", r"/user", self._get_authenticated_user)
         self.server.route("GET", _REPO + r"/pulls", self._list_pulls)
         self.server.route("POST", _REPO + r"/pulls", self._create_pull)
         self.server.route("GET", _REPO + r"/issues/(?P<number>\d+)/comments", self._list_comments)
@@ -238,6 +239,10 @@ class FakeGitHub:
         if scheme.lower() not in ("token", "bearer") or given != self.token:
             return 401, {"message": "Bad credentials", "documentation_url": _DOCS}
         return None
+
+    def _get_authenticated_user(self, request: Recorded) -> tuple[int, Any]:
+        """The token's owner: `isolator doctor` asks it."""
+        return self._refusal(request, "user", anonymous="Requires authentication") or (200, _user("isolator-bot"))
 
     def _get_repository(self, request: Recorded) -> tuple[int, Any]:
         refused = self._refusal(request, "repository")

@@ -65,7 +65,10 @@ class FakeTelegram:
         self._failures: list[tuple[int, str, int | None]] = []
         self.deleted: set[int] = set()  # message ids deleted in the chat: editing them answers 400
         self._message_ids = itertools.count(1)
+        # What getWebhookInfo answers: a test sets `last_error_message` and `pending_update_count` as Telegram would.
+        self.webhook: dict[str, Any] = {"url": "", "has_custom_certificate": False, "pending_update_count": 0}
         self.server.route("POST", r"/bot(?P<token>[^/]+)/getMe", self._get_me)
+        self.server.route("POST", r"/bot(?P<token>[^/]+)/getWebhookInfo", self._get_webhook_info)
         self.server.route("POST", r"/bot(?P<token>[^/]+)/sendMessage", self._send_message)
         self.server.route("POST", r"/bot(?P<token>[^/]+)/editMessageText", self._edit_message)
         self.server.route("POST", r"/bot(?P<token>[^/]+)/answerCallbackQuery", self._answer_callback_query)
@@ -101,6 +104,9 @@ class FakeTelegram:
 
     def _get_me(self, request: Recorded) -> tuple[int, Any]:
         return self._unauthorized(request) or (200, {"ok": True, "result": BOT_USER})
+
+    def _get_webhook_info(self, request: Recorded) -> tuple[int, Any]:
+        return self._unauthorized(request) or (200, {"ok": True, "result": self.webhook})
 
     def _edit_message(self, request: Recorded) -> tuple[int, Any]:
         refusal = self._unauthorized(request)
