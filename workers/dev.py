@@ -16,6 +16,7 @@ import uvicorn
 from temporalio.client import Client
 
 from activities.database import create_pool
+from activities.doctor.report import run_checks
 from activities.runs.agents import EXAMPLE_AGENT, HOW_TO_GET, program_path
 from activities.runs.queue import plan_for
 from api.app import SHUTDOWN_GRACE_SECONDS, create_app
@@ -119,7 +120,12 @@ async def run_dev(settings: Settings, ports: DevPorts) -> None:
             async with running_workers(client, pool, settings), _discord(settings, client, pool):
                 await ensure_cleanup_schedule(client, settings)
                 _announce(settings, ports, temporal, database_url)
-                await serve_until(stop, server)
+                # Beside the serving, so that a slow check (an agent's --version) delays no request.
+                problems = asyncio.create_task(_say_problems(settings))
+                try:
+                    await serve_until(stop, server)
+                finally:
+                    problems.cancel()
         finally:
             await pool.close()
     finally:
@@ -153,3 +159,12 @@ def _announce(settings: Settings, ports: DevPorts, temporal: TemporalDevServer, 
         + "Press Ctrl-C to stop.",
         flush=True,
     )
+
+
+async def _say_problems(settings: Settings) -> None:
+    """What `isolator doctor` finds wrong, after the banner: a part configured wrong is said at start,
+    rather than by the first message that needs it. What is OK stays unsaid."""
+    problems = [check for check in await run_checks(settings) if not check.ok]
+    if problems:
+        print("Problems found (isolator doctor):\n" + "\n".join(f"  {check.line()}" for check in problems),
+              flush=True)

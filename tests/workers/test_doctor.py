@@ -1,12 +1,13 @@
 """`isolator doctor` against the platforms' fakes, the real PostgreSQL and Temporal, and a stand-in agent
 program: configured right, every line is OK; configured wrong, each wrong part says what and the fix,
-the exit code is 1, and no secret is printed."""
+the exit code is 1, and no secret is printed. `isolator dev` says the problems alone at its start."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import sys
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from isolator.settings import Settings
+from tests.conftest import free_port
 from tests.fakes.discord_api import BOT_TOKEN as DISCORD_TOKEN, FakeDiscord
 from tests.fakes.github_api import TOKEN as GITHUB_TOKEN, FakeGitHub
 from tests.fakes.slack_api import BOT_TOKEN as SLACK_TOKEN, FakeSlack
@@ -119,3 +121,17 @@ async def test_a_refused_telegram_token_is_said_without_it(settings: Settings, f
     assert code == 1
     assert lines["Telegram"].startswith("FAIL") and "refuses the token" in lines["Telegram"], lines
     assert WRONG["TELEGRAM_BOT_TOKEN"] not in "\n".join(lines.values())
+
+
+def test_isolator_dev_says_only_the_problems_after_its_banner(start_dev, tmp_path: Path) -> None:
+    nobody = f"http://127.0.0.1:{free_port()}"  # nothing listens there: GitHub cannot be reached
+    dev = start_dev(tmp_path / "data", env={"GITHUB_TOKEN": WRONG["GITHUB_TOKEN"], "GITHUB_API_URL": nobody})
+    deadline = time.monotonic() + 60
+    while "Problems found (isolator doctor):" not in dev.stdout() and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+    said = dev.stdout()
+    assert "Press Ctrl-C to stop." in said.split("Problems found")[0], said
+    assert "FAIL  GitHub: GITHUB_TOKEN (GET /user): GitHub cannot be reached" in said, said
+    assert "OK    " not in said
+    assert WRONG["GITHUB_TOKEN"] not in said + dev.logs()
