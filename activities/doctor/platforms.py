@@ -4,6 +4,8 @@ replies with, at the configured API URL (so the tests' fakes answer as the real 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
+from typing import Any
 
 import discord
 from github import Auth, BadCredentialsException, Github, GithubException
@@ -19,7 +21,7 @@ from isolator.settings import Settings
 TIMEOUT_SECONDS = 10
 
 
-def platform_checks(settings: Settings) -> list:
+def platform_checks(settings: Settings) -> list[Coroutine[Any, Any, Check]]:
     """The checks of the platforms whose token is set, as coroutines to run together."""
     checks = []
     # A GitHub App (being built) adds its check here: `GET /app` with its JWT, then its events and
