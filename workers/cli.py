@@ -111,7 +111,12 @@ def doctor() -> None:
     Temporal, free disk space), one line each with the fix; exit code 1 when any check fails."""
     from activities.doctor.report import all_ok, run_checks
 
-    checks = asyncio.run(run_checks(_settings()))
+    try:
+        settings = load_settings()
+    except ConfigurationError as error:  # a problem the doctor finds too: said as its checks are, exit code 1
+        typer.echo(f"FAIL  Settings: {error}. Fix: correct the variables named, or unset them for their defaults")
+        raise typer.Exit(1) from None
+    checks = asyncio.run(run_checks(settings))
     for check in checks:
         typer.echo(check.line())
     raise typer.Exit(0 if all_ok(checks) else 1)

@@ -123,6 +123,13 @@ async def test_a_refused_telegram_token_is_said_without_it(settings: Settings, f
     assert WRONG["TELEGRAM_BOT_TOKEN"] not in "\n".join(lines.values())
 
 
+async def test_a_setting_it_cannot_read_is_a_problem_too(settings: Settings, fakes: Fakes, agent: Path) -> None:
+    code, lines = await doctor(environment(settings, fakes, agent, SANDBOX="maybe"))
+
+    assert code == 1
+    assert lines["Settings"].startswith("FAIL  Settings: invalid configuration: SANDBOX"), lines
+
+
 def test_isolator_dev_says_only_the_problems_after_its_banner(start_dev, tmp_path: Path) -> None:
     nobody = f"http://127.0.0.1:{free_port()}"  # nothing listens there: GitHub cannot be reached
     dev = start_dev(tmp_path / "data", env={"GITHUB_TOKEN": WRONG["GITHUB_TOKEN"], "GITHUB_API_URL": nobody})
