@@ -13,6 +13,7 @@ from pydantic_settings import SettingsConfigDict
 
 from isolator.approval_rules import ApprovalRules, RuleError, parse_rules
 from isolator.egress_rules import parse_entry
+from isolator.telegram_settings import TelegramSettings
 from isolator.trust_settings import TrustSettings
 
 
@@ -24,7 +25,7 @@ def _env(name: str) -> AliasChoices:
     return AliasChoices(name)
 
 
-class Settings(TrustSettings):  # the allow rules' settings: isolator/trust_settings.py
+class Settings(TrustSettings, TelegramSettings):  # isolator/trust_settings.py, isolator/telegram_settings.py
     # An empty variable (`API_TOKEN=`) means unset, as in a compose file that passes it through.
     model_config = SettingsConfigDict(extra="ignore", populate_by_name=True, env_ignore_empty=True)
 
@@ -98,9 +99,6 @@ class Settings(TrustSettings):  # the allow rules' settings: isolator/trust_sett
     slack_signing_secret: SecretStr | None = Field(None, validation_alias=_env("SLACK_SIGNING_SECRET"))
     slack_bot_token: SecretStr | None = Field(None, validation_alias=_env("SLACK_BOT_TOKEN"))
     slack_api_url: str = Field("https://slack.com/api/", validation_alias=_env("SLACK_API_URL"))
-    telegram_bot_token: SecretStr | None = Field(None, validation_alias=_env("TELEGRAM_BOT_TOKEN"))
-    telegram_webhook_secret: SecretStr | None = Field(None, validation_alias=_env("TELEGRAM_WEBHOOK_SECRET"))
-    telegram_api_url: str = Field("https://api.telegram.org/bot", validation_alias=_env("TELEGRAM_API_URL"))
     discord_bot_token: SecretStr | None = Field(None, validation_alias=_env("DISCORD_BOT_TOKEN"))
     # The application's Ed25519 public key (64 hex digits): interactions are verified with it.
     discord_public_key: str | None = Field(None, pattern=r"^[0-9a-fA-F]{64}$", validation_alias=_env("DISCORD_PUBLIC_KEY"))
@@ -124,9 +122,6 @@ class Settings(TrustSettings):  # the allow rules' settings: isolator/trust_sett
     allowed_hosts: str | None = Field(None, validation_alias=_env("ALLOWED_HOSTS"))
     # How long a dashboard login lasts.
     session_hours: float = Field(12, gt=0, le=24 * 366, validation_alias=_env("SESSION_HOURS"))
-    # Where users reach this server (`https://isolator.example.org`): a run's last chat message links its
-    # dashboard page. Unset: no link.
-    public_url: str | None = Field(None, pattern=r"^https?://[^\s]+$", validation_alias=_env("PUBLIC_URL"))
     # The Temporal UI's address, for the dashboard's links to an environment's workflows. Unset: no links.
     temporal_ui_url: str | None = Field(None, pattern=r"^https?://[^\s]+$", validation_alias=_env("TEMPORAL_UI_URL"))
     # The host this process runs on; git work for a codebase goes to `isolation@{host}`.

@@ -10,6 +10,9 @@ It is hosted only when this process runs on the machine its ISOLATOR_HOST names 
 name): then its local steps (a stat, a `git worktree add`) run here, as in the host's worker. An API on
 a machine without the checkouts (docker-compose.yml's `api` container) hosts none: each of its messages
 would send every look at the disk to the host's queue, which costs more than the round trip saved.
+
+With TELEGRAM_MODE=polling it also asks Telegram for the bot's updates (workers/telegram_poller.py), as
+the webhook's route would have been sent them here.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from api.app import SHUTDOWN_GRACE_SECONDS, create_app
 from isolator.payloads import connect
 from isolator.settings import Settings
 from workers.serving import ApiServer, serve_until, stop_on_signals
+from workers.telegram_poller import polling_telegram
 from workers.worker import shared_worker
 
 log = logging.getLogger(__name__)
@@ -61,7 +65,7 @@ async def run_api(settings: Settings, host: str, port: int) -> None:
     client = await connect(settings.temporal_address, settings.temporal_namespace)
     pool = await create_pool(settings.database_url)
     try:
-        async with hosted_worker(client, pool, settings) as worker:
+        async with hosted_worker(client, pool, settings) as worker, polling_telegram(settings, client, pool):
             app = create_app(settings, temporal=client, pool=pool)
             log.info("API on %s:%d%s", host, port, ", starting message workflows eagerly" if worker else "")
             if settings.api_token is None:

@@ -28,6 +28,7 @@ from workers.discord_listener import running_discord_listener
 from workers.postgres import EmbeddedPostgres, start_embedded_postgres
 from workers.schedule import ensure_cleanup_schedule
 from workers.serving import ApiServer, serve_until, stop_on_signals
+from workers.telegram_poller import polling_telegram
 from workers.temporal_server import TemporalDevServer, start_dev_server
 from workers.worker import running_workers
 
@@ -117,7 +118,8 @@ async def run_dev(settings: Settings, ports: DevPorts) -> None:
             app = create_app(settings, temporal=client, pool=pool)
             server = ApiServer(uvicorn.Config(app, host="127.0.0.1", port=ports.api, log_level="warning",
                                               timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS))
-            async with running_workers(client, pool, settings), _discord(settings, client, pool):
+            async with (running_workers(client, pool, settings), _discord(settings, client, pool),
+                        polling_telegram(settings, client, pool)):
                 await ensure_cleanup_schedule(client, settings)
                 _announce(settings, ports, temporal, database_url)
                 # Beside the serving, so that a slow check (an agent's --version) delays no request.
@@ -156,6 +158,7 @@ def _announce(settings: Settings, ports: DevPorts, temporal: TemporalDevServer, 
         f"  Data dir:     {Path(settings.data_dir)}\n"
         f"  Agent:        {agent_line(settings)}\n"
         + ("  Discord:      listening on the Gateway (DISCORD_BOT_TOKEN)\n" if settings.discord_bot_token else "")
+        + ("  Telegram:     polling for updates (TELEGRAM_MODE=polling)\n" if settings.telegram_polls else "")
         + "Press Ctrl-C to stop.",
         flush=True,
     )

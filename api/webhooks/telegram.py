@@ -5,7 +5,9 @@ in constant time. The body is read with python-telegram-bot (`Update.de_json`, w
 network call here). One conversation per chat and forum topic (`chat_id:topic_id`, topic 0 outside
 topics); each update becomes one MessageWorkflow keyed by `update_id`, so Telegram's redeliveries,
 and the same body posted again, are processed once. The workflow is started before Telegram gets its
-200: an acknowledged update is never lost.
+200: an acknowledged update is never lost. What follows the secret's check (`handle_update`) is also
+the poller's, which fetches the same updates with `getUpdates` when TELEGRAM_MODE=polling
+(workers/telegram_poller.py).
 
 Which messages are answered (privacy mode shows a group bot little more than these anyway):
 - private chats: every text message;
@@ -77,7 +79,6 @@ class TelegramMessage:
 def build_router(settings: Settings) -> APIRouter:
     assert settings.telegram_webhook_secret is not None, "mounted only when TELEGRAM_WEBHOOK_SECRET is set"
     expected = settings.telegram_webhook_secret.get_secret_value().encode()
-    bot_username = settings.bot_mention.removeprefix("@")
     router = APIRouter(tags=["telegram"])
     if (warning := unset_rule(PLATFORM, settings)) is not None:
         log.warning(warning)
@@ -98,32 +99,48 @@ def build_router(settings: Settings) -> APIRouter:
             return _answer(status.HTTP_400_BAD_REQUEST, detail=f"not a Telegram Update: {error}")
         except (ValueError, RecursionError):  # not UTF-8, not JSON, or nested too deep to read
             return _answer(status.HTTP_400_BAD_REQUEST, detail="the body is not JSON")
-        if (query := update.callback_query) is not None:
-            if not await first_press(pool, PLATFORM, query.id):
-                return _answer(status.HTTP_200_OK, ignored="this press was taken already")
-            return _answer(status.HTTP_200_OK, press=await take_press(query, settings, pool, client))
-        message = read_message(update, bot_username)
-        if isinstance(message, str):
-            return _answer(status.HTTP_200_OK, ignored=message)
         try:
-            handle = await start_message(
-                settings,
-                client,
-                platform=PLATFORM,
-                conversation_id=message.conversation_id,
-                text=message.text,
-                message_key=message.message_key,
-                admission=admit_telegram(message.sender, settings),
-            )
-        except UnusableText as error:
-            return _answer(status.HTTP_400_BAD_REQUEST, detail=f"not a Telegram Update: {error}")
+            handled = await handle_update(update, settings, client, pool)
         except RPCError as error:
             # Temporal is unreachable: a non-2xx makes Telegram deliver the update again later.
-            log.warning("telegram update %s not started: %s", message.message_key, error)
+            log.warning("telegram update %s not started: %s", update.update_id, error)
             return _answer(status.HTTP_503_SERVICE_UNAVAILABLE, detail="cannot start the work now; retry later")
-        return _answer(status.HTTP_200_OK, workflowId=handle.id)
+        return _answer(handled.status, **handled.body)
 
     return router
+
+
+@dataclass(frozen=True)
+class Handled:
+    """What became of an update: the status the webhook answers with, and its body."""
+
+    status: int
+    body: dict[str, Any]
+
+
+async def handle_update(update: Update, settings: Settings, client: Client, pool: asyncpg.Pool) -> Handled:
+    """Start the update's workflow, or take its press, once: the webhook and the poller
+    (workers/telegram_poller.py) both come here. Raises RPCError when Temporal cannot start the work now."""
+    if (query := update.callback_query) is not None:
+        if not await first_press(pool, PLATFORM, query.id):
+            return Handled(status.HTTP_200_OK, {"ignored": "this press was taken already"})
+        return Handled(status.HTTP_200_OK, {"press": await take_press(query, settings, pool, client)})
+    message = read_message(update, settings.bot_mention.removeprefix("@"))
+    if isinstance(message, str):
+        return Handled(status.HTTP_200_OK, {"ignored": message})
+    try:
+        handle = await start_message(
+            settings,
+            client,
+            platform=PLATFORM,
+            conversation_id=message.conversation_id,
+            text=message.text,
+            message_key=message.message_key,
+            admission=admit_telegram(message.sender, settings),
+        )
+    except UnusableText as error:
+        return Handled(status.HTTP_400_BAD_REQUEST, {"detail": f"not a Telegram Update: {error}"})
+    return Handled(status.HTTP_200_OK, {"workflowId": handle.id})
 
 
 def _answer(code: int, **body: Any) -> JSONResponse:

@@ -1,5 +1,5 @@
-"""A fake Telegram Bot API (`getMe`, `sendMessage`, `editMessageText`, `answerCallbackQuery`) on RecordingServer,
-for the real python-telegram-bot.
+"""A fake Telegram Bot API (`getMe`, `sendMessage`, `editMessageText`, `answerCallbackQuery`, and for
+polling `getUpdates` and `deleteWebhook`) on RecordingServer, for the real python-telegram-bot.
 
 The Bot API lives under `/bot<token>/<method>`; an unknown token gets 401 "Unauthorized" as from
 Telegram. `fail` makes the next `sendMessage` calls answer like Telegram's errors
@@ -7,10 +7,17 @@ Telegram. `fail` makes the next `sendMessage` calls answer like Telegram's error
 403 "Forbidden: bot was blocked by the user", or 429 with `retry_after`; `delete` makes a message's
 edits answer 400 "message to edit not found". `messages` keeps each message as it reads now, inline
 keyboard included: an edit without `reply_markup` drops the keyboard, as Telegram does.
+
+Polling as Telegram serves it: `push` queues an update; `getUpdates` drops those below its `offset` (the
+offset confirms them), answers at once with what is left, or waits up to its `timeout` for one. While
+`webhook_url` is set it answers 409, as it does while a webhook is set; a newer `getUpdates` ends one
+still waiting with 409 ("terminated by other getUpdates request"), and `conflict` makes every one answer so.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import itertools
 import json
 import time
@@ -67,11 +74,20 @@ class FakeTelegram:
         self._message_ids = itertools.count(1)
         # What getWebhookInfo answers: a test sets `last_error_message` and `pending_update_count` as Telegram would.
         self.webhook: dict[str, Any] = {"url": "", "has_custom_certificate": False, "pending_update_count": 0}
+        self.pending: list[dict[str, Any]] = []  # updates not yet confirmed by a getUpdates offset
+        self.webhook_url: str | None = None
+        self.conflict = False
+        self.allowed_updates: list[str] | None = None  # as the last getUpdates asked
+        self._arrived = asyncio.Event()
+        self._polls = itertools.count(1)
+        self._newest_poll = 0
         self.server.route("POST", r"/bot(?P<token>[^/]+)/getMe", self._get_me)
         self.server.route("POST", r"/bot(?P<token>[^/]+)/getWebhookInfo", self._get_webhook_info)
         self.server.route("POST", r"/bot(?P<token>[^/]+)/sendMessage", self._send_message)
         self.server.route("POST", r"/bot(?P<token>[^/]+)/editMessageText", self._edit_message)
         self.server.route("POST", r"/bot(?P<token>[^/]+)/answerCallbackQuery", self._answer_callback_query)
+        self.server.route("POST", r"/bot(?P<token>[^/]+)/getUpdates", self._get_updates)
+        self.server.route("POST", r"/bot(?P<token>[^/]+)/deleteWebhook", self._delete_webhook)
 
     async def start(self) -> str:
         """Start serving; returns the URL to use as TELEGRAM_API_URL (the token is appended to it)."""
@@ -92,6 +108,11 @@ class FakeTelegram:
     def delete(self, message_id: int) -> None:
         """Someone deleted the message: `editMessageText` answers as Telegram does for it."""
         self.deleted.add(message_id)
+
+    def push(self, update: dict[str, Any]) -> None:
+        """Telegram receives an update for the bot: the next getUpdates gets it."""
+        self.pending.append(update)
+        self._arrived.set()
 
     def calls(self, method: str) -> int:
         """How many requests `method` (e.g. "sendMessage") received, failed ones included."""
@@ -159,6 +180,41 @@ class FakeTelegram:
             message["reply_markup"] = sent.reply_markup
         return 200, {"ok": True, "result": message}
 
+    def _delete_webhook(self, request: Recorded) -> tuple[int, Any]:
+        refusal = self._unauthorized(request)
+        if refusal is not None:
+            return refusal
+        if request.payload().get("drop_pending_updates") in (True, "true", "True"):
+            self.pending.clear()
+        self.webhook_url = None
+        return 200, {"ok": True, "result": True, "description": "Webhook was deleted"}
+
+    async def _get_updates(self, request: Recorded) -> tuple[int, Any]:
+        refusal = self._unauthorized(request)
+        if refusal is not None:
+            return refusal
+        if self.webhook_url is not None:
+            return _conflict("can't use getUpdates method while webhook is active; use deleteWebhook to delete "
+                             "the webhook first")
+        payload = request.payload()
+        offset, timeout = int(payload.get("offset") or 0), float(payload.get("timeout") or 0)
+        allowed = payload.get("allowed_updates")
+        self.allowed_updates = json.loads(allowed) if isinstance(allowed, str) else allowed
+        if offset:
+            self.pending = [update for update in self.pending if update["update_id"] >= offset]
+        poll = self._newest_poll = next(self._polls)
+        self._arrived.set()  # a request still waiting ends, with 409
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not self.pending and not self.conflict and poll == self._newest_poll:
+            self._arrived.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._arrived.wait(), max(0.0, deadline - asyncio.get_running_loop().time()))
+            if asyncio.get_running_loop().time() >= deadline:
+                break
+        if self.conflict or poll != self._newest_poll:
+            return _conflict("terminated by other getUpdates request; make sure that only one bot instance is running")
+        return 200, {"ok": True, "result": list(self.pending)}
+
     def _answer_callback_query(self, request: Recorded) -> tuple[int, Any]:
         refusal = self._unauthorized(request)
         if refusal is not None:
@@ -171,6 +227,10 @@ class FakeTelegram:
         text = payload.get("text")
         self.callback_answers.append(CallbackAnswer(str(payload["callback_query_id"]), text, show_alert))
         return 200, {"ok": True, "result": True}
+
+
+def _conflict(description: str) -> tuple[int, Any]:
+    return 409, {"ok": False, "error_code": 409, "description": f"Conflict: {description}"}
 
 
 def _markup(payload: dict[str, Any]) -> dict[str, Any] | None:

@@ -1,9 +1,9 @@
-"""The fault tests' processes (the worker, the API), forked rather than started: they start them
-about a hundred times, and each fresh interpreter spends some 2 s of CPU importing the service. A
-fork server (multiprocessing's `forkserver`) imports tests/faults/paused_worker.py and
-tests/faults/paused_api.py once, with no thread running yet, and forks each start from there: the
-same program as `python -m <module> <args>`, in a session of its own, with its own environment and
-log."""
+"""The fault tests' processes (the worker, the API, Telegram's poller), forked rather than started: they
+start them about a hundred times, and each fresh interpreter spends some 2 s of CPU importing the
+service. A fork server (multiprocessing's `forkserver`) imports tests/faults/paused_worker.py,
+tests/faults/paused_api.py and tests/faults/paused_poller.py once, with no thread running yet, and forks
+each start from there: the same program as `python -m <module> <args>`, in a session of its own, with
+its own environment and log."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import time
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
-PROGRAMS = ["tests.faults.paused_worker", "tests.faults.paused_api"]
+PROGRAMS = ["tests.faults.paused_worker", "tests.faults.paused_api", "tests.faults.paused_poller"]
 _CONTEXT = multiprocessing.get_context("forkserver")
 _CONTEXT.set_forkserver_preload(PROGRAMS)
 
