@@ -9,11 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from activities.chat.platforms.telegram import make_deliverer
+from isolator.contracts.approvals import Button, press_value
+from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings
 from tests.agents import command
 from tests.conftest import Stack
 from tests.fakes.telegram_api import BOT_TOKEN, FakeTelegram
-from tests.platforms.telegram import PRIVATE, _update_ids, message
+from tests.platforms.telegram import PRIVATE, USER, _update_ids, callback_query, message, request_message
 from tests.telegram_polling import handled, until
 from workers.telegram_poller import polling_telegram
 
@@ -44,3 +47,23 @@ async def test_a_message_by_polling_reaches_the_agent_and_its_answer_goes_back(
     assert all(sent.chat_id == PRIVATE["id"] for sent in fake.sent)
     assert await stack.db.fetchval("SELECT next_offset FROM telegram_offsets") == update_id + 1
     assert BOT_TOKEN not in caplog.text, "the token is in every Bot API URL: no request line is logged"
+
+
+async def test_a_press_by_polling_is_answered_once_even_when_telegram_gives_it_twice(
+    stack: Stack, fake: FakeTelegram
+) -> None:
+    await stack.db.execute("DELETE FROM telegram_offsets")
+    await make_deliverer(stack.settings)(ReplyInput(
+        platform="telegram", conversation_id=f"{PRIVATE['id']}:0", text="May I run `git push`?",
+        idempotency_key="k", buttons=[Button("Allow once", press_value("K7P2QX", "once"))]))
+    query = callback_query(request_message(fake), press_value("K7P2QX", "once"), USER["id"], USER["username"])
+    for _ in range(2):  # the same press in two updates, as after a poller's restart
+        fake.push({"update_id": next(_update_ids), "callback_query": query})
+
+    async with polling_telegram(stack.settings, stack.temporal, stack.db):
+        await until(lambda: fake.pending == [] and fake.calls("getUpdates") >= 2)
+        await until(lambda: len(fake.callback_answers) >= 1)
+
+    assert [answer.callback_query_id for answer in fake.callback_answers] == [query["id"]], "answered once"
+    assert fake.callback_answers[0].text == "There is no request K7P2QX waiting here."
+
