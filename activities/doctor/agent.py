@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 from pathlib import Path
@@ -11,6 +10,7 @@ from activities.doctor.check import Check
 from activities.runs.agents import EXAMPLE_AGENT, HOW_TO_GET, program_path
 from activities.runs.outcome import CREDENTIALS
 from activities.runs.queue import plan_for
+from activities.sandbox.processes import brief_output
 from isolator.settings import Settings
 
 VERSION_TIMEOUT_SECONDS = 30
@@ -37,16 +37,14 @@ async def _version(driver: str, program: str) -> Check:
     found = program_path(driver, program)
     if found is None:
         return Check.failed(name, "it is not found", f"{HOW_TO_GET[driver]}, or set AGENT_EXECUTABLE to it")
-    try:
-        process = await asyncio.create_subprocess_exec(found, "--version", stdin=asyncio.subprocess.DEVNULL,
-                                                       stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
-        output, _ = await asyncio.wait_for(process.communicate(), VERSION_TIMEOUT_SECONDS)
-    except (OSError, asyncio.TimeoutError) as error:
-        return Check.failed(name, f"it does not run ({type(error).__name__}: {error})",
-                            f"reinstall it: {HOW_TO_GET[driver]}")
+    answer = await brief_output([found, "--version"], VERSION_TIMEOUT_SECONDS, errors_too=True)
+    if answer is None:
+        return Check.failed(name, f"it does not run (it cannot start, or answers nothing in "
+                                  f"{VERSION_TIMEOUT_SECONDS:g} s)", f"reinstall it: {HOW_TO_GET[driver]}")
+    returncode, output = answer
     said = output.decode(errors="replace").strip().splitlines()
-    if process.returncode != 0:
-        return Check.failed(name, f"it exits with {process.returncode}" + (f": {said[-1]}" if said else ""),
+    if returncode != 0:
+        return Check.failed(name, f"it exits with {returncode}" + (f": {said[-1]}" if said else ""),
                             f"run `{found} --version` to see why, or reinstall it: {HOW_TO_GET[driver]}")
     return Check.passed(name, said[0] if said else found)
 

@@ -4,14 +4,12 @@ settings name (the service's variables, the operator's Codex and Claude Code con
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
 import shutil
-import signal
 from pathlib import Path
 
 from activities.git.runner import run_git
+from activities.sandbox.processes import brief_output
 from isolator.egress_rules import Entry, entries_of_environment, git_host_entry, unique, url_entry
 
 _tool_indexes: tuple[Entry, ...] | None = None
@@ -61,19 +59,5 @@ def _pip_default_index() -> list[str]:
 
 
 async def _npm_registry(npm: str) -> str:
-    try:
-        process = await asyncio.create_subprocess_exec(npm, "config", "get", "registry",
-                                                       stdin=asyncio.subprocess.DEVNULL,
-                                                       stdout=asyncio.subprocess.PIPE,
-                                                       stderr=asyncio.subprocess.DEVNULL,
-                                                       start_new_session=True)  # a group of its own, ended whole
-    except OSError:
-        return ""
-    try:
-        output, _ = await asyncio.wait_for(process.communicate(), 30)
-    except asyncio.TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        await process.wait()
-        return ""
-    return output.decode(errors="replace").strip()
+    answer = await brief_output([npm, "config", "get", "registry"], 30)
+    return answer[1].decode(errors="replace").strip() if answer is not None else ""

@@ -4,8 +4,10 @@ the program's processes live in a PID namespace of their own (activities/sandbox
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import signal
 
 
 class Watch:
@@ -112,3 +114,25 @@ def live_members(group: int) -> list[int]:
         if int(fields[2]) == group and fields[0] != b"Z":
             members.append(int(entry.name))
     return members
+
+
+async def brief_output(argv: list[str], seconds: float, errors_too: bool = False) -> tuple[int, bytes] | None:
+    """A short program of the service's own (`npm config get`, an agent's `--version`): its exit code
+    and its output (standard error too, with `errors_too`); None when it cannot start or outlasts
+    `seconds`. It runs in a process group of its own, ended whole on the timeout, so nothing it
+    started outlives the question."""
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT if errors_too else asyncio.subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        return None
+    try:
+        output, _ = await asyncio.wait_for(process.communicate(), seconds)
+    except asyncio.TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        await process.wait()
+        return None
+    assert process.returncode is not None
+    return process.returncode, output

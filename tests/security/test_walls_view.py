@@ -25,9 +25,6 @@ from tests.conftest import Stack
 from tests.gitrepos import make_repo
 from tests.peer_postgres import peer_postgres
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="peer authentication as root, as CI runs")
-
-
 @pytest.fixture
 def place() -> Iterator[Path]:
     """Out of the test's own folder (writable in the tests' sandbox) and out of /tmp (a run's own)."""
@@ -38,6 +35,7 @@ def place() -> Iterator[Path]:
 
 @pytest.fixture
 def database_sockets() -> Iterator[Path]:
+    assert os.geteuid() == 0, "the server runs as another user, which needs root (the suite runs as root, as CI does)"
     with peer_postgres() as sockets:
         yield sockets
 

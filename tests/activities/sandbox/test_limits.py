@@ -149,8 +149,7 @@ def without_cgroups(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 async def test_without_cgroups_each_process_s_data_is_bounded_and_status_says_why(
     without_cgroups: None, tmp_path: Path
 ) -> None:
-    if shutil.which("prlimit") is None:
-        pytest.skip("prlimit (util-linux) is not installed")
+    assert shutil.which("prlimit"), "the test needs prlimit: apt-get install util-linux"
     configured = limits.configure(load_settings(database_url="unused", sandbox_memory_mb=64))
     assert configured.status.startswith("Warning: limits per run are off, as this worker may make no cgroup "
                                         "(cgroup v2: not mounted; cgroup v1: Read-only file system): each of a "
@@ -169,8 +168,9 @@ def test_without_cgroups_an_unprivileged_worker_s_processes_are_bounded(
     without_cgroups: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     python = shutil.which("python3", path="/usr/bin:/bin")  # one another user may run (not a venv in root's home)
-    if os.geteuid() != 0 or None in (shutil.which("setpriv"), shutil.which("prlimit"), python):
-        pytest.skip("becoming another user needs root, setpriv and a system python3; the rlimits need prlimit")
+    assert os.geteuid() == 0, "becoming another user needs root (the suite runs as root, as CI does)"
+    assert None not in (shutil.which("setpriv"), shutil.which("prlimit"), python), \
+        "the test needs setpriv and prlimit (apt-get install util-linux) and a system python3"
     monkeypatch.setattr(limits.os, "getuid", lambda: 65534)
     configured = limits.configure(load_settings(database_url="unused", sandbox_max_processes=16))
     assert configured.status.endswith("and the service user's processes together are held to 16.")
