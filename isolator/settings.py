@@ -13,6 +13,11 @@ from pydantic_settings import SettingsConfigDict
 
 from isolator.approval_rules import ApprovalRules, RuleError, parse_rules
 from isolator.egress_rules import parse_entry
+from isolator.automation_settings import AutomationSettings
+from isolator.github_app_settings import GitHubAppSettings
+from isolator.host_settings import HostSettings
+from isolator.observability_settings import ObservabilitySettings
+from isolator.slack_settings import SlackSocketSettings
 from isolator.telegram_settings import TelegramSettings
 from isolator.trust_settings import TrustSettings
 
@@ -25,7 +30,9 @@ def _env(name: str) -> AliasChoices:
     return AliasChoices(name)
 
 
-class Settings(TrustSettings, TelegramSettings):  # isolator/trust_settings.py, isolator/telegram_settings.py
+# Each concern's settings live in its own module under isolator/*_settings.py.
+class Settings(TrustSettings, TelegramSettings, GitHubAppSettings, SlackSocketSettings, HostSettings,
+               ObservabilitySettings, AutomationSettings):
     # An empty variable (`API_TOKEN=`) means unset, as in a compose file that passes it through.
     model_config = SettingsConfigDict(extra="ignore", populate_by_name=True, env_ignore_empty=True)
 
