@@ -12,11 +12,11 @@ from pydantic import AliasChoices, Field, SecretStr, ValidationError, Validation
 from pydantic_settings import SettingsConfigDict
 
 from isolator.approval_rules import ApprovalRules, RuleError, parse_rules
-from isolator.egress_rules import parse_entry
 from isolator.automation_settings import AutomationSettings
 from isolator.github_app_settings import GitHubAppSettings
 from isolator.host_settings import HostSettings
 from isolator.observability_settings import ObservabilitySettings
+from isolator.sandbox_settings import SandboxSettings
 from isolator.slack_settings import SlackSocketSettings
 from isolator.telegram_settings import TelegramSettings
 from isolator.trust_settings import TrustSettings
@@ -31,7 +31,7 @@ def _env(name: str) -> AliasChoices:
 
 
 # Each concern's settings live in its own module under isolator/*_settings.py.
-class Settings(TrustSettings, TelegramSettings, GitHubAppSettings, SlackSocketSettings, HostSettings,
+class Settings(TrustSettings, SandboxSettings, TelegramSettings, GitHubAppSettings, SlackSocketSettings, HostSettings,
                ObservabilitySettings, AutomationSettings):
     # An empty variable (`API_TOKEN=`) means unset, as in a compose file that passes it through.
     model_config = SettingsConfigDict(extra="ignore", populate_by_name=True, env_ignore_empty=True)
@@ -82,24 +82,6 @@ class Settings(TrustSettings, TelegramSettings, GitHubAppSettings, SlackSocketSe
     agent_workflow: str | None = Field(None, min_length=1, validation_alias=_env("AGENT_WORKFLOW"))
     agent_workflow_task_queue: str | None = Field(None, min_length=1, validate_default=True,
                                                   validation_alias=_env("AGENT_TASK_QUEUE"))
-    # Every user program runs in a bubblewrap sandbox (docs/sandbox.md); `off` runs them unconfined.
-    sandbox: Literal["on", "off"] = Field("on", validation_alias=_env("SANDBOX"))
-    # `egress`: only the allowed hosts, through the service's proxy; `open`: any address (unsafe); `off`: none.
-    sandbox_network: Literal["egress", "open", "off"] = Field("egress", validation_alias=_env("SANDBOX_NETWORK"))
-    # More hosts a sandboxed program may reach with `egress` (`host` or `host:port`, comma-separated; `*`:
-    # the whole public internet); a loopback or private address only when listed with its port.
-    sandbox_allowed_hosts: str | None = Field(None, validation_alias=_env("SANDBOX_ALLOWED_HOSTS"))
-    # Folders (absolute, separated by `:`) every sandboxed program may write besides its worktree.
-    sandbox_writable_paths: str | None = Field(None, validation_alias=_env("SANDBOX_WRITABLE_PATHS"))
-    # Folders (absolute, separated by `:`) every sandboxed program may read besides the system's own
-    # (`/usr`, `/etc`, ...): an operator's toolchains (`/opt/...`, a language's version manager).
-    sandbox_readable_paths: str | None = Field(None, validation_alias=_env("SANDBOX_READABLE_PATHS"))
-    # What one run may take (docs/sandbox.md): memory, processes (threads count), CPUs (unset: all but
-    # one), and the size of its own `/tmp` and HOME, each a tmpfs in memory.
-    sandbox_memory_mb: int = Field(4096, ge=64, validation_alias=_env("SANDBOX_MEMORY_MB"))
-    sandbox_max_processes: int = Field(512, ge=16, validation_alias=_env("SANDBOX_MAX_PROCESSES"))
-    sandbox_cpus: float | None = Field(None, gt=0, validation_alias=_env("SANDBOX_CPUS"))
-    sandbox_tmp_mb: int = Field(1024, ge=16, validation_alias=_env("SANDBOX_TMP_MB"))
     github_webhook_secret: SecretStr | None = Field(None, validation_alias=_env("GITHUB_WEBHOOK_SECRET"))
     github_token: SecretStr | None = Field(None, validation_alias=_env("GITHUB_TOKEN"))
     github_api_url: str = Field("https://api.github.com", validation_alias=_env("GITHUB_API_URL"))
@@ -188,20 +170,6 @@ class Settings(TrustSettings, TelegramSettings, GitHubAppSettings, SlackSocketSe
                              "Set AGENT=claude or AGENT=codex, or unset AGENT_APPROVALS")
         return self
 
-    @field_validator("sandbox_writable_paths", "sandbox_readable_paths")
-    @classmethod
-    def _absolute_paths(cls, value: str | None) -> str | None:
-        if value is not None and not all(Path(part).is_absolute() for part in value.split(":") if part):
-            raise ValueError("must be absolute paths separated by `:`")
-        return value
-
-    @field_validator("sandbox_allowed_hosts")
-    @classmethod
-    def _allow_entries(cls, value: str | None) -> str | None:
-        for word in _listed(value):
-            parse_entry(word)  # its InvalidEntry (a ValueError) says what is wrong
-        return value
-
     @field_validator("agent_workflow_task_queue")
     @classmethod
     def _queue_of_agent_workflow(cls, value: str | None, info: ValidationInfo) -> str | None:
@@ -225,14 +193,6 @@ class Settings(TrustSettings, TelegramSettings, GitHubAppSettings, SlackSocketSe
     def worktree_base(self) -> Path:
         """The only tree the service creates worktrees in (default: `<data dir>/worktrees`)."""
         return self.worktree_base_setting or self.data_dir / "worktrees"
-
-    @property
-    def sandbox_writable(self) -> list[Path]:
-        return [Path(part) for part in (self.sandbox_writable_paths or "").split(":") if part]
-
-    @property
-    def sandbox_readable(self) -> list[Path]:
-        return [Path(part) for part in (self.sandbox_readable_paths or "").split(":") if part]
 
     @property
     def ports(self) -> tuple[int, int]:
@@ -261,10 +221,6 @@ class Settings(TrustSettings, TelegramSettings, GitHubAppSettings, SlackSocketSe
     @property
     def agent_home(self) -> Path:
         return self.data_dir / "agent-home"
-
-    @property
-    def sandbox_extra_hosts(self) -> list[str]:
-        return _listed(self.sandbox_allowed_hosts)
 
     @property
     def extra_allowed_hosts(self) -> list[str]:
