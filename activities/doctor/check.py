@@ -9,6 +9,9 @@ from pydantic import SecretStr
 
 from isolator.settings import Settings
 
+# How long a check waits for a platform or a service to answer.
+TIMEOUT_SECONDS = 10
+
 
 @dataclass(frozen=True)
 class Check:

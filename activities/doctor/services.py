@@ -8,11 +8,10 @@ from datetime import timedelta
 import asyncpg
 from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 
-from activities.doctor.check import Check, redacted
+from activities.doctor.check import TIMEOUT_SECONDS, Check, redacted
 from isolator.payloads import connect
 from isolator.settings import Settings
 
-TIMEOUT_SECONDS = 10
 
 
 async def service_checks(settings: Settings) -> list[Check]:

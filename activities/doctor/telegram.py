@@ -1,0 +1,33 @@
+"""Telegram's check: the bot, and its webhook's state."""
+
+from __future__ import annotations
+
+from telegram import Bot
+from telegram.error import InvalidToken, TelegramError
+
+from activities.doctor.check import Check
+from isolator.settings import Settings
+
+
+async def telegram(settings: Settings) -> Check:
+    name = "Telegram: TELEGRAM_BOT_TOKEN (getMe, getWebhookInfo)"
+    try:
+        # Entering the Bot asks getMe: a refused token raises InvalidToken there.
+        async with Bot(settings.telegram_bot_token.get_secret_value(),  # type: ignore[union-attr]
+                       base_url=settings.telegram_api_url) as bot:
+            webhook = await bot.get_webhook_info()
+            username = bot.username
+    except InvalidToken:
+        return Check.failed(name, "Telegram refuses the token (401 Unauthorized)",
+                            "copy the token @BotFather gave into TELEGRAM_BOT_TOKEN")
+    except TelegramError as error:
+        # Its message may quote the URL, which holds the token: say only its kind.
+        return Check.failed(name, f"Telegram cannot be asked ({type(error).__name__})",
+                            "check TELEGRAM_API_URL and this machine's network")
+    pending = f"{webhook.pending_update_count} update(s) waiting"
+    if webhook.last_error_message:
+        return Check.failed(name, f"Telegram's last delivery to the webhook failed: {webhook.last_error_message} "
+                                  f"({pending})",
+                            "make PUBLIC_URL/webhooks/telegram reachable from Telegram over HTTPS, with "
+                            "TELEGRAM_WEBHOOK_SECRET as the webhook's secret_token (docs/operations.md)")
+    return Check.passed(name, f"the bot is @{username}; webhook {webhook.url or 'not set'}, {pending}")
