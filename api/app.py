@@ -16,10 +16,13 @@ from temporalio.client import Client
 from activities.database import create_pool
 from api import approvals, codebases, dashboard, docs, doctor, environments, health, refusals, runs, test_adapter
 from api.hosts import HostCheck
+from api.platforms.discord import webhook as discord
+from api.platforms.github import webhook as github
+from api.platforms.limits import WebhookBodyLimit
+from api.platforms.slack import webhook as slack
+from api.platforms.telegram import webhook as telegram
 from api.request_hints import request_hint
 from api.throttle import TokenThrottle
-from api.webhooks import discord, github, slack, telegram
-from api.webhooks.limits import WebhookBodyLimit
 from isolator.payloads import connect
 from isolator.settings import Settings
 

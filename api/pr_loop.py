@@ -1,4 +1,4 @@
-"""The pull-request loop seen from the API: is a PR one of ours (api/webhooks/github.py asks before it
+"""The pull-request loop seen from the API: is a PR one of ours (api/platforms/github/webhook.py asks before it
 starts the loop for a review, activities/results/pr_loop_start.py)."""
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import asyncpg
 
-from api.webhooks.github_keys import event_key
+from api.platforms.github.keys import event_key
 from bench.agents import NO_OP, run_ended, set_agent, started_at
 from bench.figures import Figure, Latency, verdict
 from bench.messages import start_conversation

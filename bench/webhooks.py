@@ -20,8 +20,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Callable, Literal
 
-from api.webhooks.github_keys import event_key
-from api.webhooks.slack_events import parse_message
+from api.platforms.github.keys import event_key
+from api.platforms.slack.events import parse_message
 from bench.figures import Figure, Latency, timed, verdict
 from bench.stack import Stack
 from isolator.contracts.message import message_workflow_id

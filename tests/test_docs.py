@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from api.test_adapter import InboundTestMessage
-from api.webhooks.limits import MAX_WEBHOOK_BODY
+from api.platforms.limits import MAX_WEBHOOK_BODY
 from isolator.contracts import search_attributes
 from isolator.settings import Settings
 

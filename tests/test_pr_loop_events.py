@@ -1,12 +1,12 @@
-"""Reading the pull-request loop's GitHub events (api/webhooks/github_feedback.py), and an inline comment
+"""Reading the pull-request loop's GitHub events (api/platforms/github/feedback.py), and an inline comment
 made alone as a message that says where it is: pure functions, on octokit/webhooks-shaped payloads."""
 
 from __future__ import annotations
 
 import pytest
 
-from api.webhooks.github_events import GitHubMessage, Ignored, PayloadError, parse_event
-from api.webhooks.github_feedback import Feedback, parse_feedback
+from api.platforms.github.events import GitHubMessage, Ignored, PayloadError, parse_event
+from api.platforms.github.feedback import Feedback, parse_feedback
 from isolator.contracts.pr_loop import workflow_key
 from tests.platforms.github import REPO, repository
 from tests.platforms.github_ci import (

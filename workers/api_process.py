@@ -11,7 +11,7 @@ name): then its local steps (a stat, a `git worktree add`) run here, as in the h
 a machine without the checkouts (docker-compose.yml's `api` container) hosts none: each of its messages
 would send every look at the disk to the host's queue, which costs more than the round trip saved.
 
-With TELEGRAM_MODE=polling it also asks Telegram for the bot's updates (workers/telegram_poller.py), as
+With TELEGRAM_MODE=polling it also asks Telegram for the bot's updates (api/platforms/telegram/poller.py), as
 the webhook's route would have been sent them here.
 """
 
@@ -33,7 +33,7 @@ from api.app import SHUTDOWN_GRACE_SECONDS, create_app
 from isolator.payloads import connect
 from isolator.settings import Settings
 from workers.serving import ApiServer, serve_until, stop_on_signals
-from workers.telegram_poller import polling_telegram
+from api.platforms.telegram.poller import polling_telegram
 from workers.worker import shared_worker
 
 log = logging.getLogger(__name__)

@@ -28,7 +28,7 @@ from workers.discord_listener import running_discord_listener
 from workers.postgres import EmbeddedPostgres, start_embedded_postgres
 from workers.schedule import ensure_cleanup_schedule
 from workers.serving import ApiServer, serve_until, stop_on_signals
-from workers.telegram_poller import polling_telegram
+from api.platforms.telegram.poller import polling_telegram
 from workers.temporal_server import TemporalDevServer, start_dev_server
 from workers.worker import running_workers
 

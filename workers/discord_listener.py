@@ -30,7 +30,7 @@ from temporalio.service import RPCError
 from activities.chat.platforms.discord import use_api_url
 from activities.database import create_pool
 from api.dispatch import UnusableText, start_message
-from api.webhooks.discord_events import PLATFORM, SLASH_COMMAND, strip_bot_mentions, thread_name
+from api.platforms.discord.events import PLATFORM, SLASH_COMMAND, strip_bot_mentions, thread_name
 from isolator.contracts.trust import Admission
 from isolator.payloads import connect
 from isolator.settings import Settings

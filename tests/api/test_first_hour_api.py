@@ -7,8 +7,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from api.webhooks.slack_events import parse_message
-from api.webhooks.telegram import parse_update, read_message
+from api.platforms.slack.events import parse_message
+from api.platforms.telegram.webhook import parse_update, read_message
 from tests.conftest import Stack
 from tests.platforms.telegram import GROUP, PRIVATE, message
 

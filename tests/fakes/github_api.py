@@ -53,7 +53,7 @@ class FakeGitHub:
         self._pulls: dict[tuple[str, int], dict[str, Any]] = {}
         self._closes: dict[tuple[str, int], list[tuple[str, int]]] = {}
         self._failures: dict[str, list[int]] = {}
-        # A comment's id names its event (api/webhooks/github_keys.py), in a Temporal server the session shares.
+        # A comment's id names its event (api/platforms/github/keys.py), in a Temporal server the session shares.
         self._ids = itertools.count(uuid.uuid4().int % 10**9 * 1000)
         self.created_pulls: list[dict[str, Any]] = []  # PRs opened through the API, in order
         self.marked_ready: list[int] = []  # PRs marked ready for review, by number, in order

@@ -19,7 +19,7 @@ import asyncpg
 from activities.database import create_pool
 from isolator.payloads import connect
 from isolator.settings import load_settings
-from workers import telegram_poller
+from api.platforms.telegram import poller as telegram_poller
 
 
 def pause_before_commit(marker: Path) -> None:

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from api.webhooks.github_keys import event_key
+from api.platforms.github.keys import event_key
 from isolator.contracts.message import message_workflow_id
 from isolator.settings import Settings
 from tests.conftest import free_port

@@ -17,7 +17,7 @@ from nacl.signing import SigningKey
 from pydantic import SecretStr
 from temporalio.service import RPCError, RPCStatusCode
 
-from api.webhooks.discord import SIGNATURE_HEADER, TIMESTAMP_HEADER
+from api.platforms.discord.webhook import SIGNATURE_HEADER, TIMESTAMP_HEADER
 from isolator.contracts.message import Resolution, message_workflow_id
 from isolator.settings import Settings
 from tests.conftest import Stack

@@ -18,8 +18,8 @@ import pytest
 from pydantic import SecretStr
 from temporalio.service import RPCError, RPCStatusCode
 
-from api.webhooks.github_events import PayloadError
-from api.webhooks.github_keys import event_key
+from api.platforms.github.events import PayloadError
+from api.platforms.github.keys import event_key
 from isolator.contracts.message import Resolution, message_workflow_id
 from isolator.settings import Settings
 from tests.conftest import Stack
@@ -41,7 +41,7 @@ SENDER = {"login": "octocat", "id": 1, "node_id": "MDQ6VXNlcjE=", "type": "User"
 BOT = {"login": "isolator[bot]", "id": 2, "node_id": "BOT_kgDOB", "type": "Bot", "site_admin": False}
 
 
-# An event's ids name its workflow (api/webhooks/github_keys.py), and the Temporal server is shared by the
+# An event's ids name its workflow (api/platforms/github/keys.py), and the Temporal server is shared by the
 # whole session: every issue, PR and comment built here has an id of its own, as on GitHub.
 _ids = itertools.count(uuid.uuid4().int % 10**9 * 1000)
 

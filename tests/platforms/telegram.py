@@ -13,7 +13,7 @@ import pytest
 from pydantic import SecretStr
 from temporalio.service import RPCError, RPCStatusCode
 
-from api.webhooks.telegram import SECRET_HEADER
+from api.platforms.telegram.webhook import SECRET_HEADER
 from isolator.contracts.message import ReplyInput, Resolution, message_workflow_id
 from isolator.settings import Settings
 from tests.conftest import Stack

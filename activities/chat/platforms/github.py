@@ -1,7 +1,7 @@
 """GitHub through PyGithub: replies as issue comments, and what a webhook does not say about a PR.
 
 GitHub has no buttons: a reply with buttons (a request of the agent's, docs/approvals.md) lists after its
-text the comments that answer it (`/approve K7P2QX`), which api/webhooks/github_approvals.py reads back.
+text the comments that answer it (`/approve K7P2QX`), which api/platforms/github/approvals.py reads back.
 
 PyGithub is synchronous: every call runs in a thread (asyncio.to_thread), with a client of its
 own, since a PyGithub connection must not be shared between threads.

@@ -1,7 +1,7 @@
 """Replies to Slack: `chat.postMessage` into the conversation's thread, through slack-sdk.
 
 A reply with buttons is posted as Block Kit (its text in `section` blocks, its buttons in `actions`
-blocks); a press comes back to POST /webhooks/slack/interactions (api/webhooks/slack.py)."""
+blocks); a press comes back to POST /webhooks/slack/interactions (api/platforms/slack/webhook.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Replies to Telegram: `sendMessage` into the conversation's chat and forum topic, through python-telegram-bot.
 
 A reply's buttons are an inline keyboard whose presses come back as `callback_query` updates
-(api/webhooks/telegram_callbacks.py); an edit without buttons takes the keyboard away.
+(api/platforms/telegram/callbacks.py); an edit without buttons takes the keyboard away.
 """
 
 from __future__ import annotations

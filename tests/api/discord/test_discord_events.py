@@ -6,7 +6,7 @@ import pytest
 
 from activities.chat.platforms.discord import MAX_TEXT
 from activities.chat.replies import split_text
-from api.webhooks.discord_events import (
+from api.platforms.discord.events import (
     MalformedInteraction,
     NotForUs,
     Ping,

@@ -12,7 +12,7 @@ import asyncpg
 
 from activities.chat.platforms.github import answering_text, make_deliverer
 from activities.chat.replies import ReplyActivities
-from api.webhooks.github_approvals import parse_answer, press_of
+from api.platforms.github.approvals import parse_answer, press_of
 from isolator.contracts.approvals import Button, Press, press_value
 from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings

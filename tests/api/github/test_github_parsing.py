@@ -10,8 +10,8 @@ import pytest
 from temporalio.exceptions import ApplicationError
 
 from activities.chat.platforms.github import split_conversation_id
-from api.webhooks.github import signature_matches
-from api.webhooks.github_events import (
+from api.platforms.github.webhook import signature_matches
+from api.platforms.github.events import (
     GitHubMessage,
     Ignored,
     PayloadError,

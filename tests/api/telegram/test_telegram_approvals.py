@@ -11,7 +11,7 @@ import pytest
 from temporalio.exceptions import ApplicationError
 
 from activities.chat.platforms.telegram import make_deliverer
-from api.webhooks.telegram_callbacks import NOT_OURS
+from api.platforms.telegram.callbacks import NOT_OURS
 from isolator.contracts.approvals import Button, press_value
 from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings

@@ -12,7 +12,7 @@ from pydantic import SecretStr
 from temporalio.exceptions import ApplicationError
 
 from activities.chat.platforms.telegram import make_deliverer
-from api.webhooks.telegram import SECRET_HEADER, parse_update, read_message
+from api.platforms.telegram.webhook import SECRET_HEADER, parse_update, read_message
 from isolator.settings import Settings
 from tests.conftest import Stack
 from tests.fakes.telegram_api import BOT_USER, FakeTelegram, Sent

@@ -16,8 +16,8 @@ from tests.fakes.telegram_api import FakeTelegram
 from tests.gitrepos import first_replies
 from tests.platforms.telegram import started
 from tests.telegram_polling import handled, update_in_new_chat
-from workers import telegram_poller
-from workers.telegram_poller import polling_telegram
+from api.platforms.telegram import poller as telegram_poller
+from api.platforms.telegram.poller import polling_telegram
 from workflows.naming import thread_branch
 
 

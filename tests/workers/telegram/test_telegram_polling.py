@@ -18,7 +18,7 @@ from tests.conftest import Stack
 from tests.fakes.telegram_api import BOT_TOKEN, FakeTelegram
 from tests.platforms.telegram import PRIVATE, USER, _update_ids, callback_query, message, request_message
 from tests.telegram_polling import handled, until
-from workers.telegram_poller import polling_telegram
+from api.platforms.telegram.poller import polling_telegram
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import pytest
 from temporalio.exceptions import ApplicationError
 
 from activities.chat.platforms.slack import make_deliverer
-from api.webhooks.slack_events import parse_message
+from api.platforms.slack.events import parse_message
 from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings
 from tests.fakes.slack_api import BOT_USER_ID, FakeSlack

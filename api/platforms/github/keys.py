@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from api.webhooks.github_events import PayloadError, object_at
+from api.platforms.github.events import PayloadError, object_at
 
 # What each handled event is about: the object whose id names it.
 _SUBJECTS = {"issues": "issue", "issue_comment": "comment", "pull_request": "pull_request",

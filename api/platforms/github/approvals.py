@@ -17,7 +17,7 @@ from temporalio.client import Client
 
 from activities.chat.platforms.github import post_comment, react
 from api.approvals import answer_press
-from api.webhooks.github_events import conversation_of, object_at, sender_of
+from api.platforms.github.events import conversation_of, object_at, sender_of
 from isolator.contracts.approvals import Press, PressOutcome
 from isolator.settings import Settings
 from isolator.trust import GitHubSender, admit_github

@@ -2,14 +2,14 @@
 suite or workflow run that completed. Pure functions, no I/O; payload shapes are octokit/webhooks'.
 
 Whether the PR is one the service works on is not known here: the API asks the database before it
-starts anything (api/webhooks/github.py), and the loop's workflow looks again."""
+starts anything (api/platforms/github/webhook.py), and the loop's workflow looks again."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from api.webhooks.github_events import Ignored, PayloadError, number_at, object_at, string_at
+from api.platforms.github.events import Ignored, PayloadError, number_at, object_at, string_at
 from isolator.contracts.pr_loop import FeedbackEvent
 from isolator.trust import GitHubSender
 

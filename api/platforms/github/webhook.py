@@ -24,9 +24,9 @@ from activities.results.pr_loop_start import start_loop
 from api.deps import get_client, get_pool
 from api.dispatch import UnusableText, start_message
 from api.pr_loop import is_ours
-from api.webhooks.github_approvals import parse_answer, take_answer
-from api.webhooks.github_feedback import Feedback, parse_feedback
-from api.webhooks.github_events import (
+from api.platforms.github.approvals import parse_answer, take_answer
+from api.platforms.github.feedback import Feedback, parse_feedback
+from api.platforms.github.events import (
     PLATFORM,
     GitHubMessage,
     Ignored,
@@ -34,8 +34,8 @@ from api.webhooks.github_events import (
     decode_payload,
     parse_event,
 )
-from api.webhooks.github_keys import event_key
-from api.webhooks.seen_presses import first_press
+from api.platforms.github.keys import event_key
+from api.platforms.seen_presses import first_press
 from isolator.settings import Settings
 from isolator.trust import admit_github
 

@@ -3,7 +3,7 @@
 
 At start the bot's webhook is deleted (its pending updates kept): Telegram answers `getUpdates` with 409
 while one is set. Then long polling: each request waits up to POLL_SECONDS for updates. Each update goes
-through the webhook's own code (`api.webhooks.telegram.handle_update`), and only once its workflow has
+through the webhook's own code (`api.platforms.telegram.webhook.handle_update`), and only once its workflow has
 started is the offset (the next update_id to ask for) committed to PostgreSQL. A process killed in
 between asks for the same update again after its restart: its workflow, named by the update_id, starts
 nothing twice, and a press is taken once by its callback query's id.
@@ -27,7 +27,7 @@ from telegram.error import Conflict, TelegramError
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from api.webhooks.telegram import MalformedUpdate, handle_update, parse_update
+from api.platforms.telegram.webhook import MalformedUpdate, handle_update, parse_update
 from isolator.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from temporalio.client import Client
 
 from api.approvals import answer_press
-from api.webhooks.slack_events import PLATFORM, SLACK_ID, TS, matches
+from api.platforms.slack.events import PLATFORM, SLACK_ID, TS, matches
 from isolator.contracts.approvals import Press, PressOutcome, parse_press_value
 from isolator.settings import Settings
 

@@ -1,5 +1,5 @@
 """POST /webhooks/discord: Discord's Interactions endpoint, for the `/isolator <text>` slash command
-and the presses of a request's buttons (api/webhooks/discord_components.py).
+and the presses of a request's buttons (api/platforms/discord/components.py).
 
 Every request is verified with Ed25519 (PyNaCl) against DISCORD_PUBLIC_KEY, over the
 `X-Signature-Timestamp` header followed by the body, as Discord signs it; anything else gets 401
@@ -28,8 +28,8 @@ from temporalio.service import RPCError
 
 from api.deps import get_client, get_pool
 from api.dispatch import UnusableText, start_message
-from api.webhooks.discord_components import answer_button
-from api.webhooks.discord_events import (
+from api.platforms.discord.components import answer_button
+from api.platforms.discord.events import (
     DEFERRED_CHANNEL_MESSAGE,
     DEFERRED_UPDATE_MESSAGE,
     PLATFORM,
@@ -42,7 +42,7 @@ from api.webhooks.discord_events import (
     only_to_them,
     read_interaction,
 )
-from api.webhooks.seen_presses import first_press
+from api.platforms.seen_presses import first_press
 from isolator.settings import Settings
 from isolator.trust import DiscordSender, admit_discord, unset_rule
 from workflows.chat.commands import HANDLERS

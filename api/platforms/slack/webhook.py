@@ -6,7 +6,7 @@ the message itself, `channel:ts`, not by `event_id`: the `app_mention` and `mess
 message (two events, two `event_id`s), Slack's retries and a replay of the signed request are then
 processed once. The workflow is started before Slack gets its 200: an acknowledged event is never lost.
 
-POST /webhooks/slack/interactions: presses of a request's buttons (api/webhooks/slack_actions.py),
+POST /webhooks/slack/interactions: presses of a request's buttons (api/platforms/slack/actions.py),
 signed the same way; acknowledged at once, answered after, each press once (by its user and `action_ts`).
 """
 
@@ -30,9 +30,9 @@ from temporalio.service import RPCError
 
 from api.deps import get_client, get_pool
 from api.dispatch import UnusableText, start_message
-from api.webhooks.seen_presses import first_press
-from api.webhooks.slack_actions import UnreadableInteraction, answer_presses, read_presses
-from api.webhooks.slack_events import PLATFORM, SlackMessage, parse_message
+from api.platforms.seen_presses import first_press
+from api.platforms.slack.actions import UnreadableInteraction, answer_presses, read_presses
+from api.platforms.slack.events import PLATFORM, SlackMessage, parse_message
 from isolator.settings import ConfigurationError, Settings
 from isolator.trust import SlackSender, admit_slack
 

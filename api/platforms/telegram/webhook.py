@@ -7,7 +7,7 @@ topics); each update becomes one MessageWorkflow keyed by `update_id`, so Telegr
 and the same body posted again, are processed once. The workflow is started before Telegram gets its
 200: an acknowledged update is never lost. What follows the secret's check (`handle_update`) is also
 the poller's, which fetches the same updates with `getUpdates` when TELEGRAM_MODE=polling
-(workers/telegram_poller.py).
+(api/platforms/telegram/poller.py).
 
 Which messages are answered (privacy mode shows a group bot little more than these anyway):
 - private chats: every text message;
@@ -41,8 +41,8 @@ from temporalio.service import RPCError
 
 from api.deps import get_client, get_pool
 from api.dispatch import UnusableText, start_message
-from api.webhooks.seen_presses import first_press
-from api.webhooks.telegram_callbacks import message_topic, take_press
+from api.platforms.seen_presses import first_press
+from api.platforms.telegram.callbacks import message_topic, take_press
 from isolator.settings import Settings
 from isolator.trust import TelegramSender, admit_telegram, unset_rule
 
@@ -120,7 +120,7 @@ class Handled:
 
 async def handle_update(update: Update, settings: Settings, client: Client, pool: asyncpg.Pool) -> Handled:
     """Start the update's workflow, or take its press, once: the webhook and the poller
-    (workers/telegram_poller.py) both come here. Raises RPCError when Temporal cannot start the work now."""
+    (api/platforms/telegram/poller.py) both come here. Raises RPCError when Temporal cannot start the work now."""
     if (query := update.callback_query) is not None:
         if not await first_press(pool, PLATFORM, query.id):
             return Handled(status.HTTP_200_OK, {"ignored": "this press was taken already"})

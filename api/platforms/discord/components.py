@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse
 from temporalio.client import Client
 
 from api.approvals import answer_press
-from api.webhooks.discord_events import DEFERRED_UPDATE_MESSAGE, PLATFORM, ButtonPress, only_to_them
+from api.platforms.discord.events import DEFERRED_UPDATE_MESSAGE, PLATFORM, ButtonPress, only_to_them
 from isolator.contracts.approvals import Press, parse_press_value
 from isolator.settings import Settings
 from isolator.trust import DiscordSender, admit_discord

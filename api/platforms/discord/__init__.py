@@ -1,0 +1,1 @@
+"""Discord's ways in: the interactions webhook (webhook.py), its events' reading (events.py) and the approval buttons (components.py); the Gateway listener is a process of its own (workers/discord_listener.py)."""
