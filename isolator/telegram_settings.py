@@ -3,7 +3,7 @@ Settings inherits them.
 
 `webhook`: Telegram posts each update to `POST /webhooks/telegram` (TELEGRAM_WEBHOOK_SECRET), which
 needs a URL Telegram can reach. `polling`: the API process asks for them with `getUpdates`
-(workers/telegram_poller.py), and nothing needs to reach this machine.
+(api/platforms/telegram/poller.py), and nothing needs to reach this machine.
 """
 
 from __future__ import annotations
