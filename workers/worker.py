@@ -60,6 +60,9 @@ WORKFLOWS = [MessageWorkflow, RegisterCodebaseWorkflow, EnvironmentWorkflow, Age
 # Determinism is guarded where it is cheap: the replay tests run every captured history in the
 # strict default sandbox (tests/test_replay.py), which also refuses restricted calls.
 WORKFLOW_RUNNER = UnsandboxedWorkflowRunner()
+# A workflow task waits this long on the sticky queue of the worker that cached the workflow, then goes to
+# any worker of the shared queue (which replays the history): a failover within 2 s (bench/failover.py).
+STICKY_TIMEOUT = timedelta(seconds=1)
 
 
 def build_workers(
@@ -206,6 +209,9 @@ def shared_worker(
         activities=shared_activities(client, pool, settings),
         max_concurrent_activities=100,
         max_concurrent_local_activities=100,
+        # A workflow cached on a worker that died is handed to another after this, not the default 10 s:
+        # a conversation on a live host does not wait for a dead one's cache.
+        sticky_queue_schedule_to_start_timeout=STICKY_TIMEOUT,
         interceptors=worker_interceptors(interceptors),
     )
 
