@@ -18,6 +18,7 @@ from activities.chat.replies import ReplyActivities
 from activities.codebases.host_workers import HostWorkerActivities
 from activities.codebases.registration import CodebaseActivities
 from activities.codebases.views import CodebaseViewActivities
+from activities.codebases.rebuild import CheckoutRebuilder
 from activities.environments.archives import ArchiveActivities
 from activities.environments.isolation import IsolationActivities
 from activities.environments.ports import PortActivities
@@ -77,7 +78,7 @@ def build_workers(
 
 def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) -> list[Callable[..., Any]]:
     """What the shared queue serves: the workflows' local activities, and the activities any host can run."""
-    isolation = IsolationActivities(settings)
+    isolation = IsolationActivities(settings, ensure_checkout=CheckoutRebuilder(settings, pool).ensure_checkout)
     conversations = ConversationActivities(pool, isolation.check_here)
     environments = EnvironmentActivities(pool, settings, client)
     archives = ArchiveActivities(pool, settings)
@@ -170,7 +171,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
 
 def host_activities(pool: asyncpg.Pool, settings: Settings, client: Client | None = None) -> list[Callable[..., Any]]:
     """What the host's queue serves: the git work of the codebases this host holds, and their set-up."""
-    isolation = IsolationActivities(settings)
+    isolation = IsolationActivities(settings, ensure_checkout=CheckoutRebuilder(settings, pool).ensure_checkout)
     codebases = CodebaseActivities(settings, pool)
     replies = ReplyActivities(pool, deliverers(settings, pool))
     setup = SetupActivities(settings, replies)
@@ -263,7 +264,9 @@ def agent_worker(
 async def running_workers(
     client: Client, pool: asyncpg.Pool, settings: Settings, interceptors: Sequence[Interceptor] = ()
 ) -> AsyncIterator[list[Worker]]:
-    """Run the workers until the block exits, then shut them down gracefully."""
+    """Run the workers until the block exits, then shut them down gracefully. A checkout of this host's that
+    is gone (a disk lost) is cloned again, its worktrees put back, before any work is taken."""
+    await CheckoutRebuilder(settings, pool, ReplyActivities(pool, deliverers(settings, pool)), client).rebuild_missing()
     workers = build_workers(client, pool, settings, interceptors)
     tasks = [asyncio.create_task(worker.run()) for worker in workers]
     await start_warm_pools(client, pool, settings)

@@ -8,12 +8,13 @@ the workflow then asks that host's queue.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.providers import build_providers
+from isolator.contracts.codebase import Codebase
 from isolator.contracts.environment import EnvironmentCheck, EnvironmentCheckInput
 from isolator.contracts.isolation import HOST_OPERATIONS, HostOperation, IsolationProvider
 from isolator.contracts.worktree import (
@@ -29,9 +30,13 @@ class IsolationActivities:
     """The activities of `HOST_OPERATIONS` (`create_worktree`, `remove_worktree`, `restore_worktree`,
     `prune_archives`, `survey_worktrees`), and those below that answer "elsewhere"."""
 
-    def __init__(self, settings: Settings, providers: dict[str, IsolationProvider] | None = None) -> None:
+    def __init__(self, settings: Settings, providers: dict[str, IsolationProvider] | None = None,
+                 ensure_checkout: Callable[[Codebase], Awaitable[bool]] | None = None) -> None:
         self.settings = settings
         self.providers = providers if providers is not None else build_providers(settings)
+        # A checkout found missing is cloned again before the step (activities/codebases/rebuild.py), not
+        # failed on and retried forever; one that cannot be is a user error (CHECKOUT_LOST), said once.
+        self.ensure_checkout = ensure_checkout
         # What the host's queue serves besides the methods below; each is an attribute too, named as its activity.
         self.host_operations = [self._served(operation) for operation in HOST_OPERATIONS]
         for served in self.host_operations:
@@ -48,6 +53,7 @@ class IsolationActivities:
         method = operation.method.__name__
 
         async def serve(request: Any) -> Any:
+            await self._checkout_there(request.codebase)
             return await getattr(self._provider(request.provider), method)(request)
 
         # The SDK reads the argument and result types from the annotations, to decode and encode them.
@@ -72,6 +78,7 @@ class IsolationActivities:
         through the server while git works; "elsewhere" when the codebase is on another host."""
         if request.codebase.host != self.settings.host:
             return WorktreeCreation(outcome="elsewhere")
+        await self._checkout_there(request.codebase)
         return WorktreeCreation(outcome="ready", worktree=await self._provider(request.provider).create(request))
 
     @activity.defn
@@ -79,5 +86,10 @@ class IsolationActivities:
         """One already on disk for this work; "elsewhere" when asked on a host that does not hold the codebase."""
         if query.codebase.host != self.settings.host:
             return AdoptionSearch("elsewhere")
+        await self._checkout_there(query.codebase)
         adoptable = await self._provider(query.provider).adopt(query)
         return AdoptionSearch("adoptable", adoptable) if adoptable else AdoptionSearch("none")
+
+    async def _checkout_there(self, codebase: Codebase) -> None:
+        if self.ensure_checkout is not None and codebase.host == self.settings.host:
+            await self.ensure_checkout(codebase)

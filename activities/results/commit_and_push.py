@@ -14,21 +14,11 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
+from activities.git.credentials import CREDENTIAL_HELPER, credential_target
 from activities.git.runner import config_variables, run_git
 from activities.git.staging import add_all
 
-# A credential helper that reads its answer from the push's own environment; git runs it through
-# the shell, so the token is expanded there and appears in no argument list. `store` and `erase`
-# (git tells helpers what worked) are ignored: the token is kept nowhere.
-CREDENTIAL_HELPER = (
-    '!f() { test "$1" = get || exit 0; host=; protocol=; '
-    'while IFS== read -r key value; do case "$key" in host) host=$value;; protocol) protocol=$value;; esac; done; '
-    'test "$protocol" = "$ISOLATOR_PUSH_PROTOCOL" && test "$host" = "$ISOLATOR_PUSH_HOST" || exit 0; '
-    'printf "username=x-access-token\\npassword=%s\\n" "$ISOLATOR_PUSH_CREDENTIAL"; }; f'
-)
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 # What the repository's configuration may not change for the push (the git runner's SAFE_CONFIG
 # already keeps hooks, fsmonitor, signing and other credential helpers out of every command).
 _SAFE_CONFIG = [
@@ -92,17 +82,6 @@ async def commits_beyond(worktree: Path, branch: str, base: str) -> int:
 async def push_url(worktree: Path) -> str | None:
     result = await run_git("remote", "get-url", "--push", "origin", cwd=worktree, check=False)
     return result.stdout.strip() if result.returncode == 0 else None
-
-
-def credential_target(url: str) -> tuple[str, str] | None:
-    """(protocol, host) the token may be given to for this push URL; None for any other (ssh uses
-    the service's own keys, a plain-http host would see the token in clear)."""
-    parts = urlsplit(url)
-    if parts.scheme == "https" and parts.hostname:
-        return "https", parts.netloc.rpartition("@")[2]
-    if parts.scheme == "http" and parts.hostname in _LOOPBACK:
-        return "http", parts.netloc.rpartition("@")[2]
-    return None
 
 
 @dataclass

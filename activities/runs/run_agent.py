@@ -23,6 +23,7 @@ from temporalio import activity
 from activities.chat.replies import ReplyActivities
 from activities.environments.setup import command_variables
 from activities.git.working_trees import Changes, StagedTree, WorkingTree, changes_since, staged_tree
+from activities.providers.worktree.archive_push import checkpoint
 from activities.runs.agents import DRIVERS, Driver
 from activities.runs.agents.base import AgentError, GaveUp, Reader, Relay, SessionLost, Turn, Usage
 from activities.runs.agents.configs import agent_place
@@ -149,7 +150,7 @@ class AgentActivities:
                     nonlocal waiting
                     waiting = await self.approvals.ask_person(request, relay, reader.usage.cost_usd or 0.0, started_at,
                                                               session and self.settings.agent_sessions_dir / session.id)
-                await self._record(run.run_id, platform, conversation_id, driver, session, reader, ending, changes)
+                await asyncio.gather(self._record(run.run_id, platform, conversation_id, driver, session, reader, ending, changes), checkpoint(self.settings, environment))  # noqa: E501 - ARCHIVE_PUSH: the work at origin too
 
             # A `/stop` that arrives once the agent has ended is too late: cut halfway, the wrap-up left the
             # run "running" and the answer without its end, and the stop claimed a run that had finished.

@@ -13,8 +13,10 @@ NO_WORKER = "NoWorkerForHost"
 DISK_FULL = "DiskFull"
 # A hibernated worktree could not come back (its branch moved, its path is taken): the reason is said.
 RESTORE_REFUSED = "RestoreRefused"
+# A codebase's checkout is gone from its host and cannot be cloned again (no URL, or the clone failed).
+CHECKOUT_LOST = "CheckoutLost"
 USER_ERRORS = [INVALID_REPOSITORY, NAME_TAKEN, WORKTREE_CONFLICT, UNSAFE_PATH, INVALID_BRANCH, NO_WORKER, DISK_FULL,
-               RESTORE_REFUSED]
+               RESTORE_REFUSED, CHECKOUT_LOST]
 
 # The codebase already has MAX_WORKTREES_PER_CODEBASE active environments: answered with the
 # limit's breakdown, not as a user error.

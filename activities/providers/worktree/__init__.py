@@ -25,7 +25,7 @@ class WorktreeProvider:
         self.create = WorktreeCreator(settings).create
         self.destroy = WorktreeRemover(settings).remove
         self.restore = WorktreeRestorer(settings).restore
-        self.prune = partial(prune_archives, settings.worktree_base)
+        self.prune = partial(prune_archives, settings.worktree_base, settings=settings)
         self.adopt = AdoptionFinder(settings).find
         self.list = WorktreeSurveyor(settings, git).survey
 

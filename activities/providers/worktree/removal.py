@@ -21,6 +21,7 @@ from activities.git.runner import GitError, is_valid_branch_name, run_git
 from activities.git.stale_locks import clear_stale_lock
 from activities.git.staging import left_out_note
 from activities.providers.worktree.archive import Archive, archive_ref, archives_of_branch, read_archive, save_archive
+from activities.providers.worktree.archive_push import push_archive, push_token
 from activities.providers.worktree.archive_store import archive_store
 from activities.providers.worktree.merged import branch_state, read_refs
 from activities.providers.worktree.removal_records import RemovalRecords
@@ -79,6 +80,8 @@ class WorktreeRemover:
                     archive = await save_archive(path, ref, request.branch)
                 except GitError as error:  # e.g. its `.git` file broken: nothing is removed unsaved
                     return _refused("unreadable", _unreadable(path, error))
+                if self.settings.archive_push:  # a failed push is logged; the local archive still holds it all
+                    await push_archive(repository, ref, push_token(self.settings))
             if not await _remove_worktree(repository, path, force=archive is not None):
                 return _refused("uncommitted_changes", _uncommitted(path))
             outcome: Literal["removed", "already_gone"] = "removed"

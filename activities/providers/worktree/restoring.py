@@ -23,6 +23,7 @@ from activities.providers.worktree.archive import (
     staging_path,
     worktree_files,
 )
+from activities.providers.worktree.archive_push import delete_pushed_archive, fetch_pushed_archive, push_token
 from activities.providers.worktree.archive_store import ArchiveStore, archive_store, keep_only_archived_objects
 from activities.providers.worktree.base import default_branch_setup, fresh_base
 from activities.providers.worktree.include import copy_included
@@ -62,6 +63,10 @@ class WorktreeRestorer:
             (archive, tip), worktrees = await asyncio.gather(
                 archive_and_branch(store, repository, request.archive_ref, request.branch),
                 list_worktrees(run_git, repository))
+            if archive is None and await fetch_pushed_archive(repository, request.archive_ref,
+                                                              push_token(self.settings)) is not None:
+                # Gone here (a disk lost, a codebase moved) but pushed to origin (ARCHIVE_PUSH): taken from there.
+                archive, tip = await archive_and_branch(store, repository, request.archive_ref, request.branch)
             if archive is None:
                 return _refused(f"The archive `{request.archive_ref}` is gone, so there is nothing to restore.")
             _, trees = archive
@@ -125,7 +130,8 @@ def _refused(message: str) -> RestoredWorktree:
     return RestoredWorktree("refused", message)
 
 
-async def prune_archives(worktree_base: Path, request: PruneArchivesInput) -> list[PrunedArchive]:
+async def prune_archives(worktree_base: Path, request: PruneArchivesInput, settings: Settings | None = None
+                         ) -> list[PrunedArchive]:
     """Delete each archive and what only it held, then its branch when no other archive or worktree uses it
     and its work is upstream or on another branch or remote (a branch with work of its own is kept, as by
     a removal). The objects go before the branches: what one archive held that another's branch reached
@@ -136,6 +142,8 @@ async def prune_archives(worktree_base: Path, request: PruneArchivesInput) -> li
         store = await archive_store(repository)
         for archive in request.archives:
             await delete_archive(store, archive.archive_ref)
+            if settings is not None and settings.archive_push:
+                await delete_pushed_archive(repository, archive.archive_ref, push_token(settings))
         await keep_only_archived_objects(store)
         return [PrunedArchive(archive.environment_id, archive.branch,
                               await _settle(store, repository, archive.branch, default))
