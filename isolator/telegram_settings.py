@@ -2,16 +2,22 @@
 Settings inherits them.
 
 `webhook`: Telegram posts each update to `POST /webhooks/telegram` (TELEGRAM_WEBHOOK_SECRET), which
-needs a URL Telegram can reach. `polling`: the API process asks for them with `getUpdates`
+needs a URL Telegram can reach; with PUBLIC_URL the API process sets that webhook itself at start
+(api/platforms/telegram/webhook_setup.py). `polling`: the API process asks for them with `getUpdates`
 (api/platforms/telegram/poller.py), and nothing needs to reach this machine.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings
+
+WEBHOOK_PATH = "/webhooks/telegram"
+# What setWebhook takes as its secret_token: 1 to 256 of these.
+_SECRET_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,256}")
 
 
 class TelegramSettings(BaseSettings):
@@ -32,6 +38,28 @@ class TelegramSettings(BaseSettings):
         if self.telegram_mode_setting == "polling" and self.telegram_bot_token is None:
             raise ValueError("TELEGRAM_MODE=polling needs TELEGRAM_BOT_TOKEN")
         return self
+
+    @model_validator(mode="after")
+    def _webhook_has_a_secret(self) -> TelegramSettings:
+        """A webhook is refused without its secret (nothing could be verified), and with PUBLIC_URL this
+        service sets it itself, with the secret as setWebhook's secret_token."""
+        if self.telegram_bot_token is None or self.telegram_mode != "webhook":
+            return self
+        if self.telegram_webhook_secret is None:
+            why = "TELEGRAM_MODE=webhook" if self.telegram_mode_setting else "PUBLIC_URL (TELEGRAM_MODE=webhook)"
+            raise ValueError(f"{why} needs TELEGRAM_WEBHOOK_SECRET: Telegram sends it with each update, and "
+                             "updates without it are refused. Set it (letters, digits, _ and -), or set "
+                             "TELEGRAM_MODE=polling to fetch the updates instead")
+        if self.public_url and not _SECRET_TOKEN.fullmatch(self.telegram_webhook_secret.get_secret_value()):
+            raise ValueError("TELEGRAM_WEBHOOK_SECRET: setWebhook takes 1 to 256 letters, digits, _ and - only")
+        return self
+
+    @property
+    def telegram_webhook_url(self) -> str | None:
+        """Where Telegram is told to send the updates: set at start when in webhook mode with PUBLIC_URL."""
+        if self.telegram_bot_token is None or self.telegram_mode != "webhook" or not self.public_url:
+            return None
+        return self.public_url.rstrip("/") + WEBHOOK_PATH
 
     @property
     def telegram_mode(self) -> Literal["webhook", "polling"]:

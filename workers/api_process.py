@@ -12,7 +12,8 @@ a machine without the checkouts (docker-compose.yml's `api` container) hosts non
 would send every look at the disk to the host's queue, which costs more than the round trip saved.
 
 With TELEGRAM_MODE=polling it also asks Telegram for the bot's updates (api/platforms/telegram/poller.py), as
-the webhook's route would have been sent them here.
+the webhook's route would have been sent them here; in webhook mode with PUBLIC_URL it sets the bot's
+webhook to that route (api/platforms/telegram/webhook_setup.py).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from api.app import SHUTDOWN_GRACE_SECONDS, create_app
 from isolator.payloads import connect
 from isolator.settings import Settings
 from workers.serving import ApiServer, serve_until, stop_on_signals
-from api.platforms.telegram.poller import polling_telegram
+from api.platforms.telegram.webhook_setup import telegram_updates
 from workers.worker import shared_worker
 
 log = logging.getLogger(__name__)
@@ -65,7 +66,7 @@ async def run_api(settings: Settings, host: str, port: int) -> None:
     client = await connect(settings.temporal_address, settings.temporal_namespace)
     pool = await create_pool(settings.database_url)
     try:
-        async with hosted_worker(client, pool, settings) as worker, polling_telegram(settings, client, pool):
+        async with hosted_worker(client, pool, settings) as worker, telegram_updates(settings, client, pool):
             app = create_app(settings, temporal=client, pool=pool)
             log.info("API on %s:%d%s", host, port, ", starting message workflows eagerly" if worker else "")
             if settings.api_token is None:

@@ -28,7 +28,7 @@ from workers.discord_listener import running_discord_listener
 from workers.postgres import EmbeddedPostgres, start_embedded_postgres
 from workers.schedule import ensure_cleanup_schedule
 from workers.serving import ApiServer, serve_until, stop_on_signals
-from api.platforms.telegram.poller import polling_telegram
+from api.platforms.telegram.webhook_setup import telegram_updates
 from workers.temporal_server import TemporalDevServer, start_dev_server
 from workers.worker import running_workers
 
@@ -119,7 +119,7 @@ async def run_dev(settings: Settings, ports: DevPorts) -> None:
             server = ApiServer(uvicorn.Config(app, host="127.0.0.1", port=ports.api, log_level="warning",
                                               timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS))
             async with (running_workers(client, pool, settings), _discord(settings, client, pool),
-                        polling_telegram(settings, client, pool)):
+                        telegram_updates(settings, client, pool)):
                 await ensure_cleanup_schedule(client, settings)
                 _announce(settings, ports, temporal, database_url)
                 # Beside the serving, so that a slow check (an agent's --version) delays no request.

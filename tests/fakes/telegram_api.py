@@ -12,6 +12,10 @@ Polling as Telegram serves it: `push` queues an update; `getUpdates` drops those
 offset confirms them), answers at once with what is left, or waits up to its `timeout` for one. While
 `webhook_url` is set it answers 409, as it does while a webhook is set; a newer `getUpdates` ends one
 still waiting with 409 ("terminated by other getUpdates request"), and `conflict` makes every one answer so.
+
+`setWebhook` sets what `getWebhookInfo` answers (its URL and allowed_updates) and keeps the secret_token
+in `webhook_secret`; as Telegram, it refuses a URL that is not HTTPS and a secret_token with other
+characters than letters, digits, `_` and `-`.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import re
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -75,7 +80,8 @@ class FakeTelegram:
         # What getWebhookInfo answers: a test sets `last_error_message` and `pending_update_count` as Telegram would.
         self.webhook: dict[str, Any] = {"url": "", "has_custom_certificate": False, "pending_update_count": 0}
         self.pending: list[dict[str, Any]] = []  # updates not yet confirmed by a getUpdates offset
-        self.webhook_url: str | None = None
+        self.webhook_secret: str | None = None  # the secret_token of the last setWebhook
+        self.outage = 0  # the next this many requests answer 502 Bad Gateway, as Telegram's front does when down
         self.conflict = False
         self.allowed_updates: list[str] | None = None  # as the last getUpdates asked
         self._arrived = asyncio.Event()
@@ -88,6 +94,16 @@ class FakeTelegram:
         self.server.route("POST", r"/bot(?P<token>[^/]+)/answerCallbackQuery", self._answer_callback_query)
         self.server.route("POST", r"/bot(?P<token>[^/]+)/getUpdates", self._get_updates)
         self.server.route("POST", r"/bot(?P<token>[^/]+)/deleteWebhook", self._delete_webhook)
+        self.server.route("POST", r"/bot(?P<token>[^/]+)/setWebhook", self._set_webhook)
+
+    @property
+    def webhook_url(self) -> str | None:
+        """The webhook set (getWebhookInfo's `url`); None when there is none."""
+        return self.webhook["url"] or None
+
+    @webhook_url.setter
+    def webhook_url(self, url: str | None) -> None:
+        self.webhook["url"] = url or ""
 
     async def start(self) -> str:
         """Start serving; returns the URL to use as TELEGRAM_API_URL (the token is appended to it)."""
@@ -119,6 +135,9 @@ class FakeTelegram:
         return len(self.server.received("POST", rf"/bot[^/]+/{method}"))
 
     def _unauthorized(self, request: Recorded) -> tuple[int, Any] | None:
+        if self.outage > 0:
+            self.outage -= 1
+            return 502, {"ok": False, "error_code": 502, "description": "Bad Gateway"}
         if request.params["token"] != self.token:
             return 401, {"ok": False, "error_code": 401, "description": "Unauthorized"}
         return None
@@ -187,7 +206,23 @@ class FakeTelegram:
         if request.payload().get("drop_pending_updates") in (True, "true", "True"):
             self.pending.clear()
         self.webhook_url = None
+        self.webhook.pop("allowed_updates", None)
         return 200, {"ok": True, "result": True, "description": "Webhook was deleted"}
+
+    def _set_webhook(self, request: Recorded) -> tuple[int, Any]:
+        refusal = self._unauthorized(request)
+        if refusal is not None:
+            return refusal
+        payload = request.payload()
+        url, secret = str(payload.get("url") or ""), payload.get("secret_token")
+        if not url.startswith("https://"):
+            return _bad_request("bad webhook: An HTTPS URL must be provided for webhook")
+        if secret is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,256}", str(secret)):
+            return _bad_request("secret token contains unallowed characters")
+        allowed = payload.get("allowed_updates")
+        self.webhook_url, self.webhook_secret = url, None if secret is None else str(secret)
+        self.webhook.update(allowed_updates=json.loads(allowed) if isinstance(allowed, str) else allowed)
+        return 200, {"ok": True, "result": True, "description": "Webhook was set"}
 
     async def _get_updates(self, request: Recorded) -> tuple[int, Any]:
         refusal = self._unauthorized(request)
@@ -227,6 +262,10 @@ class FakeTelegram:
         text = payload.get("text")
         self.callback_answers.append(CallbackAnswer(str(payload["callback_query_id"]), text, show_alert))
         return 200, {"ok": True, "result": True}
+
+
+def _bad_request(description: str) -> tuple[int, Any]:
+    return 400, {"ok": False, "error_code": 400, "description": f"Bad Request: {description}"}
 
 
 def _conflict(description: str) -> tuple[int, Any]:

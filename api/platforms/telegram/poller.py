@@ -124,13 +124,24 @@ async def polling_telegram(settings: Settings, client: Client, pool: asyncpg.Poo
     if not settings.telegram_polls:
         yield
         return
+    global _pollers_here
     polling = asyncio.create_task(TelegramPoller(settings, client, pool).run())
     polling.add_done_callback(_report_end)
+    _pollers_here += 1
     try:
         yield
     finally:
+        _pollers_here -= 1
         polling.cancel()
         await asyncio.gather(polling, return_exceptions=True)
+
+
+_pollers_here = 0
+
+
+def polling_here() -> bool:
+    """Whether this process runs the poller: then a webhook the doctor finds set is one it deletes itself."""
+    return _pollers_here > 0
 
 
 def _report_end(task: asyncio.Task[None]) -> None:
