@@ -1,6 +1,7 @@
 """Presses of a request's buttons in Slack: the `block_actions` interactions Slack posts to the app's
-Interactivity Request URL (POST /webhooks/slack/interactions), read here and answered through
-`answer_press`. A press that is not taken is explained to the presser alone (`chat.postEphemeral`).
+Interactivity Request URL (POST /webhooks/slack/interactions) or sends over Socket Mode (an
+`interactive` envelope), read here and answered through `answer_press`. A press that is not taken is
+explained to the presser alone (`chat.postEphemeral`).
 
 Slack has no free text on a button: a Deny press denies without a reason (a person may explain in the thread).
 """
@@ -20,6 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from temporalio.client import Client
 
 from api.approvals import answer_press
+from api.platforms.seen_presses import first_press
 from api.platforms.slack.events import PLATFORM, SLACK_ID, TS, matches
 from isolator.contracts.approvals import Press, PressOutcome, parse_press_value
 from isolator.settings import Settings
@@ -43,7 +45,16 @@ class SlackPress:
 
 def read_presses(body: str) -> list[SlackPress]:
     """The presses of our buttons in a signed interaction's form body; other actions are not ours."""
-    payload = _payload(body)
+    return read_payload_presses(_payload(body))
+
+
+async def fresh_presses(pool: asyncpg.Pool, presses: list[SlackPress]) -> list[SlackPress]:
+    """The presses not seen before, now recorded: one posted or sent again answers nothing."""
+    return [item for item in presses if await first_press(pool, PLATFORM, item.key)]
+
+
+def read_payload_presses(payload: Mapping[str, Any]) -> list[SlackPress]:
+    """The presses of our buttons in an interaction's payload (the form's `payload`, or a socket envelope's)."""
     if payload.get("type") != "block_actions":
         raise UnreadableInteraction(f"only block_actions interactions are answered, not {payload.get('type')!r}")
     user = _object(payload, "user").get("id")

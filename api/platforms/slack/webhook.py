@@ -1,7 +1,8 @@
 """POST /webhooks/slack: Slack's Events API through slack-bolt, verified with SLACK_SIGNING_SECRET.
 
 Answered: `url_verification` (bolt returns the challenge), `app_mention` anywhere, and `message`
-events in threads the bot already takes part in. Each message becomes one MessageWorkflow keyed by
+events in threads the bot already takes part in, by the listeners Socket Mode uses too
+(api/platforms/slack/listeners.py). Each message becomes one MessageWorkflow keyed by
 the message itself, `channel:ts`, not by `event_id`: the `app_mention` and `message` copies of one
 message (two events, two `event_id`s), Slack's retries and a replay of the signed request are then
 processed once. The workflow is started before Slack gets its 200: an acknowledged event is never lost.
@@ -14,27 +15,22 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Annotated, Any
+from typing import Annotated
 
 import asyncpg
 from fastapi import APIRouter, BackgroundTasks, Depends, Request, Response, status
 from fastapi.responses import JSONResponse
 from slack_bolt.adapter.fastapi.async_handler import AsyncSlackRequestHandler
-from slack_bolt.async_app import AsyncApp, AsyncBoltContext, AsyncBoltRequest
-from slack_bolt.response import BoltResponse
+from slack_bolt.async_app import AsyncBoltRequest
 from slack_sdk.signature import SignatureVerifier
-from slack_sdk.web.async_client import AsyncWebClient
 from starlette.datastructures import Headers
 from temporalio.client import Client
-from temporalio.service import RPCError
 
 from api.deps import get_client, get_pool
-from api.dispatch import UnusableText, start_message
-from api.platforms.seen_presses import first_press
-from api.platforms.slack.actions import UnreadableInteraction, answer_presses, read_presses
-from api.platforms.slack.events import PLATFORM, SlackMessage, parse_message
-from isolator.settings import ConfigurationError, Settings
-from isolator.trust import SlackSender, admit_slack
+from api.platforms.slack.actions import UnreadableInteraction, answer_presses, fresh_presses, read_presses
+from api.platforms.slack.listeners import build_bolt_app
+from isolator import metrics
+from isolator.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +39,7 @@ def build_router(settings: Settings) -> APIRouter:
     assert settings.slack_signing_secret is not None, "mounted only when SLACK_SIGNING_SECRET is set"
     signing_secret = settings.slack_signing_secret.get_secret_value()
     verifier = SignatureVerifier(signing_secret)
-    bolt_app = _bolt_app(settings, signing_secret)
+    bolt_app = build_bolt_app(settings, signing_secret)
     handler = AsyncSlackRequestHandler(bolt_app)
     router = APIRouter(tags=["slack"])
 
@@ -69,11 +65,10 @@ def build_router(settings: Settings) -> APIRouter:
         if isinstance(text, Response):
             return text
         try:
-            presses = read_presses(text)
+            # A press posted again (the signature holds for five minutes) is acknowledged and answers nothing.
+            presses = await fresh_presses(pool, read_presses(text))
         except UnreadableInteraction as error:
             return _error(status.HTTP_400_BAD_REQUEST, f"cannot read the interaction: {error}")
-        # A press posted again (the signature holds for five minutes) is acknowledged and answers nothing.
-        presses = [item for item in presses if await first_press(pool, PLATFORM, item.key)]
         # Slack wants its 200 within 3 s: the answers (a workflow update each) come after it.
         background.add_task(answer_presses, settings, pool, client, bolt_app.client, presses)
         return Response(status_code=status.HTTP_200_OK)
@@ -116,6 +111,7 @@ def _signed_text(verifier: SignatureVerifier, headers: Headers, body: bytes) -> 
     )
     if not timestamp.isdigit() or not signature:
         log.warning("slack request refused: no X-Slack-Signature or X-Slack-Request-Timestamp")
+        metrics.SIGNATURE_FAILURES.labels("slack").inc()
         return unsigned
     try:
         text = body.decode("utf-8")
@@ -123,75 +119,10 @@ def _signed_text(verifier: SignatureVerifier, headers: Headers, body: bytes) -> 
         return _error(status.HTTP_400_BAD_REQUEST, "the body is not UTF-8")
     if not verifier.is_valid(text, timestamp, signature):
         log.warning("slack request refused: invalid or expired signature (timestamp %s)", timestamp[:20])
+        metrics.SIGNATURE_FAILURES.labels("slack").inc()
         return unsigned
     return text
 
 
 def _error(code: int, detail: str) -> Response:
     return JSONResponse({"detail": detail}, status_code=code)
-
-
-def _bolt_app(settings: Settings, signing_secret: str) -> AsyncApp:
-    if settings.slack_bot_token is None:
-        # Without it the bot can neither learn its own user id (auth.test) nor reply.
-        raise ConfigurationError("SLACK_BOT_TOKEN: required when SLACK_SIGNING_SECRET is set")
-    app = AsyncApp(
-        name="isolator",
-        signing_secret=signing_secret,
-        # auth.test (run by bolt on the first event, for the bot's ids) goes to SLACK_API_URL too.
-        client=AsyncWebClient(token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url),
-        # Run the listener before answering: it only starts a workflow (tens of ms, far inside
-        # Slack's 3 s), and a 200 then means the work is recorded in Temporal.
-        process_before_response=True,
-    )
-
-    async def on_mention(event: dict[str, Any], context: AsyncBoltContext) -> BoltResponse | None:
-        return await _take(settings, context, parse_message(event, context.bot_user_id))
-
-    async def on_message(event: dict[str, Any], context: AsyncBoltContext) -> BoltResponse | None:
-        message = parse_message(event, context.bot_user_id)
-        # Without a mention, only threads the bot is already in are its business (a refused sender's never are).
-        if message is None or not await _bot_in_thread(context["pool"], message):
-            return None
-        return await _take(settings, context, message)
-
-    # Every message event is taken, subtypes included, and filtered in parse_message: an event
-    # no listener matches would be answered 404 by bolt, and Slack would retry it.
-    app.event("app_mention")(on_mention)
-    app.event("message")(on_message)
-    return app
-
-
-async def _bot_in_thread(pool: asyncpg.Pool, message: SlackMessage) -> bool:
-    return bool(
-        await pool.fetchval(
-            "SELECT EXISTS (SELECT 1 FROM conversations WHERE platform = $1 AND platform_conversation_id = $2)",
-            PLATFORM, message.conversation_id,
-        )
-    )
-
-
-async def _take(settings: Settings, context: AsyncBoltContext, message: SlackMessage | None) -> BoltResponse | None:
-    """Start the message's workflow; bolt then acknowledges the event."""
-    if message is None:
-        return None
-    # The workspace the signed event was delivered for; the sender's own, unless the event names another.
-    installed_team = context.team_id or ""
-    sender = SlackSender(user=message.user, team=message.team or installed_team, installed_team=installed_team)
-    try:
-        await start_message(
-            settings,
-            context["temporal"],
-            platform=PLATFORM,
-            conversation_id=message.conversation_id,
-            text=message.text,
-            message_key=message.message_key,
-            admission=admit_slack(sender, settings),
-        )
-    except UnusableText as error:
-        return BoltResponse(status=400, body={"detail": f"cannot read the event: {error}"})
-    except RPCError as error:
-        # Temporal refused or is unreachable: not acknowledging makes Slack deliver the event again later.
-        log.warning("slack message %s not started: %s", message.message_key, error)
-        return BoltResponse(status=503, body={"detail": "cannot start the work now; retry later"})
-    return None
