@@ -84,3 +84,92 @@ class AutomationProblem:
     def describe(self) -> str:
         where = f"automation `{self.name}`" if self.name else "`[[automations]]`"
         return f"{where}{f', `{self.key}`' if self.key else ''}: {self.reason}"
+
+
+def automation_from_json(data: dict) -> Automation:
+    """An automation as stored (`dataclasses.asdict` of it) back into its dataclass."""
+    schedule = data.get("schedule")
+    return Automation(**{
+        **data,
+        "report": ReportPlace(**data["report"]),
+        "schedule": Schedule(**schedule) if schedule else None,
+        "triggers": tuple(EventTrigger(**trigger) for trigger in data.get("triggers", ())),
+        "owners": tuple(data.get("owners", ())),
+    })
+
+
+@dataclass
+class FiringInput:
+    """One firing: by its schedule (`trigger` "schedule") or by an event (its kind, id and fields)."""
+
+    name: str
+    trigger: str = "schedule"
+    event_id: str | None = None
+    event: dict = field(default_factory=dict)  # the event's fields, for the prompt's `{{ event.* }}`
+    origin: str | None = None  # the GitHub conversation (`owner/repo#n`) the event came from
+
+
+@dataclass
+class FiringPlan:
+    """What a firing does, decided from the stored automation: run (with its prompt), or not, and why."""
+
+    outcome: Literal["run", "refused", "skipped"]
+    reason: str = ""
+    prompt: str = ""
+    conversation_id: str = ""  # the firing's own conversation (platform `automation`)
+    repository_url: str | None = None
+    report_platform: str = ""
+    report_conversation: str = ""
+    quiet: bool = False
+    results: Delivery = "report"
+
+
+@dataclass
+class FiringEnd:
+    """How a firing's run ended, for its report and its record."""
+
+    state: Literal["done", "failed", "nothing", "refused"]
+    summary: str = ""
+    cost_usd: float = 0.0
+    pull_request_url: str | None = None
+
+
+@dataclass
+class PrepareFiring:
+    firing: FiringInput
+    workflow_id: str
+
+
+@dataclass
+class RunWait:
+    conversation_id: str  # the firing's conversation (platform `automation`)
+    first_run_id: str
+    seconds: float  # at most this long: the firing says it started when a run goes on past a minute
+
+
+@dataclass
+class RunState:
+    finished: bool
+    status: str = ""
+    run_id: str = ""
+    cost_usd: float = 0.0
+    answer: str = ""
+    changed: bool = False  # it changed files or made commits
+
+
+@dataclass
+class FinishFiring:
+    workflow_id: str
+    name: str
+    plan: FiringPlan
+    end: FiringEnd
+    results: str  # `pr` or `report`
+
+
+@dataclass
+class FiringNote:
+    """A line to the firing's report place (its start, a refusal), sent once by its key."""
+
+    plan: FiringPlan
+    text: str
+    key: str

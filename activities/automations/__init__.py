@@ -1,0 +1,9 @@
+"""Automations (docs/automations.md): the agent works on a schedule or an event, with no one typing.
+
+`records.py` keeps the definitions and their firings in PostgreSQL; `schedules.py` keeps one Temporal
+Schedule per scheduled automation in step with its definition; `firings.py` holds the firing's steps
+(decide, wait for its run, report); `reports.py` says a firing's end in its report place.
+
+May import: `activities/results/`, `activities/runs/`, `activities/chat/`, `activities/database.py`,
+`isolator/`. Touch it to change what an automation does when it fires.
+"""
