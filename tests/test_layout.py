@@ -110,7 +110,7 @@ def test_the_circle_check_can_fail() -> None:
 
 
 # The folders of activities/ from the bottom up, as docs/architecture.md lists them.
-FOLDER_ORDER = ["database", "git", "sandbox", "chat", "providers", "environments", "warm", "codebases", "runs", "results", "doctor"]
+FOLDER_ORDER = ["database", "git", "sandbox", "chat", "providers", "environments", "warm", "hosts", "codebases", "runs", "results", "automations", "doctor"]
 
 
 def test_the_folders_of_activities_import_only_those_below_them() -> None:

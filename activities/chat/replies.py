@@ -44,7 +44,8 @@ async def _deliver_to_test_adapter(reply: ReplyInput, replacing: str | None = No
 class ReplyActivities:
     def __init__(self, pool: asyncpg.Pool, deliverers: dict[str, Deliver] | None = None) -> None:
         self.pool = pool
-        self.deliverers: dict[str, Deliver] = {"test": _deliver_to_test_adapter, **(deliverers or {})}
+        self.deliverers: dict[str, Deliver] = {"test": _deliver_to_test_adapter,
+                                               "automation": self._forward_to_report_place, **(deliverers or {})}
 
     @activity.defn
     async def send_reply(self, reply: ReplyInput) -> None:
@@ -94,7 +95,7 @@ class ReplyActivities:
             return
         deliver = self.deliverers[reply.platform]
         message_id = row["platform_message_id"]
-        if message_id is not None or reply.platform == "test":
+        if message_id is not None or reply.platform in ("test", "automation"):
             try:
                 await deliver(reply, message_id)
             except MessageGone as gone:
@@ -107,6 +108,22 @@ class ReplyActivities:
             "WHERE idempotency_key = $1",
             original, reply.text, message_id, _buttons(reply),
         )
+
+    async def _forward_to_report_place(self, reply: ReplyInput, replacing: str | None = None) -> str | None:
+        """An automation's firing (docs/automations.md) talks in a conversation of its own, kept in the log;
+        what asks a person (a request with buttons, and its edits) goes to the automation's report place."""
+        forwarded_original = f"{reply.updates}:report" if reply.updates else None
+        if not reply.buttons and (forwarded_original is None or await self.pool.fetchval(
+                "SELECT true FROM outbound_messages WHERE idempotency_key = $1", forwarded_original) is None):
+            return None
+        place = await self.pool.fetchrow(
+            "SELECT report_platform, report_conversation FROM automation_firings WHERE conversation_id = $1 "
+            "ORDER BY started_at DESC LIMIT 1", reply.conversation_id)
+        if place is not None:
+            await self.deliver_once(dataclasses.replace(
+                reply, platform=place["report_platform"], conversation_id=place["report_conversation"],
+                idempotency_key=f"{reply.idempotency_key}:report", updates=forwarded_original))
+        return None
 
 
 def _buttons(reply: ReplyInput) -> list[dict]:
