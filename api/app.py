@@ -15,6 +15,7 @@ from temporalio.client import Client
 
 from activities.database import create_pool
 from api import approvals, codebases, dashboard, docs, doctor, environments, health, refusals, runs, test_adapter
+from api import host_list
 from api.hosts import HostCheck
 from api.platforms.discord import webhook as discord
 from api.platforms.github import webhook as github
@@ -61,6 +62,7 @@ def create_app(settings: Settings, *, temporal: Client | None = None, pool: asyn
     app.include_router(refusals.router)
     app.include_router(approvals.router)
     app.include_router(doctor.router)
+    app.include_router(host_list.router)
     dashboard.install(app, settings)
     docs.install(app)
     if settings.test_adapter:

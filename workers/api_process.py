@@ -30,9 +30,11 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from activities.database import create_pool
+from activities.hosts.agreement import eager_refusal
 from api.app import SHUTDOWN_GRACE_SECONDS, create_app
 from isolator.payloads import connect
 from isolator.settings import Settings
+from workers.presence import present
 from workers.serving import ApiServer, serve_until, stop_on_signals
 from api.platforms.telegram.webhook_setup import telegram_updates
 from workers.worker import shared_worker
@@ -48,6 +50,10 @@ async def hosted_worker(client: Client, pool: asyncpg.Pool, settings: Settings) 
         if settings.eager_start:
             log.info("EAGER_START: this machine (%s) is not ISOLATOR_HOST (%s): messages start on the workers",
                      socket.gethostname(), settings.host)
+        yield None
+        return
+    if (refusal := await eager_refusal(pool, settings)) is not None:
+        log.warning(refusal)  # its settings differ from the workers': it must not answer their messages
         yield None
         return
     worker = shared_worker(client, pool, settings)
@@ -66,7 +72,8 @@ async def run_api(settings: Settings, host: str, port: int) -> None:
     client = await connect(settings.temporal_address, settings.temporal_namespace)
     pool = await create_pool(settings.database_url)
     try:
-        async with hosted_worker(client, pool, settings) as worker, telegram_updates(settings, client, pool):
+        async with hosted_worker(client, pool, settings) as worker, telegram_updates(settings, client, pool), \
+                present(pool, settings, "api", runs_messages=worker is not None):
             app = create_app(settings, temporal=client, pool=pool)
             log.info("API on %s:%d%s", host, port, ", starting message workflows eagerly" if worker else "")
             if settings.api_token is None:

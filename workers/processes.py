@@ -19,6 +19,7 @@ from activities.database import create_pool
 from isolator.contracts import search_attributes
 from isolator.payloads import connect
 from isolator.settings import Settings
+from workers.presence import present
 from workers.schedule import ensure_cleanup_schedule
 from workers.serving import serve_until, stop_on_signals
 from workers.worker import running_workers
@@ -35,7 +36,9 @@ async def run_worker(settings: Settings, interceptors: Sequence[Interceptor] = (
     await ensure_search_attributes(client, settings.temporal_namespace)
     pool = await create_pool(settings.database_url)
     try:
-        async with running_workers(client, pool, settings, interceptors):
+        # Its row outlives the workers' shutdown: a host is alive while a worker of it finishes its runs.
+        async with present(pool, settings, "worker", runs_messages=True), \
+                running_workers(client, pool, settings, interceptors):
             await ensure_cleanup_schedule(client, settings)
             log.info("worker on %s and %s", settings.task_queue, settings.host_task_queue())
             await serve_until(stop, None)

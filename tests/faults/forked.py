@@ -16,7 +16,8 @@ import time
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
-PROGRAMS = ["tests.faults.paused_worker", "tests.faults.paused_api", "tests.faults.paused_poller"]
+PROGRAMS = ["tests.faults.paused_worker", "tests.faults.paused_api", "tests.faults.paused_poller",
+            "tests.hosts.api_program"]  # the last: `isolator api` as it ships, for tests/hosts
 _CONTEXT = multiprocessing.get_context("forkserver")
 _CONTEXT.set_forkserver_preload(PROGRAMS)
 

@@ -30,7 +30,7 @@ from tests.faults.forked import ForkedProcess, start_forked
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKER_PROGRAM = "tests.faults.paused_worker"
-API_PROGRAM = "tests.faults.paused_api"
+API_PROGRAM = "tests.hosts.api_program"
 
 
 @dataclass
