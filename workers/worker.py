@@ -16,6 +16,7 @@ from activities.chat.platforms import PlatformActivities, deliverers
 from activities.chat.refusals import RefusalActivities
 from activities.chat.replies import ReplyActivities
 from activities.codebases.host_workers import HostWorkerActivities
+from activities.codebases.host_waits import HostAnswerActivities, HostSeenActivities
 from activities.codebases.registration import CodebaseActivities
 from activities.codebases.views import CodebaseViewActivities
 from activities.codebases.rebuild import CheckoutRebuilder
@@ -79,7 +80,7 @@ def build_workers(
 def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) -> list[Callable[..., Any]]:
     """What the shared queue serves: the workflows' local activities, and the activities any host can run."""
     isolation = IsolationActivities(settings, ensure_checkout=CheckoutRebuilder(settings, pool).ensure_checkout)
-    conversations = ConversationActivities(pool, isolation.check_here)
+    conversations = ConversationActivities(pool, isolation.check_here, settings.host)
     environments = EnvironmentActivities(pool, settings, client)
     archives = ArchiveActivities(pool, settings)
     signals = EnvironmentSignalActivities(client, settings.task_queue)
@@ -126,6 +127,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         # the disk and git of the codebases on this host, worked on locally
         isolation.validate_environment,
         isolation.create_worktree_here,
+        HostSeenActivities(client, settings.host_wait_hours).host_seen,
         isolation.find_adoptable_worktree,
         PortActivities(pool, settings).allocate_ports_here,
         warm.claim_warm_worktree_here,
@@ -194,6 +196,7 @@ def host_activities(pool: asyncpg.Pool, settings: Settings, client: Client | Non
         CodebaseViewActivities(EnvironmentActivities(pool, settings), isolation).count_worktrees,
         WarmPoolActivities(pool, settings, client).claim_warm_worktree,
         WarmRefillActivities(pool, settings).refill_warm_pool,
+        HostAnswerActivities(settings.host).host_answers,
         WarmRefillActivities(pool, settings).trim_warm_pool,
     ]
 

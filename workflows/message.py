@@ -39,17 +39,14 @@ with workflow.unsafe.imports_passed_through():
     from workflows.chat.commands import Command, finds_worktree_first, parse_command, run_command
     from workflows.codebase import RegisterCodebaseWorkflow
     from workflows.errors import STEP_FAILURES, user_error
+    from workflows.host_wait import HostGate
     from workflows.lookups import Work, linked_issue_environment, look_up, recorded_by_this_message, work_of
     from workflows.provisioning import Provisioner, environment_ref, resolved
     from workflows.restore import RestoreEnvironmentWorkflow
     from workflows.steps import versions
     from workflows.steps.chat import conversations, platforms, refusals, replies
-    from workflows.steps.environments import (
-        archives,
-        signals as environment_signals,
-        records as environments,
-        isolation,
-    )
+    from workflows.steps.environments import archives, isolation, records as environments, \
+        signals as environment_signals
     from workflows.steps.runs import queue as agent_runs
 
 
@@ -63,6 +60,7 @@ class MessageWorkflow:
         self._replies: list[str] = []
         self._codebase: Codebase | None = None  # the codebase the message concerns, once known
         self._command: Command | None = None  # the chat command the message is, if it is one
+        self._host = HostGate(self._reply)  # the codebase's host, when it is another: does it answer?
 
     @workflow.run
     async def run(self, message: MessageInput) -> Resolution:
@@ -97,6 +95,8 @@ class MessageWorkflow:
         if (codebase := await self._codebase_of(conversation, hints)) is None:
             await self._reply(texts.no_codebase(conversation.codebase_choices))
             return Resolution(outcome="no_codebase")
+        if (waited := await self._host.wait(conversation, codebase, self._command)) is not None:
+            return waited
         provision = Provisioner(message, conversation, codebase, self._reply)
         if (current := await self._usable(_environment_to_validate(conversation), conversation)) is not None:
             return resolved("reused", current)
@@ -132,6 +132,7 @@ class MessageWorkflow:
         """The command, in the conversation as the look-up left it (attached to the worktree it found)."""
         conversation = await self._record(self._message, hints) if resolution.outcome in WORK_OUTCOMES \
             else self._conversation
+        await self._host.before_command(command.name, conversation)
         await run_command(command, conversation, self._message, self._reply)
         return replace(resolution, outcome="command")
 

@@ -51,8 +51,10 @@ LEFT JOIN isolation_environments e ON e.id = v.environment_id
 
 
 class ConversationActivities:
-    def __init__(self, pool: asyncpg.Pool, check_worktree: Callable[[EnvironmentCheckInput], str] | None = None) -> None:
+    def __init__(self, pool: asyncpg.Pool, check_worktree: Callable[[EnvironmentCheckInput], str] | None = None,
+                 host: str | None = None) -> None:
         self.pool = pool
+        self.host = host  # this worker's host: a codebase elsewhere is asked whether its host answers
         # IsolationActivities.check_here: the conversation's worktree checked in the same local activity,
         # which spares a reuse one round of the workflow (a stat, microseconds)
         self.check_worktree = check_worktree
@@ -85,6 +87,7 @@ class ConversationActivities:
             codebase_choices=choices,
             attached_by=row["attached_by"],
             environment_check=check if check in ("healthy", "missing") else None,
+            codebase_here=codebase.host == self.host if codebase is not None and self.host is not None else None,
         )
 
     async def _choose_codebase(self, row_id: object, repository_url: str | None) -> tuple[Codebase | None, list[str]]:

@@ -36,6 +36,7 @@ from activities.results.commit_and_push import (
     unresolved_conflicts,
 )
 from activities.results.records import PullRequestRecords
+from isolator import tracing
 from isolator.contracts.codebase import repository_full_name
 from isolator.contracts.message import ReplyInput
 from isolator.contracts.results import (
@@ -124,7 +125,8 @@ class ResultsActivities:
         if refusal is not None:
             return PushReport("refused", where_the_work_is(environment, f"as {refusal}"), committed=committed)
         token = self.settings.github_token.get_secret_value() if self.settings.github_token else None
-        pushed = await push_branch(worktree, environment.branch, remote, token)
+        with tracing.span("git push", branch=remote):
+            pushed = await push_branch(worktree, environment.branch, remote, token)
         if not pushed.ok:
             return PushReport("rejected", _rejected(environment.branch, remote, pushed.reason), committed=committed)
         tip = await current_tip(worktree, environment.branch)
@@ -158,7 +160,8 @@ class ResultsActivities:
             await self._tell(request, push.text)
             return Delivery(push.outcome, push.text)
         try:
-            delivery = await self._pull_request(request, push)
+            with tracing.span("pull request", repository=push.repository, branch=push.remote_branch):
+                delivery = await self._pull_request(request, push)
         except ApplicationError as error:
             if not error.non_retryable:
                 raise

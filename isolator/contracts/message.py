@@ -17,6 +17,7 @@ Outcome = Literal[
     "created",  # a new worktree
     "no_codebase",  # nothing to isolate yet: the user was told how to register one
     "command",  # a command was answered; isolation was not touched
+    "host_gone",  # the codebase's host did not come back within HOST_WAIT_HOURS: the message was not run
     "shared",  # a linked issue's environment, e.g. the issue a PR fixes
     "adopted",  # a worktree already on disk, recorded as it is
     "restored",  # the work's worktree, removed when its conversation closed or went quiet, back from its archive
@@ -113,6 +114,10 @@ class Conversation:
     # `environment`'s worktree checked as the conversation was recorded: "healthy" or "missing"; None when
     # it was not (no active environment, or its codebase on another host): the workflow then checks it
     environment_check: str | None = None
+    # the codebase's host is the recording worker's own (None: not known, as in runs recorded before this)
+    codebase_here: bool | None = None
+    # set by the message's workflow when the codebase's host does not answer: `/status` says it, from the database
+    host_silence: str | None = None
 
 
 @dataclass

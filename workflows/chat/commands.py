@@ -117,7 +117,10 @@ async def _status(command: Command, conversation: Conversation, message: Message
     if environment is not None and active and conversation.codebase is not None:
         if (pull := await pull_requests.status_line(conversation.codebase, environment)) is not None:
             text += f"\n{pull}"
-    counts = await status_counts(conversation.codebase) if conversation.codebase else None
+    if conversation.host_silence:  # its host is silent: what the database says, and what waits
+        counts: str | None = conversation.host_silence
+    else:
+        counts = await status_counts(conversation.codebase) if conversation.codebase else None
     warm = await warm_pool.pool_lines(conversation.codebase) if conversation.codebase else ""
     await reply(text + (f"\n{counts}" if counts else "") + (f"\n{warm}" if warm else ""))
 

@@ -82,3 +82,10 @@ COMMANDS_FIND_WORKTREES = "commands-find-worktrees"
 
 def commands_find_worktrees() -> bool:
     return workflow.patched(COMMANDS_FIND_WORKTREES)
+# A message for a codebase on another host asks that host first: a silent one is said within seconds, and the
+# message waits for it durably (workflows/host_wait.py) instead of hanging on the host's queue.
+WAITS_FOR_HOST = "waits-for-host"
+
+
+def waits_for_host() -> bool:
+    return workflow.patched(WAITS_FOR_HOST)
