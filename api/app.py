@@ -25,6 +25,7 @@ from api.platforms.telegram import webhook as telegram
 from api.request_hints import request_hint
 from api.throttle import TokenThrottle
 from isolator.payloads import connect
+from isolator import tracing
 from isolator.settings import Settings
 
 # Seconds the server's shutdown waits for open responses: a dashboard page's event stream stays open as
@@ -83,6 +84,7 @@ def create_app(settings: Settings, *, temporal: Client | None = None, pool: asyn
     app.add_exception_handler(RequestValidationError, _invalid_request)
     return app
 
+    tracing.instrument_app(app)  # with tracing on, each request is a span (isolator/tracing.py)
 
 class _AsciiJSONResponse(JSONResponse):
     """JSON with non-ASCII escaped: a lone surrogate echoed from the input cannot be encoded as UTF-8."""

@@ -19,7 +19,7 @@ _LISTED = 200  # newest runs listed at most
 
 _COLUMNS = """id, environment_id, platform || ':' || conversation_id AS conversation, message, status, exit_code,
               queued_at, started_at, finished_at, changed_files, commits, output_cut, log_cut,
-              driver, session_id, cost_usd, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens"""
+              driver, session_id, cost_usd, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, trace_id"""
 
 
 class Tokens(BaseModel):
@@ -56,6 +56,7 @@ class RunView(BaseModel):
     session_id: str | None  # the agent's session the run was a turn of
     cost_usd: float | None  # as the agent reported it (Claude Code, Aider); None: not reported
     tokens: Tokens
+    trace_id: str | None = None  # the OpenTelemetry trace of its message (docs/observability.md); None: tracing off
 
 
 class RunDetail(RunView):
@@ -72,7 +73,7 @@ def _view(row: asyncpg.Record, model: type[RunView] = RunView, **extra: object) 
         started_at=time("started_at"), finished_at=time("finished_at"), changed_files=list(row["changed_files"]),
         commits=row["commits"], output_cut=row["output_cut"], log_cut=row["log_cut"], driver=row["driver"],
         session_id=row["session_id"], cost_usd=float(row["cost_usd"]) if row["cost_usd"] is not None else None,
-        tokens=_tokens(row), **extra,
+        tokens=_tokens(row), trace_id=row["trace_id"], **extra,
     )
 
 

@@ -23,6 +23,8 @@ from temporalio.converter import (
     value_to_type,
 )
 
+from isolator import tracing
+
 
 @functools.cache
 def _field_types(cls: type) -> tuple[tuple[str, Any, bool], ...]:
@@ -69,4 +71,5 @@ DATA_CONVERTER = dataclasses.replace(DataConverter.default, payload_converter_cl
 
 async def connect(address: str, namespace: str = "default") -> Client:
     """A Temporal client of the service: every process connects through here, with DATA_CONVERTER."""
-    return await Client.connect(address, namespace=namespace, data_converter=DATA_CONVERTER)
+    return await Client.connect(address, namespace=namespace, data_converter=DATA_CONVERTER,
+                                interceptors=tracing.client_interceptors())

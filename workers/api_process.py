@@ -79,7 +79,9 @@ async def run_api(settings: Settings, host: str, port: int) -> None:
             if settings.api_token is None:
                 log.warning("API_TOKEN is unset: listening on %s only, for this machine's own clients", host)
             # A dashboard page's event stream stays open while its run goes on: the shutdown ends it after this.
-            config = uvicorn.Config(app, host=host, port=port, timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS)
+            # log_config=None: its lines go through the process's own handler (LOG_FORMAT), not uvicorn's.
+            config = uvicorn.Config(app, host=host, port=port, timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
+                                    log_config=None)
             await serve_until(stop, ApiServer(config))
     finally:
         await pool.close()

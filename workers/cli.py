@@ -50,7 +50,7 @@ def dev(
 
     overrides = {"data_dir": data_dir} if data_dir else {}
     settings = with_default_agent(_settings(**overrides))
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    _observe(settings, logging.WARNING, "isolator")
     try:
         asyncio.run(run_dev(settings, DevPorts(api=api_port, temporal=temporal_port, ui=ui_port)))
     except (PortInUse, DataDirInUse) as error:
@@ -75,7 +75,7 @@ def worker() -> None:
     _require_database(settings)
     from workers.processes import run_worker  # the whole service: not for a refusal
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    _observe(settings, logging.INFO, "isolator-worker")
     asyncio.run(run_worker(settings))
 
 
@@ -94,8 +94,17 @@ def api(
     _require_database(settings)
     from workers.api_process import run_api  # the whole service (~2 s): not for a refusal
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    _observe(settings, logging.INFO, "isolator-api")
     asyncio.run(run_api(settings, host, port))
+
+
+def _observe(settings: Settings, level: int, service: str) -> None:
+    """Logs as LOG_FORMAT says, and traces when OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/observability.md)."""
+    from isolator import tracing
+    from workers.log_format import configure_logging
+
+    configure_logging(settings.log_format, level, settings.host)
+    tracing.start_tracing(service)
 
 
 def _is_loopback(host: str) -> bool:
@@ -132,12 +141,21 @@ def discord() -> None:
     if settings.discord_bot_token is None:
         typer.echo("isolator: DISCORD_BOT_TOKEN is not set", err=True)
         raise typer.Exit(2)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    _observe(settings, logging.INFO, "isolator-discord")
     try:
         asyncio.run(run_discord_listener(settings))
     except Exception as error:
         typer.echo(f"isolator: {explained(error)}", err=True)
         raise typer.Exit(1) from None
+
+
+@app.command("secret-key", short_help="Print a new key for ISOLATOR_SECRET_KEY.")
+def secret_key() -> None:
+    """Print a new Fernet key: set ISOLATOR_SECRET_KEY to it, in every process, to store a GitHub App made
+    through the dashboard's Connect GitHub page (encrypted with it). Keep it: what it encrypted needs it."""
+    from cryptography.fernet import Fernet
+
+    typer.echo(Fernet.generate_key().decode())
 
 
 @app.command("fake-model", short_help="Serve a scripted model, to try AGENT=claude without an API key.")

@@ -117,7 +117,7 @@ async def run_dev(settings: Settings, ports: DevPorts) -> None:
         try:
             app = create_app(settings, temporal=client, pool=pool)
             server = ApiServer(uvicorn.Config(app, host="127.0.0.1", port=ports.api, log_level="warning",
-                                              timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS))
+                                              timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS, log_config=None))
             async with (running_workers(client, pool, settings), _discord(settings, client, pool),
                         telegram_updates(settings, client, pool)):
                 await ensure_cleanup_schedule(client, settings)

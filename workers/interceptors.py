@@ -1,4 +1,4 @@
-"""Activity interceptors of the worker: liveness heartbeats."""
+"""Activity interceptors of the worker: liveness heartbeats, and each step's log line (workers/log_format.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,9 @@ from temporalio.worker import (
     ExecuteActivityInput,
     Interceptor,
 )
+
+from workers.log_format import StepLines
+from workers.metrics_interceptor import Metrics
 
 HEARTBEAT_EVERY_SECONDS = 1.0  # the SDK sends at most one per 0.8 x heartbeat timeout
 
@@ -43,4 +46,4 @@ async def _beat() -> None:
 
 def worker_interceptors(extra: Sequence[Interceptor] = ()) -> list[Interceptor]:
     """The production interceptors, and any a caller adds (the fault tests add their pause)."""
-    return [LivenessHeartbeats(), *extra]
+    return [LivenessHeartbeats(), StepLines(), Metrics(), *extra]

@@ -11,6 +11,7 @@ import asyncpg
 from temporalio.client import Client
 from temporalio.worker import Interceptor, UnsandboxedWorkflowRunner, Worker
 
+from activities.automations.firings import AutomationActivities
 from activities.chat.conversations import ConversationActivities
 from activities.chat.platforms import PlatformActivities, deliverers
 from activities.chat.refusals import RefusalActivities
@@ -44,6 +45,7 @@ from activities.warm.refill import WarmRefillActivities
 from isolator.settings import Settings
 from workers.interceptors import worker_interceptors
 from workflows.agent_run import AgentRunWorkflow
+from workflows.automation import AutomationFiringWorkflow
 from workflows.cleanup import CleanupWorkflow, CodebaseCleanupWorkflow
 from workflows.codebase import RegisterCodebaseWorkflow
 from workflows.dashboard import CleanupPreviewWorkflow, ExplainEnvironmentWorkflow
@@ -55,7 +57,7 @@ from workflows.warm_pool import WarmPoolWorkflow
 
 WORKFLOWS = [MessageWorkflow, RegisterCodebaseWorkflow, EnvironmentWorkflow, AgentRunWorkflow, CodebaseCleanupWorkflow,
              CleanupWorkflow, RestoreEnvironmentWorkflow, WarmPoolWorkflow, ExplainEnvironmentWorkflow,
-             CleanupPreviewWorkflow, PullRequestLoopWorkflow]
+             CleanupPreviewWorkflow, PullRequestLoopWorkflow, AutomationFiringWorkflow]
 
 # Workflows run without the SDK's sandbox. The sandbox re-runs compiled code for every activation
 # and for every payload it converts: about 6 ms of CPU per message, a third of the worker's work.
@@ -93,6 +95,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
     warm = WarmPoolActivities(pool, settings, client)
     approvals = ApprovalActivities(pool, replies)
     budget = BudgetActivities(pool, settings)
+    automations = AutomationActivities(settings, pool, client, replies)
     return [
         # local activities run on the workflow's worker
         conversations.record_conversation,
@@ -168,6 +171,11 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         loop.note_on_pull_request,
         loop.mark_ready_when_green,
         loop.read_mergeable,
+        automations.prepare_firing,
+        automations.firing_run,
+        automations.wait_for_run,
+        automations.note_firing,
+        automations.finish_firing,
     ]
 
 

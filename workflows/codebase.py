@@ -37,7 +37,7 @@ class RegisterCodebaseWorkflow:
         except ApplicationError as error:
             if error.type not in USER_ERRORS or not workflow.patched(MISTAKES_ARE_OUTCOMES):
                 raise
-            workflow.logger.warning("registration of %s refused: %s", source.url or source.path, error.message)
+            workflow.logger.info("registration of %s refused: %s", source.url or source.path, error.message)
             return RegisteredCodebase(None, created=False, problem=error.message, problem_type=error.type)
 
     async def _register(self, source: RepositorySource) -> RegisteredCodebase:

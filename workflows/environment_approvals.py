@@ -130,7 +130,7 @@ def _continuation(state: EnvironmentState, request: RunRequest, ask: ApprovalAsk
     if answered_by is not None:  # the asker's message: its own run goes on, with the answer as its text
         return dataclasses.replace(answered_by, text=text, allowed=allowed, continues=ask.approval_id)
     return RunRequest(str(workflow.uuid4()), f"{ask.approval_id}:continued", request.conversation, text,
-                      request.plan, user=request.user, allowed=allowed, continues=ask.approval_id)
+                      request.plan, user=request.user, allowed=allowed, continues=ask.approval_id, trace=request.trace)
 
 
 async def _queue_first(state: EnvironmentState, continuation: RunRequest) -> None:

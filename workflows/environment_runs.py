@@ -24,6 +24,7 @@ with workflow.unsafe.imports_passed_through():
     from isolator.contracts.agent import AgentRunReport, DroppedRuns, InterruptedRun, Queued, RunRequest, StopReport
     from isolator.contracts.branch_updates import BranchUpdateRequest
     from isolator.contracts.environment import AgentRunInput, EnvironmentState
+    from isolator import tracing
     from isolator.results_rules import kind_of
     from workflows.agent_run import AgentRunWorkflow, agent_run_workflow_id
     from workflows.agent_workflow_run import run_team_workflow
@@ -66,6 +67,10 @@ class Runs:
     async def run_next(self, interrupted: Callable[[], bool]) -> None:
         """Run the first queued run to its end; `interrupted` (a forced removal) stops it early."""
         request = self.state.runs.pop(0)
+        with tracing.continuing(request.trace):  # the run is a step of the message that asked for it
+            await self._run(request, interrupted)
+
+    async def _run(self, request: RunRequest, interrupted: Callable[[], bool]) -> None:
         self.state.running, self.state.stop_running = request, False
         environment = self.state.environment
         run = AgentRunInput(await self._brought_up_to_date(request), environment, self.state.ports)

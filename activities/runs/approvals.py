@@ -19,7 +19,7 @@ from activities.providers.worktree.base import Base, committed_config
 from activities.runs.agents.base import Relay, RelayMaker
 from activities.runs.agents.configs import conversations_folder
 from activities.runs.records import RunRecords
-from isolator import approval_texts
+from isolator import approval_texts, tracing
 from isolator.approval_rules import ApprovalRules, conversation_rule, rules_from_lists
 from isolator.contracts.agent import RunRequest
 from isolator.contracts.approvals import AllowedCalls, ApprovalAsk, ApprovalKind, CloseApprovalInput, ToolCall
@@ -167,5 +167,6 @@ class ApprovalActivities:
         """The run that goes on with the answer: recorded as queued, as a message's run is."""
         run: RunRequest = request.run
         platform, conversation_id = run.conversation.split(":", 1)
-        await self.runs.queued(run.run_id, request.environment.environment_id, platform, conversation_id, run.text)
+        await self.runs.queued(run.run_id, request.environment.environment_id, platform, conversation_id, run.text,
+                               tracing.current_trace_id())
 

@@ -27,6 +27,7 @@ from isolator.contracts.agent import (
 )
 from isolator.contracts.environment import conversation_key, environment_workflow_id
 from isolator.contracts.message import ReplyInput
+from isolator import tracing
 from isolator.settings import Settings
 
 # Run ids are made from the message's key, so that every retry of the hand-off names the same run.
@@ -93,10 +94,10 @@ class AgentRunActivities:
             return Queued("no_agent", tell_no_agent=claimed is not None)
         run_id = run_id_of(request.key)
         await self.records.queued(run_id, request.environment_id, request.platform, request.conversation_id,
-                                  request.text)
+                                  request.text, tracing.current_trace_id())
         run = RunRequest(run_id, request.key, conversation_key(request.platform, request.conversation_id),
                          request.text, plan, merge_base=request.merge_base, user=request.user,
-                         answers=await self._question_it_answers(request))
+                         answers=await self._question_it_answers(request), trace=tracing.carrier())
         handle = self.client.get_workflow_handle(environment_workflow_id(request.environment_id))
         try:
             queued = await handle.execute_update("queue_run", run, id=request.key, result_type=Queued)

@@ -36,11 +36,11 @@ class RunRecords:
         self.pool = pool
 
     async def queued(self, run_id: str, environment_id: str, platform: str, conversation_id: str,
-                     message: str) -> None:
+                     message: str, trace_id: str | None = None) -> None:
         await self.pool.execute(
-            """INSERT INTO agent_runs (id, environment_id, platform, conversation_id, message)
-               VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING""",
-            run_id, environment_id, platform, conversation_id, message,
+            """INSERT INTO agent_runs (id, environment_id, platform, conversation_id, message, trace_id)
+               VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING""",
+            run_id, environment_id, platform, conversation_id, message, trace_id,
         )
 
     async def started(self, run_id: str) -> None:

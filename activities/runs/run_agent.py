@@ -216,7 +216,7 @@ class AgentActivities:
                 invocation.argv, turn.worktree, place.env, run.plan.timeout_minutes * 60.0,
                 on_output=on_output, on_error=errors.add, stdin=invocation.stdin,
                 on_start=lambda group: self.processes.record(run.run_id, group), writable_paths=place.writable,
-                readable_paths=place.readable, config_files=place.config_files, after=before,
+                readable_paths=place.readable, config_files=place.config_files, after=before, span="agent process",
             )
         finally:
             await stop_tasks(watching)

@@ -27,6 +27,7 @@ from activities.sandbox import bubblewrap, limits
 from activities.sandbox.git_view import BranchNotTaken, GitView, take_back
 from activities.sandbox.processes import Watch
 from activities.sandbox.stops import Stop, signal_group
+from isolator import tracing
 from isolator.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -73,7 +74,7 @@ async def run_user_program(
     on_output: OnChunk, on_error: OnChunk | None = None, stdin: bytes | Feed | None = None,
     on_start: Callable[[int], None] | None = None, writable_paths: Sequence[Path] = (),
     readable_paths: Sequence[Path] = (), config_files: Mapping[Path, Path] | None = None,
-    after: Awaitable[object] | None = None,
+    after: Awaitable[object] | None = None, span: str = "user program",
 ) -> Finished:
     """Run `argv` in the sandbox with `stdin` written and closed (or, a Feed, written by it as long as it
     likes: a conversation with the program); standard output (and standard
@@ -82,12 +83,12 @@ async def run_user_program(
     `writable_paths`: folders outside the worktree it may write (a session folder); `readable_paths`
     and `config_files`: what its program and the operator's configuration add to its view (bubblewrap.py).
     `after`: the program starts only once it is done; the sandbox is made meanwhile (when it
-    raises, the program never starts and the error is raised here)."""
+    raises, the program never starts and the error is raised here). `span`: its name in the trace."""
     started = time.monotonic()
     _check_program(argv[0], cwd, env)  # inside the sandbox, only bubblewrap could say so, less clearly
     try:
         async with bubblewrap.sandboxed_run(argv, cwd, env, writable_paths, readable_paths, config_files) as run, \
-                limits.for_run() as limited:
+                limits.for_run() as limited, tracing.async_span(span, program=Path(argv[0]).name):
             try:
                 finished = await _run(run.argv, cwd, run.env, timeout_seconds, on_output, on_error, stdin,
                                       on_start, limited, spare_leader=run.sandboxed, after=after)

@@ -57,6 +57,7 @@ class RunRequest:
     allowed: AllowedCalls | None = None
     continues: str | None = None  # the approval it answers
     answers: str | None = None  # the asker's message while their question was pending: that approval
+    trace: dict[str, str] | None = None  # the message's trace, continued by its run (isolator/tracing.py)
 
 
 @dataclass

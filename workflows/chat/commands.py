@@ -90,6 +90,7 @@ async def _help(command: Command, conversation: Conversation, message: MessageIn
 
 
 async def _unknown(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
+    workflow.logger.info("unknown command /%s from %s", command.given[:40], message.platform)  # the user's mistake
     await reply(texts.unknown_command(command.given))
 
 
