@@ -15,6 +15,7 @@ from temporalio.common import (
 )
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
+from isolator import metrics
 from isolator.contracts import search_attributes
 from isolator.contracts.message import (
     IsolationHints,
@@ -97,6 +98,7 @@ async def dispatch_message(
         )
     except WorkflowAlreadyStartedError as already:
         log.info("duplicate delivery %s: already processed", workflow_id)
+        metrics.REDELIVERIES.labels(message.platform, "message").inc()
         return client.get_workflow_handle_for(MessageWorkflow.run, workflow_id, run_id=already.run_id)
     return handle
 

@@ -99,6 +99,8 @@ class Provisioner:
         """Create and record the worktree; `make_room` has said there is room."""
         worktree = await warm_pool.claim_or_create(request, locally=versions.uses_local_steps())
         metadata = {"start_commit": worktree.fresh_from} if worktree.fresh_from else {}
+        if worktree.warm:
+            metadata["warm"] = True  # counted as a warm claim (api/metrics_state.py)
         if request.source == "pr_fork":
             metadata["from_fork"] = True  # its set-up runs only when the repository trusts forks
         try:

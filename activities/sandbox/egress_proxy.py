@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from isolator import metrics
 from isolator.egress_rules import Entry, Verdict, decide
 
 log = logging.getLogger(__name__)
@@ -166,6 +167,7 @@ async def _reach(egress: Egress, host: str, port: int,
     if verdict.address is None:
         log.warning("sandbox egress refused %s:%d (run in %s): %s; an operator can allow it in "
                     "SANDBOX_ALLOWED_HOSTS", host, port, egress.label, verdict.reason)
+        metrics.EGRESS_REFUSALS.labels(metrics.egress_reason(verdict.reason)).inc()
         if egress.listener is not None:
             egress.listener(Refusal(host, port, verdict.reason))
         await _answer(client, 403, "Forbidden", f"isolator's sandbox refused {host}:{port}: {verdict.reason}. "

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import AsyncIterator, Awaitable, TypeVar
 
 from activities.sandbox import cgroups
+from isolator import metrics
 from isolator.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -118,7 +119,10 @@ class RunLimits:
     def reached(self) -> str | None:
         """What the run is told of the limit it reached, if it reached one."""
         controller = self.cgroup.hit() if self.cgroup is not None else None
-        return None if controller is None or self.amounts is None else self.amounts.reached(controller)
+        if controller is None or self.amounts is None:
+            return None
+        metrics.LIMIT_STOPS.labels(metrics.limit_kind(controller)).inc()  # the run stops at its first
+        return self.amounts.reached(controller)
 
 
 @dataclass(frozen=True)

@@ -153,6 +153,7 @@ class WarmPoolActivities:
             base=WorktreeBase(codebase.default_branch, start, base.fallback_reason),
             setup=RepositorySetup(config=setup.config, already_run=row["setup_ran"], found=setup.found,
                                   gitmodules=(target / ".gitmodules").is_file(), warm_ports=ports),
+            warm=True,
         ))
 
     async def _usable(self, row: asyncpg.Record, commit: str, config: RepositoryConfig, repository: Path) -> bool:

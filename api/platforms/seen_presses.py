@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncpg
 
+from isolator import metrics
+
 
 async def first_press(pool: asyncpg.Pool, platform: str, key: str) -> bool:
     """True, once the press is recorded, the first time its key is seen; False for a replay of it."""
@@ -18,4 +20,6 @@ async def first_press(pool: asyncpg.Pool, platform: str, key: str) -> bool:
         "INSERT INTO seen_presses (platform, press_key) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING true",
         platform, key,
     )
+    if recorded is None:
+        metrics.REDELIVERIES.labels(platform, "press").inc()
     return recorded is not None

@@ -38,6 +38,7 @@ class WorktreeReady:
     # the repository's set-up as committed at the base, handed to the environment's workflow; a
     # malformed file is said in the reply, and the worktree is made without set-up
     setup: RepositorySetup | None = None
+    warm: bool = False  # claimed from the codebase's warm pool (recorded: docs/observability.md)
 
     @property
     def config_problem(self) -> ConfigProblem | None:

@@ -43,6 +43,7 @@ from api.platforms.discord.events import (
     read_interaction,
 )
 from api.platforms.seen_presses import first_press
+from isolator import metrics
 from isolator.settings import Settings
 from isolator.trust import DiscordSender, admit_discord, unset_rule
 from workflows.chat.commands import HANDLERS
@@ -70,6 +71,7 @@ def build_router(settings: Settings) -> APIRouter:
         body = await request.body()
         if not is_signed(verify_key, request.headers, body):
             log.warning("discord interaction refused: missing or invalid signature")
+            metrics.SIGNATURE_FAILURES.labels("discord").inc()
             return _error(status.HTTP_401_UNAUTHORIZED, f"missing or invalid {SIGNATURE_HEADER} / {TIMESTAMP_HEADER}")
         try:
             interaction = read_interaction(json.loads(body), _COMMAND_NAMES)

@@ -43,6 +43,7 @@ from api.deps import get_client, get_pool
 from api.dispatch import UnusableText, start_message
 from api.platforms.seen_presses import first_press
 from api.platforms.telegram.callbacks import message_topic, take_press
+from isolator import metrics
 from isolator.settings import Settings
 from isolator.trust import TelegramSender, admit_telegram, unset_rule
 
@@ -92,6 +93,7 @@ def build_router(settings: Settings) -> APIRouter:
         given = request.headers.get(SECRET_HEADER, "").encode()
         if not secrets.compare_digest(given, expected):
             log.warning("telegram update refused: missing or wrong %s", SECRET_HEADER)  # never the value given
+            metrics.SIGNATURE_FAILURES.labels("telegram").inc()
             return _answer(status.HTTP_401_UNAUTHORIZED, detail=f"missing or wrong {SECRET_HEADER}")
         try:
             update = parse_update(json.loads(await request.body()))

@@ -1,0 +1,54 @@
+"""The Temporal SDK's own metrics (its workers' polls, task latencies, slots, the client's requests): its
+runtime's Prometheus exporter, on a loopback port of this process's choosing, read back by our /metrics so
+that one scrape gives both (docs/observability.md).
+
+`install` sets the process's default runtime: it must run before the process's first Temporal client."""
+
+from __future__ import annotations
+
+import socket
+
+import aiohttp
+from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
+
+_endpoint: str | None = None  # where this process's runtime exports, once installed
+
+
+def prometheus_runtime(address: str) -> Runtime:
+    """A runtime whose metrics Prometheus can read at `address` (host:port), in seconds, with `_total` on counters."""
+    return Runtime(telemetry=TelemetryConfig(metrics=PrometheusConfig(
+        bind_address=address, counters_total_suffix=True, durations_as_seconds=True)))
+
+
+def free_loopback_address() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{probe.getsockname()[1]}"
+
+
+def install() -> str:
+    """The process's default runtime exports its metrics on a free loopback port; its address (once per process)."""
+    global _endpoint
+    if _endpoint is None:
+        address = free_loopback_address()
+        Runtime.set_default(prometheus_runtime(address), error_if_already_set=False)
+        _endpoint = address
+    return _endpoint
+
+
+def use(address: str | None) -> None:
+    """Read Temporal's metrics from `address` (a runtime made by the caller, as the tests make theirs)."""
+    global _endpoint
+    _endpoint = address
+
+
+async def temporal_text() -> bytes:
+    """The exporter's text, or nothing when this process exports none (or it cannot be read now)."""
+    if _endpoint is None:
+        return b""
+    try:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as session:
+            async with session.get(f"http://{_endpoint}/metrics") as response:
+                return await response.read() if response.status == 200 else b""
+    except (aiohttp.ClientError, OSError, TimeoutError):
+        return b""
