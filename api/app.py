@@ -15,6 +15,7 @@ from temporalio.client import Client
 
 from activities.database import create_pool
 from api import approvals, automations, codebases, dashboard, docs, doctor, environments, health, refusals, runs, test_adapter
+from api import metrics
 from api import host_list
 from api.hosts import HostCheck
 from api.platforms.discord import webhook as discord
@@ -64,6 +65,7 @@ def create_app(settings: Settings, *, temporal: Client | None = None, pool: asyn
     app.include_router(approvals.router)
     app.include_router(automations.router)
     app.include_router(doctor.router)
+    app.include_router(metrics.router)
     app.include_router(host_list.router)
     dashboard.install(app, settings)
     docs.install(app)

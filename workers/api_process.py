@@ -32,6 +32,7 @@ from temporalio.worker import Worker
 from activities.database import create_pool
 from activities.hosts.agreement import eager_refusal
 from api.app import SHUTDOWN_GRACE_SECONDS, create_app
+from isolator import temporal_metrics
 from isolator.payloads import connect
 from isolator.settings import Settings
 from workers.presence import present
@@ -69,6 +70,7 @@ async def run_api(settings: Settings, host: str, port: int) -> None:
     assert settings.database_url
     stop = asyncio.Event()
     stop_on_signals(stop)
+    temporal_metrics.install()  # before the first client: /metrics includes the Temporal SDK's
     client = await connect(settings.temporal_address, settings.temporal_namespace)
     pool = await create_pool(settings.database_url)
     try:

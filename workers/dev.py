@@ -20,6 +20,7 @@ from activities.doctor.report import run_checks
 from activities.runs.agents import EXAMPLE_AGENT, HOW_TO_GET, program_path
 from activities.runs.queue import plan_for
 from api.app import SHUTDOWN_GRACE_SECONDS, create_app
+from isolator import temporal_metrics
 from isolator.payloads import connect
 from isolator.settings import Settings
 from migrations.runner import apply_migrations
@@ -112,6 +113,7 @@ async def run_dev(settings: Settings, ports: DevPorts) -> None:
             update={"database_url": database_url, "temporal_address": temporal.address, "test_adapter": True,
                     "temporal_ui_url": settings.temporal_ui_url or temporal.ui_url}
         )
+        temporal_metrics.install()  # before the first client: /metrics includes the Temporal SDK's
         client = await connect(temporal.address, settings.temporal_namespace)
         pool = await create_pool(database_url)
         try:

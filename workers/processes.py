@@ -16,11 +16,13 @@ from temporalio.client import Client
 from temporalio.worker import Interceptor
 
 from activities.database import create_pool
+from isolator import temporal_metrics
 from isolator.contracts import search_attributes
 from isolator.payloads import connect
 from isolator.settings import Settings
 from workers.presence import present
 from workers.schedule import ensure_cleanup_schedule
+from workers.metrics_server import serving_metrics
 from workers.serving import serve_until, stop_on_signals
 from workers.worker import running_workers
 
@@ -32,6 +34,8 @@ async def run_worker(settings: Settings, interceptors: Sequence[Interceptor] = (
     assert settings.database_url
     stop = asyncio.Event()
     stop_on_signals(stop)
+    if settings.metrics_port is not None:
+        temporal_metrics.install()  # before the first client: its runtime exports Temporal's metrics
     client = await connect(settings.temporal_address, settings.temporal_namespace)
     await ensure_search_attributes(client, settings.temporal_namespace)
     pool = await create_pool(settings.database_url)
@@ -41,7 +45,8 @@ async def run_worker(settings: Settings, interceptors: Sequence[Interceptor] = (
                 running_workers(client, pool, settings, interceptors):
             await ensure_cleanup_schedule(client, settings)
             log.info("worker on %s and %s", settings.task_queue, settings.host_task_queue())
-            await serve_until(stop, None)
+            async with serving_metrics(settings):
+                await serve_until(stop, None)
     finally:
         await pool.close()
 

@@ -39,6 +39,7 @@ from api.platforms.seen_presses import first_press
 from isolator.settings import Settings
 from isolator.trust import admit_github
 
+from isolator import metrics
 log = logging.getLogger(__name__)
 
 # GitHub's delivery ids are GUIDs. One is only logged, to find the delivery in GitHub's log: the signature
@@ -62,6 +63,7 @@ def build_router(settings: Settings) -> APIRouter:
                         request.headers.get("x-github-delivery", "")[:64])
             return _answer(status.HTTP_401_UNAUTHORIZED, detail="missing or invalid X-Hub-Signature-256 signature")
         event = request.headers.get("x-github-event", "")
+            metrics.SIGNATURE_FAILURES.labels("github").inc()
         delivery = request.headers.get("x-github-delivery", "")
         if not _EVENT.fullmatch(event):
             return _answer(status.HTTP_400_BAD_REQUEST, detail="missing or malformed X-GitHub-Event header")

@@ -29,6 +29,7 @@ from temporalio.client import Client
 from api.deps import get_client, get_pool
 from api.platforms.slack.actions import UnreadableInteraction, answer_presses, fresh_presses, read_presses
 from api.platforms.slack.listeners import build_bolt_app
+from isolator import metrics
 from isolator.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,7 @@ def _signed_text(verifier: SignatureVerifier, headers: Headers, body: bytes) -> 
     )
     if not timestamp.isdigit() or not signature:
         log.warning("slack request refused: no X-Slack-Signature or X-Slack-Request-Timestamp")
+        metrics.SIGNATURE_FAILURES.labels("slack").inc()
         return unsigned
     try:
         text = body.decode("utf-8")
@@ -117,6 +119,7 @@ def _signed_text(verifier: SignatureVerifier, headers: Headers, body: bytes) -> 
         return _error(status.HTTP_400_BAD_REQUEST, "the body is not UTF-8")
     if not verifier.is_valid(text, timestamp, signature):
         log.warning("slack request refused: invalid or expired signature (timestamp %s)", timestamp[:20])
+        metrics.SIGNATURE_FAILURES.labels("slack").inc()
         return unsigned
     return text
 
