@@ -37,6 +37,7 @@ from activities.results.commit_and_push import (
 )
 from activities.results.records import PullRequestRecords
 from isolator import tracing
+from isolator import tracing
 from isolator.contracts.codebase import repository_full_name
 from isolator.contracts.message import ReplyInput
 from isolator.contracts.results import (
@@ -126,6 +127,7 @@ class ResultsActivities:
             return PushReport("refused", where_the_work_is(environment, f"as {refusal}"), committed=committed)
         token = self.settings.github_token.get_secret_value() if self.settings.github_token else None
         with tracing.span("git push", branch=remote):
+            with tracing.span("git push", branch=remote):
             pushed = await push_branch(worktree, environment.branch, remote, token)
         if not pushed.ok:
             return PushReport("rejected", _rejected(environment.branch, remote, pushed.reason), committed=committed)
@@ -161,6 +163,7 @@ class ResultsActivities:
             return Delivery(push.outcome, push.text)
         try:
             with tracing.span("pull request", repository=push.repository, branch=push.remote_branch):
+                with tracing.span("pull request", repository=push.repository, branch=push.remote_branch):
                 delivery = await self._pull_request(request, push)
         except ApplicationError as error:
             if not error.non_retryable:
