@@ -73,7 +73,7 @@ def create_app(settings: Settings, *, temporal: Client | None = None, pool: asyn
         app.include_router(test_adapter.router)
         app.include_router(approvals.test_router)
     # A platform is served only when its secret is configured; anything else cannot be verified.
-    if settings.github_webhook_secret:
+    if settings.github_webhook_secret or settings.isolator_secret_key:  # the latter: an App the dashboard stored
         app.include_router(github.build_router(settings))
     if settings.slack_signing_secret:
         app.include_router(slack.build_router(settings))

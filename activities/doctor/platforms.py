@@ -14,8 +14,9 @@ from isolator.settings import Settings
 def platform_checks(settings: Settings) -> list[Coroutine[Any, Any, Check]]:
     """The checks of the platforms whose token is set, as coroutines to run together."""
     checks = []
-    # A GitHub App (being built) adds its check here: `GET /app` with its JWT, then its events and
-    # permissions against what the service needs. A personal token is checked as below.
+    # The App (GET /app with its JWT, its events and permissions against what the service needs), from the
+    # environment or stored by the dashboard; a personal token as well when it is set.
+    checks.append(github.github_app(settings))
     if settings.github_token:
         checks.append(github.github_token(settings))
     if settings.slack_bot_token:

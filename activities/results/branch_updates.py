@@ -19,12 +19,14 @@ from typing import Literal
 import asyncpg
 from temporalio import activity
 
+from activities.chat.platforms.github_app.credentials import git_token
 from activities.git.host_locks import host_lock
 from activities.git.runner import config_variables, run_git
 from activities.providers.worktree.base import FETCH_TIMEOUT_SECONDS
 from activities.results.commit_and_push import CREDENTIAL_HELPER, credential_target, current_branch
 from activities.results.records import PullRequestRecords
 from isolator.contracts.branch_updates import BranchUpdate, BranchUpdateRequest
+from isolator.contracts.codebase import repository_full_name
 from isolator.results_rules import kind_of, parse_identity
 from isolator.settings import Settings
 
@@ -118,8 +120,8 @@ class BranchUpdateActivities:
         service's credentials as a push has them: through a helper in `GIT_CONFIG_*`, never in a URL or argv."""
         pairs = [("http.sslVerify", "true")]
         variables: dict[str, str] = {}
-        token = self.settings.github_token.get_secret_value() if self.settings.github_token else None
         target = credential_target(url)
+        token = await git_token(self.settings, repository_full_name(url)) if target is not None else None
         if token is not None and target is not None:
             pairs.append(("credential.helper", CREDENTIAL_HELPER))
             variables = {"ISOLATOR_PUSH_PROTOCOL": target[0], "ISOLATOR_PUSH_HOST": target[1],

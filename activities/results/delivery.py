@@ -16,6 +16,7 @@ import asyncpg
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.chat.platforms.github_app.credentials import credentials_of, git_token
 from activities.chat.replies import ReplyActivities
 from activities.git.runner import run_git
 from activities.providers.worktree.base import committed_config, fresh_base
@@ -36,7 +37,6 @@ from activities.results.commit_and_push import (
     unresolved_conflicts,
 )
 from activities.results.records import PullRequestRecords
-from isolator import tracing
 from isolator import tracing
 from isolator.contracts.codebase import repository_full_name
 from isolator.contracts.message import ReplyInput
@@ -117,7 +117,9 @@ class ResultsActivities:
         elif dirty and new == 0 and ahead == 0:
             return PushReport("kept", where_the_work_is(environment, "as `[results] commit = false` leaves the "
                                                                      "agent's changes uncommitted"))
-        why_kept = self._why_kept(kind, config.push, config.pull_request, recorded is not None)
+        credentials = credentials_of(self.settings)
+        why_kept = self._why_kept(kind, config.push, config.pull_request, recorded is not None,
+                                  await credentials.configured())
         if why_kept is not None:
             return PushReport("kept", where_the_work_is(environment, why_kept), committed=committed)
         remote = remote_branch(environment, recorded, config.branch_prefix)
@@ -125,10 +127,9 @@ class ResultsActivities:
                                config.branch_prefix)
         if refusal is not None:
             return PushReport("refused", where_the_work_is(environment, f"as {refusal}"), committed=committed)
-        token = self.settings.github_token.get_secret_value() if self.settings.github_token else None
+        # The installation's token of this repository as the App, else GITHUB_TOKEN: given to this push alone.
         with tracing.span("git push", branch=remote):
-            with tracing.span("git push", branch=remote):
-            pushed = await push_branch(worktree, environment.branch, remote, token)
+            pushed = await push_branch(worktree, environment.branch, remote, await git_token(self.settings, github))
         if not pushed.ok:
             return PushReport("rejected", _rejected(environment.branch, remote, pushed.reason), committed=committed)
         tip = await current_tip(worktree, environment.branch)
@@ -140,13 +141,13 @@ class ResultsActivities:
             existing=recorded, follows_pr=int(environment.workflow_id) if kind == "pull_request" else None,
         )
 
-    def _why_kept(self, kind: str, push: bool, mode: str, has_pr: bool) -> str | None:
+    def _why_kept(self, kind: str, push: bool, mode: str, has_pr: bool, has_credentials: bool) -> str | None:
         if kind == "fork":
             return "as this pull request comes from a fork, and the service never pushes to one"
         if kind == "review":
             return "as a review's worktree is never pushed"
-        if self.settings.github_token is None:
-            return "as the service has no GitHub credentials (GITHUB_TOKEN)"
+        if not has_credentials:
+            return "as the service has no GitHub credentials (a GitHub App or GITHUB_TOKEN)"
         if not push:
             return "as `.isolator.toml` says `[results] push = false`"
         if mode == "off" and kind != "pull_request" and not has_pr:
@@ -163,7 +164,6 @@ class ResultsActivities:
             return Delivery(push.outcome, push.text)
         try:
             with tracing.span("pull request", repository=push.repository, branch=push.remote_branch):
-                with tracing.span("pull request", repository=push.repository, branch=push.remote_branch):
                 delivery = await self._pull_request(request, push)
         except ApplicationError as error:
             if not error.non_retryable:

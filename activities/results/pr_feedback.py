@@ -51,26 +51,26 @@ _JOB_IN_URL = re.compile(r"/actions/runs/\d+/job/(\d+)")
 
 async def read_review(settings: Settings, repository: str, number: int, review_id: int) -> ReviewFeedback:
     """A submitted review: its state, body and author, and every inline comment of it."""
-    return await _call(settings, partial(_review, repository, number, review_id),
+    return await _call(settings, repository, partial(_review, repository, number, review_id),
                        f"reading review {review_id} of PR #{number} of {repository}")
 
 
 async def read_review_comment(settings: Settings, repository: str, number: int, comment_id: int) -> ReviewFeedback:
     """An inline comment made alone (not as part of a submitted review), as feedback of one comment."""
-    return await _call(settings, partial(_single_comment, repository, number, comment_id),
+    return await _call(settings, repository, partial(_single_comment, repository, number, comment_id),
                        f"reading review comment {comment_id} of PR #{number} of {repository}")
 
 
 async def read_ci_failure(settings: Settings, repository: str, head_sha: str) -> CiFailure:
     """The failed check runs and commit statuses of a commit, each with what it says went wrong."""
-    return await _call(settings, partial(_ci_failure, repository, head_sha),
+    return await _call(settings, repository, partial(_ci_failure, repository, head_sha),
                        f"reading the checks of {head_sha[:7]} in {repository}")
 
 
 async def ci_state(settings: Settings, repository: str, head_sha: str) -> CiState:
     """`pending` while a check runs (or none has started: a commit without checks has no verdict yet),
     `red` once all are done and one failed, `green` when every one passed."""
-    return await _call(settings, partial(_ci_state, repository, head_sha),
+    return await _call(settings, repository, partial(_ci_state, repository, head_sha),
                        f"reading the checks of {head_sha[:7]} in {repository}")
 
 
@@ -78,7 +78,7 @@ async def reply_in_threads(settings: Settings, repository: str, number: int, rep
                            marker: str) -> int:
     """Post each reply in its comment's thread, unless the thread has a reply with `marker` (an HTML comment
     naming the run). Replies to the same thread go as one. Returns how many were posted now."""
-    return await _call(settings, partial(_reply, repository, number, replies, marker),
+    return await _call(settings, repository, partial(_reply, repository, number, replies, marker),
                        f"replying to review comments of PR #{number} of {repository}")
 
 
@@ -86,14 +86,14 @@ async def pull_request_mergeable(settings: Settings, repository: str, number: in
     """Whether the PR merges cleanly; None while GitHub has not computed it (it does so lazily, after a push)."""
     def read(github: Github) -> bool | None:
         return github.get_repo(repository).get_pull(number).mergeable
-    return await _call(settings, read, f"reading PR #{number} of {repository}")
+    return await _call(settings, repository, read, f"reading PR #{number} of {repository}")
 
 
 async def pull_request_head(settings: Settings, repository: str, number: int) -> str:
     """The PR's head commit as GitHub says now."""
     def read(github: Github) -> str:
         return github.get_repo(repository).get_pull(number).head.sha
-    return await _call(settings, read, f"reading PR #{number} of {repository}")
+    return await _call(settings, repository, read, f"reading PR #{number} of {repository}")
 
 
 async def mark_ready_for_review(settings: Settings, repository: str, number: int) -> bool:
@@ -104,7 +104,7 @@ async def mark_ready_for_review(settings: Settings, repository: str, number: int
             return False
         pull.mark_ready_for_review()
         return True
-    return await _call(settings, mark, f"marking PR #{number} of {repository} ready for review")
+    return await _call(settings, repository, mark, f"marking PR #{number} of {repository} ready for review")
 
 
 def _review(repository: str, number: int, review_id: int, github: Github) -> ReviewFeedback:

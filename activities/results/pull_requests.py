@@ -29,13 +29,13 @@ class NewPullRequest:
 
 
 async def issue_title(settings: Settings, repository: str, number: int) -> str:
-    return await _call(settings, lambda github: github.get_repo(repository).get_issue(number).title,
+    return await _call(settings, repository, lambda github: github.get_repo(repository).get_issue(number).title,
                        f"reading issue #{number} of {repository}")
 
 
 async def open_pull_request(settings: Settings, new: NewPullRequest) -> PullRequestRef:
     """The open PR from `head` to `base`, opened now unless it is there already."""
-    return await _call(settings, partial(_open, new), f"opening a pull request from `{new.head}` in {new.repository}")
+    return await _call(settings, new.repository, partial(_open, new), f"opening a pull request from `{new.head}` in {new.repository}")
 
 
 def _open(new: NewPullRequest, github: Github) -> PullRequestRef:
@@ -51,7 +51,7 @@ async def followed_pull_request(settings: Settings, repository: str, number: int
     """A PR someone else opened (a PR conversation's own), as a reference."""
     def read(github: Github) -> PullRequestRef:
         return _ref(repository, github.get_repo(repository).get_pull(number), "followed")
-    return await _call(settings, read, f"reading PR #{number} of {repository}")
+    return await _call(settings, repository, read, f"reading PR #{number} of {repository}")
 
 
 async def comment_once(settings: Settings, repository: str, number: int, marker: str, body: str) -> None:
@@ -61,12 +61,12 @@ async def comment_once(settings: Settings, repository: str, number: int, marker:
         if any(marker in (comment.body or "") for comment in issue.get_comments()):
             return
         issue.create_comment(f"{body}\n\n{marker}")
-    await _call(settings, post, f"commenting on PR #{number} of {repository}")
+    await _call(settings, repository, post, f"commenting on PR #{number} of {repository}")
 
 
 async def pull_request_state(settings: Settings, recorded: PullRequestRef) -> tuple[PullRequestRef, str | None]:
     """The PR as GitHub says now, and its checks in words: its head's combined status and check runs."""
-    return await _call(settings, partial(_state, recorded), f"reading PR #{recorded.number} of {recorded.repository}")
+    return await _call(settings, recorded.repository, partial(_state, recorded), f"reading PR #{recorded.number} of {recorded.repository}")
 
 
 def _state(recorded: PullRequestRef, github: Github) -> tuple[PullRequestRef, str | None]:

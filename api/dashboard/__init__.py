@@ -9,7 +9,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from api.dashboard import answers, cleanup, codebase, environment, login, overview, runs
+from api.dashboard import answers, cleanup, codebase, environment, github_connect, login, overview, runs
 from api.dashboard.access import Access
 from api.dashboard.live import RunListener
 from api.dashboard.rendering import STATIC, install_handlers
@@ -19,7 +19,7 @@ from isolator.settings import Settings
 def install(app: FastAPI, settings: Settings) -> None:
     app.state.dashboard_access = Access(settings)
     app.state.run_listener = RunListener(settings.database_url or "")
-    for module in (overview, codebase, environment, runs, answers, cleanup, login):
+    for module in (overview, codebase, environment, runs, answers, cleanup, login, github_connect):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="dashboard-static")
     install_handlers(app)

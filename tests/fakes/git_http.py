@@ -14,11 +14,15 @@ import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Callable
 
 
 class GitHttpServer:
-    def __init__(self, root: Path, token: str) -> None:
+    def __init__(self, root: Path, token: str, accepts: Callable[[str], bool] | None = None) -> None:
+        """`accepts`: which tokens a push may carry (a GitHub App's installation tokens change); `token` alone
+        otherwise."""
         self.root, self.token = root, token
+        self.accepts = accepts or (lambda given: given == token)
         self.refused_pushes = 0
         self.authorized_pushes = 0
         self.argv_during_pushes: list[str] = []  # every process's argument list, read during each push
@@ -102,8 +106,12 @@ class GitHttpServer:
         return Handler
 
     def _authorized(self, header: str | None) -> bool:
-        expected = base64.b64encode(f"x-access-token:{self.token}".encode()).decode()
-        return header == f"Basic {expected}"
+        scheme, _, encoded = (header or "").partition(" ")
+        try:
+            user, _, password = base64.b64decode(encoded).decode().partition(":")
+        except ValueError:
+            return False
+        return scheme == "Basic" and user == "x-access-token" and self.accepts(password)
 
 
 def _all_argument_lists() -> list[str]:

@@ -38,6 +38,7 @@ class Comment:
     repository: str  # owner/name
     number: int
     body: str
+    author: str = "isolator[bot]"  # the login it was posted as (`<slug>[bot]` for an App)
 
 
 class FakeGitHub:
@@ -76,6 +77,8 @@ class FakeGitHub:
         self.server.route("GET", _REPO + r"/commits/(?P<sha>[0-9a-f]{40})/check-runs", self._list_check_runs)
         from tests.fakes.github_checks import GitHubChecks  # it builds on this module's helpers
         self.checks = GitHubChecks(self)  # check suites and runs, workflow runs, jobs, logs, reviews
+        from tests.fakes.github_app import FakeGitHubApps
+        self.apps = FakeGitHubApps(self)  # GitHub Apps: their JWT, installation tokens, the manifest flow
 
     async def start(self) -> str:
         """Start serving; returns the URL to use as GITHUB_API_URL."""
@@ -236,9 +239,18 @@ class FakeGitHub:
         if authorization is None:
             return None if anonymous is None else (401, {"message": anonymous, "documentation_url": _DOCS})
         scheme, _, given = authorization.partition(" ")
-        if scheme.lower() not in ("token", "bearer") or given != self.token:
+        if scheme.lower() not in ("token", "bearer") or (given != self.token and not self.apps.token_is_valid(given)):
             return 401, {"message": "Bad credentials", "documentation_url": _DOCS}
         return None
+
+    def poster(self, request: Recorded) -> dict[str, Any]:
+        """Who a request acts as: the App's bot for an installation token, else the token's owner."""
+        given = request.headers.get("authorization", "").partition(" ")[2]
+        installation = self.apps.installation_of_token(given)
+        for app in self.apps.apps.values():
+            if installation in app.installations:
+                return _user(f"{app.slug}[bot]", "Bot")
+        return _user("isolator[bot]", "Bot")
 
     def _get_authenticated_user(self, request: Recorded) -> tuple[int, Any]:
         """The token's owner: `isolator doctor` asks it."""
@@ -273,8 +285,8 @@ class FakeGitHub:
             missing = {"resource": "IssueComment", "code": "missing_field", "field": "body"}
             return 422, {"message": "Validation Failed", "errors": [missing], "documentation_url": _DOCS}
         full_name = f"{request.params['owner']}/{request.params['name']}"
-        self.comments.append(Comment(full_name, issue["number"], body))
-        return 201, self._store_comment(issue, body, _user("isolator[bot]", "Bot"), association="NONE")
+        self.comments.append(Comment(full_name, issue["number"], body, self.poster(request)["login"]))
+        return 201, self._store_comment(issue, body, self.poster(request), association="NONE")
 
     def _store_comment(self, issue: dict[str, Any], body: str, user: dict[str, Any],
                        association: str) -> dict[str, Any]:

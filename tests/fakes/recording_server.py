@@ -82,7 +82,10 @@ class RecordingServer:
             if method == recorded.method and match:
                 recorded.params = match.groupdict()
                 answer = handler(recorded)
-                status, body = await answer if asyncio.iscoroutine(answer) else answer
+                answer = await answer if asyncio.iscoroutine(answer) else answer
+                if isinstance(answer, Response):  # a handler's own answer (a redirect)
+                    return answer
+                status, body = answer
                 return JSONResponse(body, status_code=status)
         return JSONResponse({"message": f"no fake route for {recorded.method} {recorded.path}"}, status_code=404)
 

@@ -19,6 +19,7 @@ from typing import Any, Callable, TypeVar
 from github import Auth, Github, GithubException, RateLimitExceededException, UnknownObjectException
 from temporalio.exceptions import ApplicationError
 
+from activities.chat.platforms.github_app.credentials import NotInstalled, credentials_of
 from activities.chat.replies import Deliver, MessageGone
 from isolator.contracts.approvals import Button, PressedValue, parse_press_value
 from isolator.contracts.message import IsolationHints, ReplyInput
@@ -61,9 +62,9 @@ ANSWER_COMMANDS = {
 
 def make_deliverer(settings: Settings) -> Deliver:
     async def deliver(reply: ReplyInput, replacing: str | None = None) -> str | None:
-        if settings.github_token is None:
+        if not await credentials_of(settings).configured():
             raise ApplicationError(
-                "GITHUB_TOKEN is not set: cannot post replies to GitHub",
+                "neither a GitHub App nor GITHUB_TOKEN is set: cannot post replies to GitHub",
                 type="GitHubNotConfigured",
                 non_retryable=True,
             )
@@ -83,7 +84,7 @@ def make_deliverer(settings: Settings) -> Deliver:
                 return replacing
             return str(issue.create_comment(text).id)
 
-        return await _call(settings, post, f"posting a comment on {reply.conversation_id}")
+        return await _call(settings, full_name, post, f"posting a comment on {reply.conversation_id}")
 
     return deliver
 
@@ -111,14 +112,14 @@ def _command(value: PressedValue) -> str:
 async def post_comment(settings: Settings, conversation_id: str, text: str) -> None:
     """One comment on the issue or PR, outside the outbound log: a short word to one person."""
     full_name, number = split_conversation_id(conversation_id)
-    await _call(settings, lambda github: github.get_repo(full_name).get_issue(number).create_comment(text),
+    await _call(settings, full_name, lambda github: github.get_repo(full_name).get_issue(number).create_comment(text),
                 f"commenting on {conversation_id}")
 
 
 async def react(settings: Settings, conversation_id: str, comment_id: int, reaction: str) -> None:
     """A reaction (`+1`, `eyes`, ...) on a comment of the issue or PR."""
     full_name, number = split_conversation_id(conversation_id)
-    await _call(settings, lambda github: github.get_repo(full_name).get_issue(number).get_comment(comment_id)
+    await _call(settings, full_name, lambda github: github.get_repo(full_name).get_issue(number).get_comment(comment_id)
                 .create_reaction(reaction), f"reacting to comment {comment_id} on {conversation_id}")
 
 
@@ -129,11 +130,11 @@ async def complete_hints(settings: Settings, conversation_id: str, hints: Isolat
     full_name, number = split_conversation_id(conversation_id)
     completed = dataclasses.replace(hints, needs_completion=False)
     if hints.pr_head_branch is None or hints.pr_head_sha is None:
-        head = await _call(settings, partial(_pull_head, full_name, number), f"reading PR {conversation_id}")
+        head = await _call(settings, full_name, partial(_pull_head, full_name, number), f"reading PR {conversation_id}")
         completed.pr_head_branch, completed.pr_head_sha, completed.pr_is_fork = head
-    if settings.github_token is not None:
+    if await credentials_of(settings).configured():
         what = f"reading the issues PR {conversation_id} closes"
-        nodes = await _call(settings, partial(_closing_issues, full_name, number), what)
+        nodes = await _call(settings, full_name, partial(_closing_issues, full_name, number), what)
         completed.linked_issues = _same_repository_issues(nodes, full_name)
     # Without a token GitHub's GraphQL API refuses every query: the PR is handled without its links.
     return completed
@@ -147,7 +148,7 @@ async def merged_at_tip(settings: Settings, pull_request: str, tip: str) -> str 
     """
     full_name, number = split_conversation_id(pull_request)
     try:
-        merged, head = await _call(settings, partial(_pull_merged, full_name, number), f"reading PR {pull_request}")
+        merged, head = await _call(settings, full_name, partial(_pull_merged, full_name, number), f"reading PR {pull_request}")
     except Exception as error:  # noqa: BLE001 - the other checks stand; this one just says nothing
         log.warning("could not ask GitHub whether %s was merged: %s", pull_request, error)
         return None
@@ -197,14 +198,20 @@ def _same_repository_issues(nodes: list[dict[str, Any]], full_name: str) -> list
     ]
 
 
-async def _call(settings: Settings, work: Callable[[Github], T], what: str) -> T:
-    """Run `work` with a fresh client in a thread; GitHub's refusals become Temporal errors."""
+async def _call(settings: Settings, repository: str | None, work: Callable[[Github], T], what: str) -> T:
+    """Run `work` with a fresh client in a thread, with the credentials of `repository` (owner/name);
+    GitHub's refusals become Temporal errors. An installation token refused (401: it expired early, or was
+    revoked) is renewed and the call made once more."""
+    credentials = credentials_of(settings)
+    try:
+        access = await credentials.access(repository)
+    except NotInstalled as error:
+        raise ApplicationError(f"GitHub refused {what}: {error}", type="GitHubRefused", non_retryable=True) from None
 
-    def run() -> T:
-        token = settings.github_token
+    def run(auth: Auth.Auth | None) -> T:
         with Github(
             base_url=settings.github_api_url,
-            auth=Auth.Token(token.get_secret_value()) if token else None,
+            auth=auth,
             timeout=_TIMEOUT_SECONDS,
             # Temporal retries the activity; PyGithub's own retries would sleep inside it for minutes.
             retry=None,
@@ -218,7 +225,13 @@ async def _call(settings: Settings, work: Callable[[Github], T], what: str) -> T
             return work(github)
 
     try:
-        return await asyncio.to_thread(run)
+        try:
+            return await asyncio.to_thread(run, access.auth)
+        except GithubException as error:
+            if error.status != 401 or access.kind != "app" or repository is None:
+                raise
+            access = await credentials.renew(access, repository)
+            return await asyncio.to_thread(run, access.auth)
     except GithubException as error:
         raise _classify(error, what) from error
     # Connection errors and timeouts (requests' exceptions) propagate: Temporal retries them.
@@ -240,7 +253,7 @@ def _classify(error: GithubException, what: str) -> ApplicationError:
         )
     return ApplicationError(
         f"GitHub refused {what} (HTTP {code}: {reason}); check that the repository exists "
-        "and that GITHUB_TOKEN may access it",
+        "and that the service's GitHub App or GITHUB_TOKEN may access it",
         type="GitHubRefused",
         non_retryable=True,
     )

@@ -221,4 +221,4 @@ class WorktreeSurveyor:
 
     def _may_ask_github(self, request: SurveyInput) -> bool:
         # Without a token GitHub allows 60 requests an hour: the git checks alone decide then.
-        return request.ask_github and self.settings.github_token is not None
+        return request.ask_github and (self.settings.github_token is not None or self.settings.github_app_id is not None)

@@ -1,4 +1,5 @@
-"""POST /webhooks/github: GitHub webhook deliveries, verified with GITHUB_WEBHOOK_SECRET.
+"""POST /webhooks/github: GitHub webhook deliveries, verified with GITHUB_WEBHOOK_SECRET or the webhook secret
+of the GitHub App the dashboard stored.
 
 Each handled event becomes one MessageWorkflow keyed by the event's own ids (github_keys.py), not by
 `X-GitHub-Delivery`, which the signature does not cover: a redelivery, or the same body posted again
@@ -20,6 +21,7 @@ from fastapi.responses import JSONResponse
 from temporalio.client import Client
 from temporalio.service import RPCError
 
+from activities.chat.platforms.github_app.credentials import credentials_of
 from activities.results.pr_loop_start import start_loop
 from api.deps import get_client, get_pool
 from api.dispatch import UnusableText, start_message
@@ -34,12 +36,13 @@ from api.platforms.github.events import (
     decode_payload,
     parse_event,
 )
+from api.platforms.github.installations import INSTALLATION_EVENTS, installation_event, note_installation
 from api.platforms.github.keys import event_key
 from api.platforms.seen_presses import first_press
+from isolator import metrics
 from isolator.settings import Settings
 from isolator.trust import admit_github
 
-from isolator import metrics
 log = logging.getLogger(__name__)
 
 # GitHub's delivery ids are GUIDs. One is only logged, to find the delivery in GitHub's log: the signature
@@ -49,21 +52,20 @@ _EVENT = re.compile(r"[a-z_]{1,64}")
 
 
 def build_router(settings: Settings) -> APIRouter:
-    assert settings.github_webhook_secret is not None, "mounted only when GITHUB_WEBHOOK_SECRET is set"
-    secret = settings.github_webhook_secret.get_secret_value().encode()
+    credentials = credentials_of(settings)
     router = APIRouter(tags=["github"])
 
     @router.post("/webhooks/github")
     async def github_webhook(request: Request, client: Annotated[Client, Depends(get_client)],
                              pool: Annotated[asyncpg.Pool, Depends(get_pool)]) -> JSONResponse:
         body = await request.body()
-        if not signature_matches(secret, body, request.headers.get("x-hub-signature-256")):
+        if not await signed_by_us(settings, body, request.headers.get("x-hub-signature-256")):
             # Never the header itself: a near miss may be a real secret's signature.
             log.warning("github delivery %r refused: missing or invalid X-Hub-Signature-256",
                         request.headers.get("x-github-delivery", "")[:64])
+            metrics.SIGNATURE_FAILURES.labels("github").inc()
             return _answer(status.HTTP_401_UNAUTHORIZED, detail="missing or invalid X-Hub-Signature-256 signature")
         event = request.headers.get("x-github-event", "")
-            metrics.SIGNATURE_FAILURES.labels("github").inc()
         delivery = request.headers.get("x-github-delivery", "")
         if not _EVENT.fullmatch(event):
             return _answer(status.HTTP_400_BAD_REQUEST, detail="missing or malformed X-GitHub-Event header")
@@ -73,9 +75,16 @@ def build_router(settings: Settings) -> APIRouter:
             return _answer(status.HTTP_200_OK, status="ignored", reason="ping")
         try:
             payload = decode_payload(body, request.headers.get("content-type", ""))
-            answer = parse_answer(event, payload, settings.bot_mention)
-            feedback = parse_feedback(event, payload)
-            parsed = parse_event(event, payload, settings.bot_mention) if feedback is None else feedback
+        except PayloadError as error:
+            return _answer(status.HTTP_400_BAD_REQUEST, detail=f"cannot read the {event} payload: {error}")
+        if event in INSTALLATION_EVENTS:
+            return JSONResponse(await installation_event(event, payload, settings, pool, client))
+        await note_installation(settings, pool, payload)
+        mention = await credentials.mention()  # the App's `@<slug>`, else BOT_MENTION
+        try:
+            answer = parse_answer(event, payload, mention)
+            feedback = _not_our_own(parse_feedback(event, payload), mention)
+            parsed = parse_event(event, payload, mention) if feedback is None else feedback
             # What it starts is named by the body's own ids, never by the delivery's (the loop's events carry theirs).
             key = event_key(event, payload) if answer is not None or isinstance(parsed, GitHubMessage) else ""
         except PayloadError as error:
@@ -132,6 +141,28 @@ def build_router(settings: Settings) -> APIRouter:
         return _answer(status.HTTP_202_ACCEPTED, status="started", workflow_id=handle.id)
 
     return router
+
+
+def _not_our_own(feedback: Feedback | Ignored | None, mention: str) -> Feedback | Ignored | None:
+    """The bot's own review (`<slug>[bot]` as the App) asks nothing of it: no loop of the bot answering itself."""
+    sender = feedback.sender if isinstance(feedback, Feedback) else None
+    if sender is not None and sender.is_bot and sender.login.lower().removesuffix("[bot]") == mention.lstrip("@").lower():
+        return Ignored("a review by this service")
+    return feedback
+
+
+async def signed_by_us(settings: Settings, body: bytes, header: str | None) -> bool:
+    """Signed with GITHUB_WEBHOOK_SECRET, or with the webhook secret of the App the dashboard stored (read
+    again on a miss, so an App connected a moment ago is known without a restart)."""
+    if settings.github_webhook_secret is not None and signature_matches(
+            settings.github_webhook_secret.get_secret_value().encode(), body, header):
+        return True
+    credentials = credentials_of(settings)
+    for refresh in (False, True):
+        app = await credentials.app(refresh=refresh and credentials.may_refresh())
+        if app is not None and app.webhook_secret and signature_matches(app.webhook_secret.encode(), body, header):
+            return True
+    return False
 
 
 def _pull_request_of(conversation_id: str) -> tuple[str, int]:
