@@ -98,7 +98,8 @@ async def test_configured_wrong_each_part_says_what_and_the_fix(settings: Settin
                                   last_error_date=1764300000,
                                   last_error_message="Wrong response from the webhook: 502 Bad Gateway")
     env = environment(settings, fakes, tmp_path / "nowhere" / "claude", **{
-        name: WRONG[name] for name in ("GITHUB_TOKEN", "SLACK_BOT_TOKEN", "DISCORD_BOT_TOKEN")})
+        name: WRONG[name] for name in ("GITHUB_TOKEN", "SLACK_BOT_TOKEN", "DISCORD_BOT_TOKEN")},
+        PUBLIC_URL="https://isolator.example.org", TELEGRAM_WEBHOOK_SECRET="webhook-secret_1")
     env.pop("ANTHROPIC_API_KEY")
 
     code, lines = await doctor(env)

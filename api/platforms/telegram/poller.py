@@ -29,6 +29,7 @@ from temporalio.service import RPCError
 
 from api.platforms.telegram.webhook import MalformedUpdate, handle_update, parse_update
 from isolator.settings import Settings
+from isolator.telegram_polling import polling
 
 log = logging.getLogger(__name__)
 
@@ -124,24 +125,14 @@ async def polling_telegram(settings: Settings, client: Client, pool: asyncpg.Poo
     if not settings.telegram_polls:
         yield
         return
-    global _pollers_here
-    polling = asyncio.create_task(TelegramPoller(settings, client, pool).run())
-    polling.add_done_callback(_report_end)
-    _pollers_here += 1
+    running = asyncio.create_task(TelegramPoller(settings, client, pool).run())
+    running.add_done_callback(_report_end)
     try:
-        yield
+        with polling():  # the doctor, in this process, knows the webhook is the poller's to delete
+            yield
     finally:
-        _pollers_here -= 1
-        polling.cancel()
-        await asyncio.gather(polling, return_exceptions=True)
-
-
-_pollers_here = 0
-
-
-def polling_here() -> bool:
-    """Whether this process runs the poller: then a webhook the doctor finds set is one it deletes itself."""
-    return _pollers_here > 0
+        running.cancel()
+        await asyncio.gather(running, return_exceptions=True)
 
 
 def _report_end(task: asyncio.Task[None]) -> None:
