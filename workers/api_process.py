@@ -13,7 +13,8 @@ would send every look at the disk to the host's queue, which costs more than the
 
 With TELEGRAM_MODE=polling it also asks Telegram for the bot's updates (api/platforms/telegram/poller.py), as
 the webhook's route would have been sent them here; in webhook mode with PUBLIC_URL it sets the bot's
-webhook to that route (api/platforms/telegram/webhook_setup.py).
+webhook to that route (api/platforms/telegram/webhook_setup.py). With SLACK_APP_TOKEN it holds Slack's
+Socket Mode connection (api/platforms/slack/socket.py), its envelopes started with this client.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from isolator.payloads import connect
 from isolator.settings import Settings
 from workers.presence import present
 from workers.serving import ApiServer, serve_until, stop_on_signals
+from api.platforms.slack.socket import slack_socket
 from api.platforms.telegram.webhook_setup import telegram_updates
 from workers.worker import shared_worker
 
@@ -75,7 +77,7 @@ async def run_api(settings: Settings, host: str, port: int) -> None:
     pool = await create_pool(settings.database_url)
     try:
         async with hosted_worker(client, pool, settings) as worker, telegram_updates(settings, client, pool), \
-                present(pool, settings, "api", runs_messages=worker is not None):
+                slack_socket(settings, client, pool), present(pool, settings, "api", runs_messages=worker is not None):
             app = create_app(settings, temporal=client, pool=pool)
             log.info("API on %s:%d%s", host, port, ", starting message workflows eagerly" if worker else "")
             if settings.api_token is None:

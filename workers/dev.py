@@ -20,6 +20,7 @@ from activities.doctor.report import run_checks
 from activities.runs.agents import EXAMPLE_AGENT, HOW_TO_GET, program_path
 from activities.runs.queue import plan_for
 from api.app import SHUTDOWN_GRACE_SECONDS, create_app
+from api.platforms.slack.socket import slack_socket
 from isolator import temporal_metrics
 from isolator.payloads import connect
 from isolator.settings import Settings
@@ -121,7 +122,7 @@ async def run_dev(settings: Settings, ports: DevPorts) -> None:
             server = ApiServer(uvicorn.Config(app, host="127.0.0.1", port=ports.api, log_level="warning",
                                               timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS, log_config=None))
             async with (running_workers(client, pool, settings), _discord(settings, client, pool),
-                        telegram_updates(settings, client, pool)):
+                        telegram_updates(settings, client, pool), slack_socket(settings, client, pool)):
                 await ensure_cleanup_schedule(client, settings)
                 _announce(settings, ports, temporal, database_url)
                 # Beside the serving, so that a slow check (an agent's --version) delays no request.
@@ -161,6 +162,7 @@ def _announce(settings: Settings, ports: DevPorts, temporal: TemporalDevServer, 
         f"  Agent:        {agent_line(settings)}\n"
         + ("  Discord:      listening on the Gateway (DISCORD_BOT_TOKEN)\n" if settings.discord_bot_token else "")
         + ("  Telegram:     polling for updates (TELEGRAM_MODE=polling)\n" if settings.telegram_polls else "")
+        + ("  Slack:        over Socket Mode (SLACK_APP_TOKEN)\n" if settings.slack_app_token else "")
         + "Press Ctrl-C to stop.",
         flush=True,
     )
