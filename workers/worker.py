@@ -133,6 +133,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         HostSeenActivities(client, settings.host_wait_hours).host_seen,
         isolation.find_adoptable_worktree,
         PortActivities(pool, settings).allocate_ports_here,
+        HostSeenActivities(pool, settings.host_wait_hours).host_seen,
         warm.claim_warm_worktree_here,
         warm.view_warm_pool,
         signals.attach_environment,

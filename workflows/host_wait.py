@@ -2,8 +2,8 @@
 
 Before the decision order touches the codebase's host, a message for a codebase held by another host
 asks that host's queue for a step that does nothing (`host_answers`, 3 s to be taken). A silent host:
-the user is told once, and the workflow waits on timers, looking (a local activity) for the host's
-worker to poll again; then it asks the host once more and goes on. Nothing stays on the host's queue
+the user is told once, and the workflow waits on timers, looking (a local activity) at the host's
+liveness (its workers' rows, activities/hosts/liveness.py); alive, it asks the host once more and goes on. Nothing stays on the host's queue
 meanwhile. Past HOST_WAIT_HOURS the message is answered that it was not run. A command does not wait:
 `/status` answers from the database and says the host is silent.
 """
@@ -63,8 +63,7 @@ class HostGate:
 
 
 async def _until_back(host: str, wait_hours: float) -> bool:
-    """Durable: timers and looks; True once the host's worker polls again and takes a step."""
-    silent_since = workflow.now().timestamp()
+    """Durable: timers and looks; True once a worker of the host is alive again and takes a step."""
     deadline = workflow.now() + timedelta(hours=wait_hours)
     longest = max(SHORTEST_SPACING, timedelta(hours=wait_hours) / LOOKS_IN_A_WAIT)
     spacing = FIRST_LOOK
@@ -72,8 +71,6 @@ async def _until_back(host: str, wait_hours: float) -> bool:
         await workflow.sleep(min(spacing, deadline - workflow.now()))
         spacing = min(spacing * 1.5, longest)
         seen = await host_waits.host_seen(host)
-        if seen.last_seen is not None and seen.last_seen > silent_since:
-            if await host_waits.host_answers(host):
-                return True
-            silent_since = workflow.now().timestamp()
+        if seen.alive and await host_waits.host_answers(host):
+            return True
     return False

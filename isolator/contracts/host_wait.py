@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 @dataclass
 class HostSeen:
-    """When a host's worker was last seen asking for work, and how long a message waits for it."""
+    """Whether a host's worker is alive, since when it is silent, and how long a message waits for it."""
 
     host: str
-    last_seen: float | None  # seconds since the epoch; None: not seen lately (Temporal forgets after minutes)
-    last_seen_text: str | None  # "12:03 UTC", said to the user
+    alive: bool  # one of its workers recorded itself within seconds (activities/hosts/liveness.py)
+    last_seen_text: str | None  # "12:03:07 UTC", said to the user; None: no worker of it ever recorded
     wait_hours: float  # HOST_WAIT_HOURS of the worker that looked

@@ -31,5 +31,4 @@ async def host_answers(host: str) -> bool:
 
 
 async def host_seen(host: str) -> HostSeen:
-    return await workflow.execute_local_activity("host_seen", host_queue(host), result_type=HostSeen,
-                                                 **LOCAL_OPTIONS)
+    return await workflow.execute_local_activity("host_seen", host, result_type=HostSeen, **LOCAL_OPTIONS)
