@@ -130,7 +130,6 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         # the disk and git of the codebases on this host, worked on locally
         isolation.validate_environment,
         isolation.create_worktree_here,
-        HostSeenActivities(client, settings.host_wait_hours).host_seen,
         isolation.find_adoptable_worktree,
         PortActivities(pool, settings).allocate_ports_here,
         HostSeenActivities(pool, settings.host_wait_hours).host_seen,
