@@ -21,6 +21,8 @@ def platform_checks(settings: Settings) -> list[Coroutine[Any, Any, Check]]:
         checks.append(github.github_token(settings))
     if settings.slack_bot_token:
         checks.append(slack.slack(settings))
+    if settings.slack_app_token:
+        checks.append(slack.slack_socket(settings))
     if settings.telegram_bot_token:
         checks.append(telegram.telegram(settings))
     if settings.discord_bot_token:
