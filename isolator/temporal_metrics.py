@@ -15,9 +15,10 @@ _endpoint: str | None = None  # where this process's runtime exports, once insta
 
 
 def prometheus_runtime(address: str) -> Runtime:
-    """A runtime whose metrics Prometheus can read at `address` (host:port), in seconds, with `_total` on counters."""
+    """A runtime whose metrics Prometheus can read at `address` (host:port), named as Prometheus names them:
+    durations in seconds, with their unit and `_total` on counters."""
     return Runtime(telemetry=TelemetryConfig(metrics=PrometheusConfig(
-        bind_address=address, counters_total_suffix=True, durations_as_seconds=True)))
+        bind_address=address, counters_total_suffix=True, unit_suffix=True, durations_as_seconds=True)))
 
 
 def free_loopback_address() -> str:
