@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import asyncpg
+import jwt
 from github import Auth, BadCredentialsException, Github, GithubException, GithubIntegration
 
 from activities.chat.platforms.github_app.manifest import missing_events, missing_permissions
@@ -67,7 +68,7 @@ async def github_app(settings: Settings) -> list[Check]:
                                        "set GITHUB_APP_PRIVATE_KEY_FILE to it (or connect the App again from the "
                                        "dashboard), with GITHUB_APP_ID the App's id")]
         return [Check.failed(name, f"GitHub answered {error.status}", "check GITHUB_APP_ID and GITHUB_API_URL")]
-    except (OSError, ValueError) as error:  # ValueError: a key that is no PEM
+    except (OSError, ValueError, jwt.PyJWTError) as error:  # the latter two: a key that is no PEM
         return [Check.failed(name, f"the App's JWT cannot be made or sent ({type(error).__name__})",
                              "set GITHUB_APP_PRIVATE_KEY(_FILE) to the App's PEM private key, and check GITHUB_API_URL")]
     checks = [Check.passed(name, f"{slug}, acting as {slug}[bot]")]

@@ -64,7 +64,7 @@ def make_deliverer(settings: Settings) -> Deliver:
     async def deliver(reply: ReplyInput, replacing: str | None = None) -> str | None:
         if not await credentials_of(settings).configured():
             raise ApplicationError(
-                "neither a GitHub App nor GITHUB_TOKEN is set: cannot post replies to GitHub",
+                "GITHUB_TOKEN is not set, nor a GitHub App: cannot post replies to GitHub",
                 type="GitHubNotConfigured",
                 non_retryable=True,
             )
