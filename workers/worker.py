@@ -47,6 +47,7 @@ from workers.interceptors import worker_interceptors
 from workflows.agent_run import AgentRunWorkflow
 from workflows.automation import AutomationFiringWorkflow
 from workflows.cleanup import CleanupWorkflow, CodebaseCleanupWorkflow
+from workflows.cleanup_hosts import HostCleanupWorkflow
 from workflows.codebase import RegisterCodebaseWorkflow
 from workflows.dashboard import CleanupPreviewWorkflow, ExplainEnvironmentWorkflow
 from workflows.environment import EnvironmentWorkflow
@@ -56,7 +57,7 @@ from workflows.restore import RestoreEnvironmentWorkflow
 from workflows.warm_pool import WarmPoolWorkflow
 
 WORKFLOWS = [MessageWorkflow, RegisterCodebaseWorkflow, EnvironmentWorkflow, AgentRunWorkflow, CodebaseCleanupWorkflow,
-             CleanupWorkflow, RestoreEnvironmentWorkflow, WarmPoolWorkflow, ExplainEnvironmentWorkflow,
+             HostCleanupWorkflow, CleanupWorkflow, RestoreEnvironmentWorkflow, WarmPoolWorkflow, ExplainEnvironmentWorkflow,
              CleanupPreviewWorkflow, PullRequestLoopWorkflow, AutomationFiringWorkflow]
 
 # Workflows run without the SDK's sandbox. The sandbox re-runs compiled code for every activation

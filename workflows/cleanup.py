@@ -23,6 +23,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from isolator.contracts.archive import DiskUse, PrunedArchives
     from isolator.contracts.cleanup import (
+        CleanupKind,
         Breakdown,
         CleanupReport,
         CleanupRunReport,
@@ -41,6 +42,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from isolator.contracts.warm import WarmBudgetInput
     from workflows.chat.worktree_texts import human_size
+    from workflows.cleanup_hosts import sweep_hosts
     from workflows.steps import versions
     from workflows.steps.codebases import registration as codebases
     from workflows.steps.environments import (
@@ -159,6 +161,9 @@ class CodebaseCleanupWorkflow:
         return await environment_signals.destroy_environment(DestroyEnvironmentInput(candidate.environment, request))
 
 
+SCHEDULED_KINDS: list[CleanupKind] = ["missing", "merged", "stale", "archives", "budget"]
+
+
 @workflow.defn
 class CleanupWorkflow:
     """Started by the `isolation-cleanup` schedule: every codebase, every rule, the archives' retention
@@ -167,16 +172,24 @@ class CleanupWorkflow:
     @workflow.run
     async def run(self) -> CleanupRunReport:
         run_id = workflow.info().workflow_id
+        if versions.sweeps_hosts_apart():  # each host's codebases in a workflow of their own, all at once
+            swept = await sweep_hosts(await codebases.list_codebases(), SCHEDULED_KINDS, run_id)
+            for report in swept.codebases:
+                _log(report)
+            return swept
         reports: list[CleanupReport] = []
         for codebase in await codebases.list_codebases():
             reports.append(await workflow.execute_child_workflow(
                 CodebaseCleanupWorkflow.run,
-                CodebaseCleanupInput(codebase, ["missing", "merged", "stale", "archives", "budget"], key=run_id),
+                CodebaseCleanupInput(codebase, list(SCHEDULED_KINDS), key=run_id),
                 id=f"{run_id}:{codebase.name}",
                 static_summary=f"cleanup of {codebase.name}: missing, merged and stale worktrees, old archives, disk",
             ))
-            report = reports[-1]
-            if report.removed or report.pruned or report.hibernated:
-                workflow.logger.info("cleanup of %s: removed %s; archives pruned %s; hibernated %s", codebase.name,
-                                     report.removed, report.pruned, report.hibernated)
+            _log(reports[-1])
         return CleanupRunReport(codebases=reports)
+
+
+def _log(report: CleanupReport) -> None:
+    if report.removed or report.pruned or report.hibernated:
+        workflow.logger.info("cleanup of %s: removed %s; archives pruned %s; hibernated %s", report.codebase,
+                             report.removed, report.pruned, report.hibernated)

@@ -74,6 +74,18 @@ class CleanupReport:
 @dataclass
 class CleanupRunReport:
     codebases: list[CleanupReport] = field(default_factory=list)
+    # hosts whose codebases were not swept (or not all): no worker took their step, or one went silent
+    hosts_not_answering: list[str] = field(default_factory=list)
+
+
+@dataclass
+class HostCleanupInput:
+    """One host's codebases, swept by a workflow of their own (workflows/cleanup_hosts.py)."""
+
+    host: str
+    codebases: list[Codebase]
+    kinds: list[CleanupKind]
+    key: str
 
 
 @dataclass

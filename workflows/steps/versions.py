@@ -89,3 +89,10 @@ WAITS_FOR_HOST = "waits-for-host"
 
 def waits_for_host() -> bool:
     return workflow.patched(WAITS_FOR_HOST)
+# The scheduled cleanup sweeps each host's codebases in a workflow of their own, all hosts at once
+# (workflows/cleanup_hosts.py): a host that is down delays only its own codebases.
+SWEEPS_HOSTS_APART = "cleanup-per-host"
+
+
+def sweeps_hosts_apart() -> bool:
+    return workflow.patched(SWEEPS_HOSTS_APART)
