@@ -30,6 +30,7 @@ import uvicorn
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from activities.chat.platforms.github_app.credentials import banner_line
 from activities.database import create_pool
 from activities.hosts.agreement import eager_refusal
 from api.app import SHUTDOWN_GRACE_SECONDS, create_app
@@ -82,6 +83,8 @@ async def run_api(settings: Settings, host: str, port: int) -> None:
             log.info("API on %s:%d%s", host, port, ", starting message workflows eagerly" if worker else "")
             if settings.api_token is None:
                 log.warning("API_TOKEN is unset: listening on %s only, for this machine's own clients", host)
+            if github := banner_line(settings):
+                log.info("GitHub: acting %s", github)
             # A dashboard page's event stream stays open while its run goes on: the shutdown ends it after this.
             # log_config=None: its lines go through the process's own handler (LOG_FORMAT), not uvicorn's.
             config = uvicorn.Config(app, host=host, port=port, timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,

@@ -15,6 +15,7 @@ import asyncpg
 import uvicorn
 from temporalio.client import Client
 
+from activities.chat.platforms.github_app.credentials import banner_line
 from activities.database import create_pool
 from activities.doctor.report import run_checks
 from activities.runs.agents import EXAMPLE_AGENT, HOW_TO_GET, program_path
@@ -160,6 +161,7 @@ def _announce(settings: Settings, ports: DevPorts, temporal: TemporalDevServer, 
         f"  Worktrees:    {settings.worktree_base}\n"
         f"  Data dir:     {Path(settings.data_dir)}\n"
         f"  Agent:        {agent_line(settings)}\n"
+        + (f"  GitHub:       {github}\n" if (github := banner_line(settings)) else "")
         + ("  Discord:      listening on the Gateway (DISCORD_BOT_TOKEN)\n" if settings.discord_bot_token else "")
         + ("  Telegram:     polling for updates (TELEGRAM_MODE=polling)\n" if settings.telegram_polls else "")
         + ("  Slack:        over Socket Mode (SLACK_APP_TOKEN)\n" if settings.slack_app_token else "")

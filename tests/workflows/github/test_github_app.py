@@ -13,7 +13,7 @@ import pytest
 from pydantic import SecretStr
 
 from activities.chat.platforms.github import make_deliverer
-from activities.chat.platforms.github_app.credentials import credentials_of
+from activities.chat.platforms.github_app.credentials import banner_line, credentials_of
 from isolator.contracts.message import ReplyInput
 from isolator.settings import Settings
 from tests.agents import command
@@ -146,3 +146,6 @@ async def test_both_set_the_app_wins_and_the_banner_says_so(settings: Settings, 
                                         "github_token": SecretStr("ghp_other")})
     assert await credentials_of(alone).describe() == "GITHUB_TOKEN (a personal token)"
     assert "\n" not in said
+    assert banner_line(both) == (f"as the GitHub App {settings.github_app_id} (GITHUB_APP_ID; GITHUB_TOKEN is set "
+                                 "too, the App wins)")
+    assert banner_line(alone) == "with GITHUB_TOKEN (a personal token)"

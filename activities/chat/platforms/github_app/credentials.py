@@ -270,6 +270,19 @@ class GitHubCredentials:
                                  timeout=_TIMEOUT_SECONDS, retry=None, user_agent="isolator")
 
 
+def banner_line(settings: Settings) -> str | None:
+    """What the service acts as on GitHub, for a banner (no database at hand: the stored App is named as such)."""
+    if settings.github_app_id is not None:
+        both = "; GITHUB_TOKEN is set too, the App wins" if settings.github_token else ""
+        return f"as the GitHub App {settings.github_app_id} (GITHUB_APP_ID{both})"
+    if settings.github_token is not None:
+        also = ", or the App connected at /connect/github if there is one" if settings.isolator_secret_key else ""
+        return f"with GITHUB_TOKEN (a personal token{also})"
+    if settings.isolator_secret_key is not None:
+        return "as the App connected at /connect/github, once there is one"
+    return None
+
+
 async def git_token(settings: Settings, repository: str | None) -> str | None:
     """The token a fetch or push of `repository` gives git (through its own credential helper); None
     when there is none for it (the App not installed there and no GITHUB_TOKEN: git says what it refused)."""
