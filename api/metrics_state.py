@@ -37,6 +37,8 @@ SELECT c.name AS codebase, coalesce(r.driver, 'command') AS agent, coalesce(sum(
 FROM agent_runs r JOIN isolation_environments e ON e.id = r.environment_id JOIN codebases c ON c.id = e.codebase_id
 WHERE r.started_at >= $1 GROUP BY 1, 2"""
 
+# Creates that claimed a warm worktree, as their environments record it.
+WARM_CLAIMS_SINCE = "SELECT count(*) FROM isolation_environments WHERE metadata->>'warm' = 'true' AND created_at >= $1"
 _APPROVALS = "SELECT kind, state, count(*) AS n FROM approvals GROUP BY 1, 2"
 _OLDEST_PENDING = "SELECT extract(epoch FROM now() - min(created_at))::float8 FROM approvals WHERE state = 'pending'"
 

@@ -18,6 +18,7 @@ from api.dashboard.access import Session, viewer
 from api.dashboard.disk import next_cleanup
 from api.dashboard.refusals import refused_counts, refused_environments
 from api.dashboard.rendering import PageRoute, render
+from api.dashboard.today import today_figures
 from api.deps import get_client, get_pool, get_settings
 from isolator.settings import Settings
 
@@ -87,5 +88,6 @@ async def overview(
     ]
     runs = await pool.fetch(_RUNS_NOW, RUNS_SHOWN)
     return render(request, session, "overview.html", codebases=codebases, settings=settings, runs=runs,
+                  today=await today_figures(pool, client, settings.task_queue),
                   next_cleanup=await next_cleanup(client),
                   any_unmeasured=any(cb["measured"] < cb["all_active"] for cb in codebases))
