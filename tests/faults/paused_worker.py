@@ -23,7 +23,9 @@ from temporalio.worker import (
     Interceptor,
 )
 
+from isolator import tracing
 from isolator.settings import load_settings
+from workers.log_format import configure_logging
 from workers.processes import run_worker
 
 
@@ -116,7 +118,9 @@ def pause_in_warm_work(fault: FaultPause) -> None:
 
 
 def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = load_settings()
+    configure_logging(settings.log_format, logging.INFO, settings.host)  # as `isolator worker` (workers/cli.py)
+    tracing.start_tracing("isolator-worker")
     fault = FaultPause.from_environment()
     if fault is not None and fault.activity_type == "archive":
         pause_after_archiving(fault)
@@ -124,7 +128,7 @@ def main() -> None:
     elif fault is not None and fault.activity_type in ("warm_claim", "warm_refill"):
         pause_in_warm_work(fault)
         fault = None
-    asyncio.run(run_worker(load_settings(), interceptors=[fault] if fault else []))
+    asyncio.run(run_worker(settings, interceptors=[fault] if fault else []))
 
 
 if __name__ == "__main__":
