@@ -28,6 +28,7 @@ from pathlib import Path
 from bench import agents, approvals, dashboard, messages, pr_loop, ready, restore, sandbox, scale, sweep, webhooks
 from bench import warm as warm_pool
 from bench.figures import Figure, as_json, print_table
+from bench.installation_tokens import tokens as installation_tokens
 from bench.repos import make_repository
 from bench.stack import ROOT, running_stack
 from tests.platforms.github import URL as GITHUB_REPOSITORY_URL
@@ -108,6 +109,7 @@ async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | N
             ("sweep", lambda: sweep.sweep(stack, repositories, sizes.sweep_sizes)),
             ("set-up", lambda: ready.setup_overhead(stack, repositories, sizes.setup_runs)),
             ("warm pool", lambda: warm_pool.warm_create(stack, repositories, sizes.setup_runs)),
+            ("installation tokens", lambda: installation_tokens(500)),
             ("warm pool", lambda: warm_pool.empty_pool_create(stack, repositories, sizes.create_runs)),
             ("throughput with the pool refilling", lambda: warm_pool.throughput_refilling(
                 stack, repositories, small, sizes.concurrency, sizes.seconds)),
