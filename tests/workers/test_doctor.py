@@ -16,6 +16,7 @@ import pytest
 
 from isolator.settings import Settings
 from tests.conftest import free_port
+from tests.fakes.anthropic_api import FakeAnthropicApi
 from tests.fakes.discord_api import BOT_TOKEN as DISCORD_TOKEN, FakeDiscord
 from tests.fakes.github_api import TOKEN as GITHUB_TOKEN, FakeGitHub
 from tests.fakes.slack_api import BOT_TOKEN as SLACK_TOKEN, FakeSlack
@@ -33,15 +34,16 @@ class Fakes:
     slack: FakeSlack
     telegram: FakeTelegram
     discord: FakeDiscord
+    model: FakeAnthropicApi
 
 
 @pytest.fixture
 async def fakes() -> AsyncIterator[Fakes]:
-    running = Fakes(FakeGitHub(), FakeSlack(), FakeTelegram(), FakeDiscord())
-    for fake in (running.github, running.slack, running.telegram, running.discord):
+    running = Fakes(FakeGitHub(), FakeSlack(), FakeTelegram(), FakeDiscord(), FakeAnthropicApi())
+    for fake in (running.github, running.slack, running.telegram, running.discord, running.model):
         await fake.start()
     yield running
-    for fake in (running.github, running.slack, running.telegram, running.discord):
+    for fake in (running.github, running.slack, running.telegram, running.discord, running.model):
         await fake.stop()
 
 
@@ -54,7 +56,8 @@ def environment(settings: Settings, fakes: Fakes, agent: Path, **changed: str) -
            "SLACK_API_URL": fakes.slack.api_url, "SLACK_BOT_TOKEN": SLACK_TOKEN,
            "TELEGRAM_API_URL": fakes.telegram.api_url, "TELEGRAM_BOT_TOKEN": TELEGRAM_TOKEN,
            "DISCORD_API_URL": fakes.discord.api_url, "DISCORD_BOT_TOKEN": DISCORD_TOKEN,
-           "AGENT": "claude", "AGENT_EXECUTABLE": str(agent), "ANTHROPIC_API_KEY": WRONG["ANTHROPIC_API_KEY"]}
+           "AGENT": "claude", "AGENT_EXECUTABLE": str(agent), "ANTHROPIC_API_KEY": WRONG["ANTHROPIC_API_KEY"],
+           "ANTHROPIC_BASE_URL": fakes.model.url}
     return {**env, **changed}
 
 
@@ -86,6 +89,7 @@ async def test_configured_right_every_part_is_ok(settings: Settings, fakes: Fake
     assert lines["Discord"].startswith("OK"), lines
     assert lines["Agent"].startswith("OK") and "2.0.0 (Claude Code)" in lines["Agent"], lines
     assert lines["Agent key (claude)"].startswith("OK"), lines
+    assert lines["Model API"].startswith("OK") and fakes.model.url in lines["Model API"], lines
     assert lines["PostgreSQL"].startswith("OK") and lines["Temporal"].startswith("OK"), lines
     assert any(name.startswith("Disk") for name in lines), lines
     # This machine's sandbox and limits may lack a part; whatever fails, the exit code says so.
@@ -99,7 +103,8 @@ async def test_configured_wrong_each_part_says_what_and_the_fix(settings: Settin
                                   last_error_message="Wrong response from the webhook: 502 Bad Gateway")
     env = environment(settings, fakes, tmp_path / "nowhere" / "claude", **{
         name: WRONG[name] for name in ("GITHUB_TOKEN", "SLACK_BOT_TOKEN", "DISCORD_BOT_TOKEN")},
-        PUBLIC_URL="https://isolator.example.org", TELEGRAM_WEBHOOK_SECRET="webhook-secret_1")
+        PUBLIC_URL="https://isolator.example.org", TELEGRAM_WEBHOOK_SECRET="webhook-secret_1",
+        ANTHROPIC_BASE_URL="http://169.254.169.254:8080")  # the cloud's metadata address: never let through
     env.pop("ANTHROPIC_API_KEY")
 
     code, lines = await doctor(env)
@@ -112,6 +117,7 @@ async def test_configured_wrong_each_part_says_what_and_the_fix(settings: Settin
     assert "Discord refuses the token" in lines["Discord"], lines
     assert lines["Agent"].startswith("FAIL") and "not found" in lines["Agent"] and "AGENT_EXECUTABLE" in lines["Agent"]
     assert lines["Agent key (claude)"].startswith("FAIL") and "ANTHROPIC_API_KEY" in lines["Agent key (claude)"]
+    assert lines["Model API"].startswith("FAIL") and "link-local" in lines["Model API"], lines
     printed = "\n".join(lines.values())
     assert all(secret not in printed for secret in WRONG.values())
 
