@@ -69,10 +69,17 @@ def migrate() -> None:
 
 
 @app.command(short_help="Run a worker (the shared queue and this host's).")
-def worker() -> None:
+def worker(
+    drain: bool = typer.Option(False, "--drain", help="stop this host's running workers once their agent runs end "
+                                                      "(up to WORKER_DRAIN_SECONDS), and wait for them"),
+) -> None:
     """Run a worker: the shared queue and this host's queue (ISOLATOR_HOST)."""
     settings = _settings()
     _require_database(settings)
+    if drain:
+        from workers.drain import drain_workers
+
+        raise typer.Exit(asyncio.run(drain_workers(settings, typer.echo)))
     from workers.processes import run_worker  # the whole service: not for a refusal
 
     _observe(settings, logging.INFO, "isolator-worker")

@@ -242,6 +242,7 @@ def host_worker(
         # still arrives in time, and a long set-up is not taken for a dead worker's.
         max_heartbeat_throttle_interval=timedelta(seconds=2),
         default_heartbeat_throttle_interval=timedelta(seconds=2),
+        graceful_shutdown_timeout=timedelta(seconds=settings.worker_drain_seconds),  # a set-up in flight ends
         interceptors=worker_interceptors(interceptors),
     )
 
@@ -268,6 +269,9 @@ def agent_worker(
         # Every heartbeat reaches the server: a `/stop` (a cancellation) comes back with its answer.
         max_heartbeat_throttle_interval=timedelta(seconds=1),
         default_heartbeat_throttle_interval=timedelta(seconds=1),
+        # A stop (SIGTERM, `isolator worker --drain`) takes no new run and lets those in flight finish for
+        # WORKER_DRAIN_SECONDS; only then are they cancelled, and said interrupted.
+        graceful_shutdown_timeout=timedelta(seconds=settings.worker_drain_seconds),
         interceptors=worker_interceptors(interceptors),
     )
 
