@@ -109,15 +109,6 @@ class GitHubCredentials:
         self._last_refresh = now
         return True
 
-    async def describe(self) -> str:
-        """For the banner: what the service acts as on GitHub."""
-        app = await self.app()
-        if app is not None:
-            where = "GITHUB_APP_ID" if app.source == "environment" else "the dashboard's Connect GitHub"
-            also = " (GITHUB_TOKEN is set too; the App wins)" if self.settings.github_token else ""
-            return f"the GitHub App {app.app_id} from {where}{also}"
-        return "GITHUB_TOKEN (a personal token)" if self.settings.github_token else "nothing (no token, no App)"
-
     async def configured(self) -> bool:
         return self.settings.github_token is not None or await self.app() is not None
 
