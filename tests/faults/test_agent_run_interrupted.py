@@ -78,11 +78,12 @@ async def test_a_run_whose_worker_shuts_down_says_so_once_in_plain_words(
     worker: WorkerProcess, api: httpx.AsyncClient, temporal: Client, db: asyncpg.Pool,
     settings: Settings, repo: Path, tmp_path: Path,
 ) -> None:
-    """Ctrl-C or a restart: the worker shuts down gracefully, the run ends its answer with one plain
+    """Ctrl-C or a restart past the drain: the worker shuts down gracefully, the run ends its answer with one plain
     message, is recorded as interrupted, and is not said to be stopped nor to have failed; nothing more
     is said of it after the restart (issue 47, item 9)."""
     pids, conversation = tmp_path / "pids", "shut-down"
-    worker.start(AGENT_COMMAND=command("spawner", str(pids)))
+    # No drain: past WORKER_DRAIN_SECONDS, the runs still going are interrupted (tests/hosts/test_drain.py)
+    worker.start(AGENT_COMMAND=command("spawner", str(pids)), WORKER_DRAIN_SECONDS="0")
     await register(api, repo)
     first = await api.post("/test/message", params={"wait": "true"},
                            json={"conversationId": conversation, "message": "work for ever"})
