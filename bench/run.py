@@ -26,6 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bench import agents, approvals, dashboard, messages, pr_loop, ready, restore, sandbox, scale, sweep, webhooks
+from bench import slack_socket
 from bench import warm as warm_pool
 from bench.figures import Figure, as_json, print_table
 from bench.installation_tokens import tokens as installation_tokens
@@ -106,6 +107,7 @@ async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | N
             ("throughput", lambda: messages.throughput(stack, small, sizes.concurrency, sizes.seconds)),
             ("webhooks", lambda: webhooks.github(stack, sizes.webhook_runs)),
             ("webhooks", lambda: webhooks.slack(stack, sizes.webhook_runs)),
+            ("slack socket", lambda: slack_socket.socket_against_webhook(stack, sizes.webhook_runs)),
             ("sweep", lambda: sweep.sweep(stack, repositories, sizes.sweep_sizes)),
             ("set-up", lambda: ready.setup_overhead(stack, repositories, sizes.setup_runs)),
             ("warm pool", lambda: warm_pool.warm_create(stack, repositories, sizes.setup_runs)),

@@ -30,6 +30,8 @@ from tests.fakes.github_api import TOKEN as GITHUB_TOKEN
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.slack_api import BOT_TOKEN as SLACK_TOKEN
 from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_socket import APP_TOKEN as SLACK_APP_TOKEN
+from tests.fakes.slack_socket import FakeSlackSocket
 from tests.platforms.github import SECRET as GITHUB_SECRET
 from tests.platforms.slack import SIGNING_SECRET as SLACK_SECRET
 from workers.postgres import start_embedded_postgres
@@ -60,6 +62,7 @@ class Stack:
     slack: FakeSlack
     processes: dict[str, subprocess.Popen]
     model: FakeAnthropicApi  # the model API of the real Claude Code runs (ANTHROPIC_BASE_URL)
+    slack_socket: FakeSlackSocket  # Slack's Socket Mode side, which the API process connects to
 
     def memory(self) -> dict[str, psutil.Process]:
         return {name: psutil.Process(process.pid) for name, process in self.processes.items()}
@@ -122,6 +125,9 @@ async def running_stack(work: Path, trees: Path, database_url: str | None,
         for fake in (github, slack, model):
             await fake.start()
             cleanup.push_async_callback(fake.stop)
+        slack_socket = FakeSlackSocket(slack)
+        await slack_socket.start()
+        cleanup.push_async_callback(slack_socket.stop)
         if database_url is None:
             postgres = await start_embedded_postgres(work / "postgres")
             cleanup.push_async_callback(postgres.stop)
@@ -153,6 +159,7 @@ async def running_stack(work: Path, trees: Path, database_url: str | None,
             "SANDBOX_READABLE_PATHS": ":".join(dict.fromkeys([sys.prefix, sys.base_prefix])),
             "GITHUB_WEBHOOK_SECRET": GITHUB_SECRET, "GITHUB_TOKEN": GITHUB_TOKEN, "GITHUB_API_URL": github.api_url,
             "SLACK_SIGNING_SECRET": SLACK_SECRET, "SLACK_BOT_TOKEN": SLACK_TOKEN, "SLACK_API_URL": slack.api_url,
+            "SLACK_APP_TOKEN": SLACK_APP_TOKEN,  # the API process also holds Slack's Socket Mode connection
             **model_environment(model),
         }
         processes = {
@@ -175,4 +182,4 @@ async def running_stack(work: Path, trees: Path, database_url: str | None,
         await _answering(baseline_http)
         client = await connect(temporal_address)
         yield Stack(work, trees, api, client, database_url, queue, baseline_queue, baseline_http, host, github, slack,
-                    processes, model)
+                    processes, model, slack_socket)
