@@ -17,6 +17,7 @@ from activities.database import create_pool
 from api import approvals, automations, codebases, dashboard, docs, doctor, environments, health, refusals, runs, test_adapter
 from api import metrics
 from api import host_list
+from api import codebase_moves
 from api.hosts import HostCheck
 from api.platforms.discord import webhook as discord
 from api.platforms.github import webhook as github
@@ -59,6 +60,7 @@ def create_app(settings: Settings, *, temporal: Client | None = None, pool: asyn
     app.state.pool, app.state.temporal = pool, temporal
     app.include_router(health.router)
     app.include_router(codebases.router)
+    app.include_router(codebase_moves.router)
     app.include_router(environments.router)
     app.include_router(runs.router)
     app.include_router(refusals.router)

@@ -94,6 +94,14 @@ class CodebaseChange(BaseModel):
     warm_worktrees: int | None = Field(None, ge=0, le=20, description="warm worktrees kept for this codebase; "
                                                                       "null: WARM_WORKTREES; 0: none")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _not_host(cls, data: object) -> object:
+        if isinstance(data, dict) and "host" in data:  # its worktrees' work must go with it (api/codebase_moves.py)
+            raise ValueError('`host` is not changed here: `POST /api/codebases/{id}/move` with {"host": ...} '
+                             "moves a codebase, its worktrees' work with it")
+        return data
+
 
 class CodebaseView(BaseModel):
     id: str

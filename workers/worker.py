@@ -18,6 +18,7 @@ from activities.chat.refusals import RefusalActivities
 from activities.chat.replies import ReplyActivities
 from activities.codebases.host_workers import HostWorkerActivities
 from activities.codebases.host_waits import HostAnswerActivities, HostSeenActivities
+from activities.codebases.moving import MoveActivities
 from activities.codebases.registration import CodebaseActivities
 from activities.codebases.views import CodebaseViewActivities
 from activities.codebases.rebuild import CheckoutRebuilder
@@ -52,13 +53,14 @@ from workflows.codebase import RegisterCodebaseWorkflow
 from workflows.dashboard import CleanupPreviewWorkflow, ExplainEnvironmentWorkflow
 from workflows.environment import EnvironmentWorkflow
 from workflows.message import MessageWorkflow
+from workflows.move import MoveCodebaseWorkflow
 from workflows.pr_loop import PullRequestLoopWorkflow
 from workflows.restore import RestoreEnvironmentWorkflow
 from workflows.warm_pool import WarmPoolWorkflow
 
 WORKFLOWS = [MessageWorkflow, RegisterCodebaseWorkflow, EnvironmentWorkflow, AgentRunWorkflow, CodebaseCleanupWorkflow,
              HostCleanupWorkflow, CleanupWorkflow, RestoreEnvironmentWorkflow, WarmPoolWorkflow, ExplainEnvironmentWorkflow,
-             CleanupPreviewWorkflow, PullRequestLoopWorkflow, AutomationFiringWorkflow]
+             CleanupPreviewWorkflow, PullRequestLoopWorkflow, AutomationFiringWorkflow, MoveCodebaseWorkflow]
 
 # Workflows run without the SDK's sandbox. The sandbox re-runs compiled code for every activation
 # and for every payload it converts: about 6 ms of CPU per message, a third of the worker's work.
@@ -127,6 +129,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         codebases.find_codebase,
         codebases.record_codebase,
         codebases.list_codebases,
+        *MoveActivities(settings, pool, client, replies).shared_steps(),
         HostWorkerActivities(client).host_has_worker,
         # the disk and git of the codebases on this host, worked on locally
         isolation.validate_environment,
@@ -197,6 +200,7 @@ def host_activities(pool: asyncpg.Pool, settings: Settings, client: Client | Non
         BringBackActivities(settings).bring_archive_into_worktree,
         codebases.inspect_repository,
         codebases.clone_repository,
+        *MoveActivities(settings, pool).host_steps(),
         team_runs.begin_team_run,
         team_runs.end_team_run,
         WorktreeFactsActivities().explain_worktree,
@@ -280,8 +284,7 @@ def agent_worker(
 async def running_workers(
     client: Client, pool: asyncpg.Pool, settings: Settings, interceptors: Sequence[Interceptor] = ()
 ) -> AsyncIterator[list[Worker]]:
-    """Run the workers until the block exits, then shut them down gracefully. A checkout of this host's that
-    is gone (a disk lost) is cloned again, its worktrees put back, before any work is taken."""
+    """Run the workers until the block exits, then shut them down; a lost disk's checkouts are rebuilt first."""
     await CheckoutRebuilder(settings, pool, ReplyActivities(pool, deliverers(settings, pool)), client).rebuild_missing()
     workers = build_workers(client, pool, settings, interceptors)
     tasks = [asyncio.create_task(worker.run()) for worker in workers]

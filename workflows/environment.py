@@ -15,6 +15,7 @@ that asks a person waits here for the answer (workflows/environment_approvals.py
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
@@ -23,6 +24,7 @@ with workflow.unsafe.imports_passed_through():
     from isolator.contracts.agent import Queued, RunRequest, StopReport, StopRequest
     from isolator.contracts.approvals import Decision, DecisionTaken
     from isolator.contracts.environment import ConversationSignal, DestroyRequest, EnvironmentState
+    from isolator.contracts.move import EnvironmentMoved
     from isolator.contracts.results import Delivery, PullRequestAsk
     from isolator.contracts.setup import SetupStateInput
     from isolator.contracts.worktree import RemovalReport, RestoredWorktree, RestoreWorktreeInput
@@ -98,6 +100,13 @@ class EnvironmentWorkflow:
         if not self._state.attached and self._state.status in ("active", "hibernated") and self._state.pending is None:
             self._removals.request(DestroyRequest(force=False, reason="closed", key=signal.key,
                                                   requested_by=signal.conversation))
+
+    @workflow.signal
+    def moved(self, moved: EnvironmentMoved) -> None:
+        """Its codebase moved to another host (workflows/move.py): its worktree is there now, at this path."""
+        if self._first_time(moved.key):
+            self._state.environment = dataclasses.replace(self._state.environment, codebase=moved.codebase,
+                                                          working_path=moved.working_path)
 
     @workflow.signal
     def destroy(self, request: DestroyRequest) -> None:
