@@ -10,8 +10,8 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from api.dashboard import answers, cleanup, codebase, environment, github_connect, login, overview, runs
-from api.dashboard import doctor
 from api.dashboard import codebase_move
+from api.dashboard import doctor
 from api.dashboard.access import Access
 from api.dashboard.live import RunListener
 from api.dashboard.rendering import STATIC, install_handlers
@@ -22,7 +22,7 @@ def install(app: FastAPI, settings: Settings) -> None:
     app.state.dashboard_access = Access(settings)
     app.state.run_listener = RunListener(settings.database_url or "")
     for module in (overview, codebase, environment, runs, answers, cleanup, login, github_connect, codebase_move):
-    app.include_router(doctor.router)  # /doctor: what `isolator doctor` finds
         app.include_router(module.router)
+    app.include_router(doctor.router)  # /doctor: what `isolator doctor` finds
     app.mount("/static", StaticFiles(directory=STATIC), name="dashboard-static")
     install_handlers(app)
