@@ -1,6 +1,6 @@
 """ARCHIVE_PUSH=true: a removal's archive is pushed to origin under refs/isolator/archive/<id>, so a host that
 lost its checkout (and the archive store in it) still restores the worktree, uncommitted files included, from
-origin's copy; the retention's pruning deletes origin's copy too."""
+origin's copy."""
 
 from __future__ import annotations
 
