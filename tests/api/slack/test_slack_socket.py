@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from pydantic import SecretStr
+from temporalio.client import Client
 
 from isolator.contracts.message import message_workflow_id
 from isolator.settings import ConfigurationError, Settings, load_settings
@@ -171,6 +172,39 @@ async def test_a_refused_sender_s_command_is_answered_to_them_alone(
     assert ack.payload is not None and ack.payload["response_type"] == "ephemeral"
     assert "SLACK_ALLOWED_USERS" in ack.payload["text"]
     assert fake.posts == [], "nothing said in the channel"
+
+
+async def test_an_envelope_that_cannot_start_now_is_left_unacknowledged_and_taken_when_sent_again(
+    stack: Stack, fake: FakeSlack, slack_socket: FakeSlackSocket, socket_settings: Settings, repo: Path,
+    caplog: pytest.LogCaptureFixture
+) -> None:
+    """Temporal refuses (here: a namespace that does not exist): no acknowledgement, so Slack keeps the
+    envelope and sends it again; the next process to connect starts it."""
+    await stack.register(repo)
+    refusing = await Client.connect(stack.temporal.service_client.config.target_host, namespace="no-such-namespace")
+    ts = new_ts()
+    async with socket_client(socket_settings, refusing, stack.db):
+        await slack_socket.connection()
+        envelope = await slack_socket.send("events_api", event_callback(app_mention(ts, f"<@{BOT_USER_ID}> fix")))
+        await until(lambda: any("not acknowledged" in record.getMessage() for record in caplog.records),
+                    "the envelope refused")
+        assert slack_socket.acks_of(envelope) == [] and not await started(stack, ts)
+    async with socket_client(socket_settings, stack.temporal, stack.db):
+        ack = await slack_socket.acked(envelope)
+        assert ack.connection == 2
+        assert (await resolution(stack, ts)).outcome == "created"
+
+
+async def test_slack_s_disconnect_request_is_followed_by_a_new_connection(
+    stack: Stack, fake: FakeSlack, slack_socket: FakeSlackSocket, socket_settings: Settings
+) -> None:
+    async with socket_client(socket_settings, stack.temporal, stack.db):
+        first = await slack_socket.connection()
+        await first.socket.send_json({"type": "disconnect", "reason": "refresh_requested",
+                                      "debug_info": {"host": "fake-slack"}})
+        second = await slack_socket.connection(number=first.number + 1)
+        await until(lambda: not first.open, "the old connection closed")
+        assert second.open and slack_socket.urls_given == 2
 
 
 async def test_a_wrong_app_token_is_said_and_tried_again_with_a_growing_wait(
