@@ -29,7 +29,7 @@ from workers.temporal_server import TemporalDevServer, start_dev_server
 from workers.worker import running_workers
 
 TABLES = ("outbound_messages, conversations, isolation_environments, codebases, discord_interactions, "
-          "agent_sessions, refusal_replies, dashboard_sessions, conversation_allow_rules")
+          "agent_sessions, refusal_replies, dashboard_sessions, conversation_allow_rules, service_processes")
 
 
 # The longest tests start first, so that none starts late and ends the run alone: worksteal shares out

@@ -34,5 +34,5 @@ async def status_of(stack: Stack, branch: str) -> str:
 
 
 async def counts_in_status(stack: Stack, conversation: str) -> list[str]:
-    lines = (await say_one(stack, conversation, "/status")).splitlines()[2:]
+    lines = (await say_one(stack, conversation, "/status")).splitlines()[3:]  # after the codebase, worktree, host
     return [line for line in lines if not line.startswith(("Disk: ", "Sandbox: ", "A run sees: ", "Limits per run", "Warning: limits per run"))]

@@ -32,11 +32,11 @@ from temporalio.worker import Worker
 
 from activities.chat.platforms.github_app.credentials import banner_line
 from activities.database import create_pool
-from activities.hosts.agreement import eager_refusal
 from api.app import SHUTDOWN_GRACE_SECONDS, create_app
 from isolator import temporal_metrics
 from isolator.payloads import connect
 from isolator.settings import Settings
+from workers.eager_guard import eager_allowed, stop_when_settings_differ
 from workers.presence import present
 from workers.serving import ApiServer, serve_until, stop_on_signals
 from api.platforms.slack.socket import slack_socket
@@ -56,17 +56,19 @@ async def hosted_worker(client: Client, pool: asyncpg.Pool, settings: Settings) 
                      socket.gethostname(), settings.host)
         yield None
         return
-    if (refusal := await eager_refusal(pool, settings)) is not None:
-        log.warning(refusal)  # its settings differ from the workers': it must not answer their messages
+    if not await eager_allowed(pool, settings):  # its settings differ from the workers': not their messages
         yield None
         return
     worker = shared_worker(client, pool, settings)
     running = asyncio.create_task(worker.run())
+    guarding = asyncio.create_task(stop_when_settings_differ(pool, settings, worker))
     try:
         yield worker
     finally:
-        await worker.shutdown()
-        await asyncio.gather(running, return_exceptions=True)
+        guarding.cancel()
+        if not running.done():
+            await worker.shutdown()
+        await asyncio.gather(running, guarding, return_exceptions=True)
 
 
 async def run_api(settings: Settings, host: str, port: int) -> None:

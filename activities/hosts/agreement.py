@@ -6,24 +6,25 @@ from __future__ import annotations
 
 import asyncpg
 
+from activities.hosts.presence import SILENT_AFTER_SECONDS
 from isolator.fingerprint import agent_of, differing_settings, fingerprint_of
 from isolator.settings import Settings
 
-# Each host's latest worker row, the live ones first: with no worker alive yet (a deployment starting all at
-# once), the last ones seen say what the deployment runs.
+# The live workers: a stopped one's settings (a host gone, an older deployment) say nothing of today's.
 _WORKERS = """
-    SELECT DISTINCT ON (host) host, fingerprint, settings_hashes, agent FROM service_processes
-    WHERE kind = 'worker' ORDER BY host, (stopped_at IS NULL) DESC, last_seen DESC"""
+    SELECT host, fingerprint, settings_hashes, agent FROM service_processes
+    WHERE kind = 'worker' AND stopped_at IS NULL AND last_seen > now() - make_interval(secs => $1)"""
 
 
 async def eager_refusal(pool: asyncpg.Pool, settings: Settings) -> str | None:
-    """Why this API must not start message workflows itself, in one line for its log; None: it may."""
-    workers = await pool.fetch(_WORKERS)
+    """Why this API must not start message workflows itself, in one line for its log; None: it may (also when
+    no worker is alive yet: workers/eager_guard.py compares again once they are)."""
+    workers = await pool.fetch(_WORKERS, SILENT_AFTER_SECONDS)
     mine = fingerprint_of(settings)
     others = [row for row in workers if row["fingerprint"] != mine.digest]
     if not others:
         return None
-    hosts = ", ".join(sorted(row["host"] for row in others))
+    hosts = ", ".join(sorted({row["host"] for row in others}))
     if agent_of(settings) is None and any(row["agent"] for row in others):
         agents = ", ".join(sorted({row["agent"] for row in others if row["agent"]}))
         return (f"EAGER_START refused: this API has no agent (AGENT, AGENT_COMMAND and AGENT_WORKFLOW are unset) "

@@ -2,21 +2,21 @@
 folder, workspace and worktree base, and M `isolator api` processes, against one Temporal and one
 PostgreSQL, with the test adapter on.
 
-The processes are forked from the fault tests' fork server (tests/faults/forked.py): the same programs as
-`isolator worker` and `isolator api` (tests/faults/paused_worker.py and paused_api.py are those, plus a
-pause a test may ask for with ISOLATOR_FAULT_PAUSE). A test kills (SIGKILL), stops (SIGTERM) and restarts
-any host's worker by name, registers codebases on a chosen host, and talks through a chosen API.
+The processes are forked from the fault tests' fork server (tests/faults/forked.py): the workers are
+tests/faults/paused_worker.py (`isolator worker`, plus the pause a test may ask for with
+ISOLATOR_FAULT_PAUSE in `host_env`), the APIs tests/hosts/api_program.py (`isolator api` as it ships: its
+eager worker when EAGER_START and ISOLATOR_HOST allow). The workers start first and the APIs once every
+worker polls, as a deployment is rolled out. A test kills (SIGKILL), stops (SIGTERM) and restarts any
+host's worker by name, registers codebases on a chosen host, and talks through a chosen API.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import signal
-import subprocess
 import sys
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -26,71 +26,10 @@ from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 
-from tests.faults.forked import ForkedProcess, start_forked
+from tests.hosts.process import Process
 
-ROOT = Path(__file__).resolve().parents[2]
 WORKER_PROGRAM = "tests.faults.paused_worker"
 API_PROGRAM = "tests.hosts.api_program"
-
-
-@dataclass
-class Process:
-    """One forked process of the cluster (a host's worker, or an API), started, killed and restarted at will."""
-
-    name: str
-    program: str
-    env: dict[str, str]
-    logs: Path
-    args: list[str] = field(default_factory=list)
-    process: ForkedProcess | None = None
-    starts: int = 0
-
-    def start(self, **extra: str) -> None:
-        """Started again with the same environment, plus `extra` for this start only."""
-        assert not self.alive, f"{self.name} runs already"
-        self.starts += 1
-        log = self.logs / f"{self.name}-{self.starts}.log"
-        self.process = start_forked(self.program, self.args, {**self.env, **extra}, log, ROOT)
-
-    @property
-    def pid(self) -> int:
-        assert self.process is not None
-        return self.process.pid
-
-    @property
-    def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def kill(self) -> None:
-        """SIGKILL to its whole process group: no shutdown, as when a machine loses power."""
-        assert self.process is not None
-        os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait()
-
-    def terminate(self) -> None:
-        """SIGTERM, as a deploy or systemd stops it; returns at once (`wait_ended` waits for the exit)."""
-        assert self.process is not None
-        os.killpg(self.process.pid, signal.SIGTERM)
-
-    async def wait_ended(self, seconds: float = 60) -> int:
-        assert self.process is not None
-        for _ in range(int(seconds * 20)):
-            if self.process.poll() is not None:
-                return self.process.wait()
-            await asyncio.sleep(0.05)
-        raise AssertionError(f"{self.name} did not end within {seconds} s:\n{self.log_text()[-3000:]}")
-
-    def stop(self) -> None:
-        """At the end of a test: SIGTERM, then SIGKILL after 30 s."""
-        if self.alive:
-            self.terminate()
-            try:
-                self.process.wait(timeout=30)  # type: ignore[union-attr]
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-    def log_text(self) -> str:
-        return "\n".join(path.read_text(errors="replace") for path in sorted(self.logs.glob(f"{self.name}-*.log")))
 
 
 @dataclass
@@ -133,7 +72,7 @@ class Cluster:
     def __init__(self, folder: Path, database_url: str, temporal_address: str, temporal: Client,
                  hosts: list[str], apis: int, ports: list[int], env: dict[str, str] | None = None,
                  host_env: dict[str, dict[str, str]] | None = None, api_env: list[dict[str, str]] | None = None) -> None:
-        self.folder, self.temporal = folder, temporal
+        self.folder, self.temporal, self.database_url = folder, temporal, database_url
         self.task_queue = f"isolation-{uuid.uuid4().hex[:8]}"
         self.logs = folder / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
@@ -169,10 +108,10 @@ class Cluster:
     async def start(self) -> None:
         for host in self.hosts.values():
             host.worker.start()
+        await asyncio.gather(*(self.worker_ready(name) for name in self.hosts))
         for api in self.apis:
             api.process.start()
-        await asyncio.gather(*(self.worker_ready(name) for name in self.hosts), *(self.api_ready(i) for i in
-                                                                                   range(len(self.apis))))
+        await asyncio.gather(*(self.api_ready(index) for index in range(len(self.apis))))
 
     async def stop(self) -> None:
         for api in self.apis:

@@ -61,3 +61,12 @@ async def test_a_stopped_host_is_silent_at_once(cluster: Cluster) -> None:
     hosts = {host["name"]: host for host in response.json()["hosts"]}
     assert not hosts["hostC"]["alive"] and hosts["hostC"]["workers"][0]["stopped_at"] is not None
     assert hosts["hostA"]["alive"]
+
+
+async def test_status_names_the_codebases_host_and_that_it_is_alive(cluster: Cluster) -> None:
+    for name in ("hostA", "hostB"):
+        await cluster.register(name, make_repo(cluster.host(name).folder / "repos" / f"project-{name}"))
+    await cluster.say("status-b", "/clone project-hostB", api=1)
+    await cluster.say("status-b", "/status", api=0)
+    replies = await cluster.replies("status-b", api=1)
+    assert sum("\nHost: hostB, alive\n" in text for text in replies) == 1, replies

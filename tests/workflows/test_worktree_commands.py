@@ -68,6 +68,7 @@ async def test_status_shows_the_codebase_the_worktree_and_the_counts(stack: Stac
     assert before.splitlines()[:-4] == [
         "Codebase: project",
         "Worktree: none (your next message makes one)",
+        f"Host: {stack.settings.host}, alive",
         "Worktrees: 0/25",
         "  • 0 merged (can auto-remove)",
         "  • 0 stale (14+ days inactive)",
@@ -88,6 +89,7 @@ async def test_status_shows_the_codebase_the_worktree_and_the_counts(stack: Stac
         f"Set-up: {NOTHING_TO_SET_UP}",  # the repository has no `.isolator.toml`
         f"Ports: {first}-{last} (ISOLATOR_PORT={first})",
         "Agent session: none yet (the next message starts one).",
+        f"Host: {stack.settings.host}, alive",
         "Worktrees: 2/25",
         "  • 0 merged (can auto-remove)",
         "  • 0 stale (14+ days inactive)",

@@ -66,7 +66,7 @@ async def test_the_default_limit_of_25_the_manual_flow(stack: Stack, repo: Path)
     await stack.register(repo)
     for n in range(24):
         assert await say_one(stack, f"c{n:02}", f"/worktree create t{n:02}") == created_text(stack, f"t{n:02}")
-    assert (await say_one(stack, "watcher", "/status")).splitlines()[2:6] == [
+    assert (await say_one(stack, "watcher", "/status")).splitlines()[3:7] == [
         "Worktrees: 24/25", "  • 0 merged (can auto-remove)", "  • 0 stale (14+ days inactive)", "  • 24 active",
     ]
 
@@ -85,7 +85,7 @@ async def test_the_default_limit_of_25_the_manual_flow(stack: Stack, repo: Path)
     commit_file(task_path(stack, "t00"), "feature.txt")
     merge_into_main(repo, "task-t00")
     await command(stack, "c00", "/worktree link task-t01")
-    assert (await say_one(stack, "watcher", "/status")).splitlines()[2:4] == [
+    assert (await say_one(stack, "watcher", "/status")).splitlines()[3:5] == [
         "Worktrees: 25/25", "  • 1 merged (can auto-remove)",
     ]
     assert await command(stack, "c25", "/worktree create t25") == [

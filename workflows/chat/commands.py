@@ -120,8 +120,10 @@ async def _status(command: Command, conversation: Conversation, message: Message
             text += f"\n{pull}"
     if conversation.host_silence:  # its host is silent: what the database says, and what waits
         counts: str | None = conversation.host_silence
-    else:
+    else:  # its host answered (or this worker is it): said before the counts it made
         counts = await status_counts(conversation.codebase) if conversation.codebase else None
+        if counts and conversation.codebase is not None:
+            counts = f"{texts.host_alive(conversation.codebase.host)}\n{counts}"
     warm = await warm_pool.pool_lines(conversation.codebase) if conversation.codebase else ""
     await reply(text + (f"\n{counts}" if counts else "") + (f"\n{warm}" if warm else ""))
 

@@ -133,6 +133,11 @@ def status(codebase: str | None, cwd: str | None, worktree: str | None, branch: 
     return "\n".join(lines)
 
 
+def host_alive(host: str) -> str:
+    """`/status`'s line on the codebase's host when it answers (a silent one's is host_texts.status_line)."""
+    return f"Host: {host}, alive"
+
+
 SETUP_STATES = {
     "running": "running",
     "ready": "ready",
