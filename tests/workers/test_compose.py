@@ -230,7 +230,8 @@ def test_pulled_images_are_pinned(services: dict[str, Service]) -> None:
         image = str(service["image"]).split("@")[0]
         repository, _, tag = image.rpartition(":")
         assert repository and "/" not in tag, f"{name}: {image} has no tag"
-        assert re.fullmatch(r"\d+\.\d+(\.\d+)?([.-][\w.-]+)?", tag), f"{name}: {image} is not pinned to a version"
+        # a version, with Prometheus's leading `v` (prom/prometheus:v3.5.0)
+        assert re.fullmatch(r"v?\d+\.\d+(\.\d+)?([.-][\w.-]+)?", tag), f"{name}: {image} is not pinned to a version"
         tags[repository] = tag
     # The schema tool must match the server it prepares the database for.
     assert tags.get("temporalio/admin-tools") == tags.get("temporalio/server"), f"admin-tools and server differ: {tags}"

@@ -18,7 +18,7 @@ from isolator.payloads import DATA_CONVERTER
 from isolator.settings import Settings
 from tests.conftest import free_port
 from tests.gitrepos import make_repo
-from tests.metrics import parsed, value
+from tests.metrics import dashboard_expressions, names_in, parsed, sample_names, value
 from workers.metrics_server import serving_metrics
 from workers.temporal_server import TemporalDevServer
 from workers.worker import running_workers
@@ -59,3 +59,5 @@ async def test_a_workers_port_serves_temporals_metrics_and_its_own(settings: Set
     assert value(samples, "temporal_workflow_completed_total", workflow_type="MessageWorkflow") >= 1
     assert value(samples, "isolator_messages_total", platform="test", outcome="created") >= 1
     assert not any(name.startswith("isolator_agent_runs") for name in names), "the API's to serve"
+    # the Grafana dashboard's Temporal panels read what the SDK exports
+    assert names_in(dashboard_expressions(), "temporal_") - sample_names(response.text) == set()
