@@ -12,6 +12,7 @@ import asyncpg
 from temporalio import activity
 from temporalio.client import Client
 
+from activities.chat.platforms.github_app.credentials import credentials_of
 from activities.results import pr_feedback
 from activities.results.pr_loop_start import start_loop
 from activities.results.pull_requests import comment_once
@@ -95,10 +96,22 @@ class PullRequestLoopActivities:
         return PullRequestWork(
             codebase_id=str(row["codebase_id"]), codebase=row["codebase"], environment_id=str(row["environment_id"]),
             branch=row["branch_name"], number=row["number"], url=row["url"], conversation=row["conversation"],
-            pushed_by_service=pushed is not None, attempts=row["fix_attempts"],
+            pushed_by_service=pushed is not None or await self._pushed_as_the_app(event), attempts=row["fix_attempts"],
             autofix=pushed["autofix"] if pushed is not None else True,
             pr_conversation=_other(row["pr_conversation"], row["conversation"]),
         )
+
+    async def _pushed_as_the_app(self, event: FeedbackEvent) -> bool:
+        """As the GitHub App, a head its `<slug>[bot]` pushed is ours even when no row says so (the row of a
+        push whose worker died before it was written); a personal token's pushes are a person's."""
+        if event.pusher is None or not event.pusher.endswith("[bot]"):
+            return False
+        try:
+            login = await credentials_of(self.settings).bot_login()
+        except Exception as error:  # noqa: BLE001 - GitHub not reachable now: the row alone decides
+            activity.logger.warning("the App's login is not known (%s): its pushes are known by their rows", error)
+            return False
+        return login is not None and login.lower() == event.pusher.lower()
 
     @activity.defn
     async def count_fix_attempt(self, record: CiRecord) -> int:

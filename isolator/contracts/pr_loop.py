@@ -80,6 +80,7 @@ class FeedbackEvent:
     comment_id: int | None = None  # an inline comment made alone
     sender: str = ""  # who asked (a review's author, `/fix-ci`'s sender); CI events name no person
     asked_from: str | None = None  # platform:conversation of a `/fix-ci` or `/update-branch`
+    pusher: str | None = None  # CI: who pushed the head (a workflow run's actor); the App's `<slug>[bot]` is us
 
 
 def workflow_key(event: FeedbackEvent) -> str:

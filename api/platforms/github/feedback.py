@@ -88,7 +88,15 @@ def _ci(event: str, payload: Mapping[str, Any]) -> Feedback | Ignored:
         kind="ci", repository=_repository(payload), key=key,
         number=next((n for n in numbers if isinstance(n, int) and not isinstance(n, bool)), None),
         head_sha=head_sha, head_branch=branch if isinstance(branch, str) else None, conclusion=conclusion,
+        pusher=_actor(body),
     ), None)
+
+
+def _actor(body: Mapping[str, Any]) -> str | None:
+    """Who pushed the head, as a workflow run says it (`actor`); a check suite does not say."""
+    actor = body.get("actor")
+    login = actor.get("login") if isinstance(actor, Mapping) else None
+    return login if isinstance(login, str) and login else None
 
 
 def _repository(payload: Mapping[str, Any]) -> str:

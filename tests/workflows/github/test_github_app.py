@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 from pydantic import SecretStr
@@ -23,30 +22,15 @@ from tests.fakes.github_api import FakeGitHub
 from tests.fakes.github_app import App
 from tests.gitrepos import git
 from tests.platforms.github import REPO, URL, comment_event, deliver, issues_event
+from tests.platforms.github_app import acting_as, github_app, installation, installed  # noqa: F401  (fixtures)
 from tests.platforms.github_prs import settle
 from tests.results import final_message, tip, with_github_origin, worktree_of
 
 
 @pytest.fixture
-def github_app(fake: FakeGitHub) -> App:
-    app = fake.apps.add_app("isolator-test")
-    return app
-
-
-@pytest.fixture
-def installation(fake: FakeGitHub, github_app: App) -> int:
-    return fake.apps.install(github_app, REPO)
-
-
-@pytest.fixture
 def settings(settings: Settings, github_app: App, installation: int) -> Settings:
     """The App's id and key, and no GITHUB_TOKEN: whatever reaches GitHub is the App's."""
-    return settings.model_copy(update={"github_token": None, "github_app_id": github_app.app_id,
-                                       "github_app_private_key": SecretStr(github_app.private_key)})
-
-
-def installed(payload: dict[str, Any], installation: int) -> dict[str, Any]:
-    return {**payload, "installation": {"id": installation, "node_id": f"MDIz{installation}"}}
+    return acting_as(settings, github_app)
 
 
 async def test_a_message_is_answered_as_the_app_and_its_own_comments_start_nothing(
