@@ -122,9 +122,16 @@ async def test_installation_events_record_register_and_mark_removed(stack: Stack
     assert await stack.db.fetchval("SELECT installation_id FROM github_installations WHERE repository = $1",
                                    new) == 77
 
+    await stack.say("chat-on-it", "hello")  # a chat conversation working in the repository's codebase
     removed = await post_signed(stack, "installation_repositories", repositories_event("removed", 77, [], [REPO]),
                                 secret)
-    assert removed.json()["removed"] == [REPO]
+    assert removed.json()["removed"] == [REPO] and removed.json()["told"] == 1
+    again = await post_signed(stack, "installation", {**repositories_event("deleted", 77, [], []),
+                                                      "repositories": [{"id": 1, "full_name": REPO}]}, secret)
+    assert again.json()["told"] == 0, "told once"
+    told = [text for text in await stack.replies("chat-on-it") if "taken out of" in text]
+    assert told == [f"The GitHub App was taken out of `{REPO}`: the service can no longer push to it or open pull "
+                    "requests there. Add the repository to the App's installation again to carry on."]
     assert await stack.db.fetchval("SELECT removed_at IS NOT NULL FROM github_installations WHERE repository = "
                                    "lower($1)", REPO)
     assert await stack.db.fetchval("SELECT github_installation_id FROM codebases WHERE id = $1::uuid",
