@@ -46,6 +46,8 @@ class TestManifest:
 
     async def test_page_redirect_code_conversion_stored_encrypted_then_used(self, stack: Stack,
                                                                             fake: FakeGitHub) -> None:
+        overview = await stack.api.get("/")
+        assert '<a href="/connect/github">Connect GitHub</a>' in overview.text
         page = await stack.api.get("/connect/github")
         assert page.status_code == 200, page.text
         assert f"form-action 'self' {fake.api_url}" in page.headers["content-security-policy"]
