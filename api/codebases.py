@@ -16,6 +16,7 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
+from activities.codebases.registration import registered_elsewhere
 from activities.database import codebase_from_row
 from activities.git.paths import is_valid_codebase_name
 from activities.warm.pool import ask_deleted_pool_to_end, ask_refill, warm_pool_view
@@ -165,10 +166,17 @@ async def register_codebase(
     if registered.codebase is None:
         raise _refused(registered.problem_type, registered.problem or "the repository could not be registered")
     if not registered.created:
+        if (elsewhere := registered_elsewhere(registered.codebase, _asked_host(body, settings), body.name)):
+            raise HTTPException(status.HTTP_409_CONFLICT, detail=elsewhere)  # never the other one, silently
         response.status_code = status.HTTP_200_OK
     await _set_agent(pool, registered.codebase.id, body)
     row = await pool.fetchrow("SELECT * FROM codebases WHERE id = $1", registered.codebase.id)
     return RegisteredView(**_view(row).model_dump(), created=registered.created)
+
+
+def _asked_host(body: CodebaseRequest, settings: Settings) -> str | None:
+    """The host the request asks for: the one named, or this server's for a checkout's path; by URL alone, any."""
+    return body.host or (settings.host if body.path else None)
 
 
 def _refused(error_type: str | None, message: str) -> HTTPException:

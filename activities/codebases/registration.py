@@ -213,6 +213,19 @@ class CodebaseActivities:
         )
 
 
+
+def registered_elsewhere(existing: Codebase, host: str | None, name: str | None) -> str | None:
+    """Why a registration that found `existing` must not answer with it: the request named another host
+    (or another name) for the same repository. None: it is the same registration again."""
+    where = f"`{existing.repository_url or existing.canonical_path}` is registered already, as `{existing.name}` " \
+            f"on {existing.host} (at `{existing.canonical_path}`)"
+    if host is not None and host != existing.host:
+        return (f"{where}. To move it to {host}, with its worktrees' work: POST /api/codebases/{existing.id}/move "
+                f'{{"host": "{host}"}} (or the Move button on its dashboard page).')
+    if name is not None and name != existing.name:
+        return f"{where}. A codebase keeps its name: register it without `name`, or as `{existing.name}`."
+    return None
+
 def _under_any(path: Path, roots: list[str]) -> bool:
     resolved = path.resolve()
     return any(resolved.is_relative_to(Path(root).resolve()) for root in roots)
