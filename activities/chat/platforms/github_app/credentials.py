@@ -35,9 +35,7 @@ _TIMEOUT_SECONDS = 10
 
 
 @dataclass(frozen=True)
-class Access:
-    """What one call authenticates with."""
-
+class Access:  # what one call authenticates with
     auth: Auth.Auth | None
     kind: Literal["app", "token", "none"]
     installation: int | None = None  # the installation whose token `auth` is
@@ -242,7 +240,9 @@ class GitHubCredentials:
     def _renew_quietly(self, app: GitHubApp, installation: int) -> None:
         try:
             with self._lock:
-                self._ask_token(app, installation)
+                kept = self._tokens.get((app.app_id, installation))
+                if kept is None or kept[1] - self.clock() < RENEW_AHEAD_SECONDS:  # not renewed meanwhile
+                    self._ask_token(app, installation)
         except Exception as error:  # noqa: BLE001 - the kept token still works; the next use tries again
             log.warning("renewing the token of installation %s failed: %s", installation, error)
         finally:
