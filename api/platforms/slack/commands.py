@@ -5,16 +5,22 @@ A slash command has no message of its own to thread under, so the bot posts one 
 /isolator ...`) in the channel, and that message's thread is the conversation: replies go there, and
 the person goes on there as in any thread the bot is in. The command's workflow is keyed by its
 `trigger_id` (the same in Slack's resends of it), and a command whose workflow exists already posts
-nothing again. A refused sender is told privately in the command's answer and nothing is posted.
+nothing again. The thread is opened before the workflow starts, so the process that opens it first
+claims the command's key (in `seen_presses`): another process sent the same command meanwhile leaves
+it unacknowledged (Slack sends it again, and by then its workflow exists), unless the claim is older
+than CLAIM_SECONDS without a workflow (its process died in between). A refused sender is told privately
+in the command's answer and nothing is posted.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Mapping
 
 import aiohttp
+import asyncpg
 from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -33,6 +39,7 @@ log = logging.getLogger(__name__)
 
 _COMMAND_NAMES = frozenset(HANDLERS)
 _RETRY_LATER = "isolator cannot start the work now; please run the command again in a minute."
+CLAIM_SECONDS = 30  # how long a claim to open a command's thread holds without its workflow
 
 
 @dataclass(frozen=True)
@@ -64,8 +71,8 @@ def read_command(payload: Mapping[str, Any], installed_team: str) -> SlackComman
                         trigger_id=fields["trigger_id"])
 
 
-async def take_command(settings: Settings, temporal: Client, slack: AsyncWebClient, payload: Mapping[str, Any],
-                       installed_team: str) -> BoltResponse:
+async def take_command(settings: Settings, temporal: Client, pool: asyncpg.Pool, slack: AsyncWebClient,
+                       payload: Mapping[str, Any], installed_team: str) -> BoltResponse:
     """Start the command's workflow in a thread of its own; the answer is what its user alone sees."""
     command = read_command(payload, installed_team)
     if isinstance(command, str):
@@ -77,6 +84,8 @@ async def take_command(settings: Settings, temporal: Client, slack: AsyncWebClie
         conversation_id = command.channel  # a refused command has no thread: its refusal is said here only
         if admission.refused is not None:
             admission.answered = True
+        elif not await _claim(pool, command):
+            return BoltResponse(status=503, body={"detail": "another process is opening this command's thread"})
         else:
             opening = await _open_thread(slack, command)
             if isinstance(opening, BoltResponse):
@@ -103,6 +112,16 @@ async def _started_before(temporal: Client, command: SlackCommand) -> bool:
             return False
         raise
     return True
+
+
+async def _claim(pool: asyncpg.Pool, command: SlackCommand) -> bool:
+    """Whether this process opens the command's thread: the first to ask, or the first after a stale claim."""
+    claimed = await pool.fetchval(
+        "INSERT INTO seen_presses (platform, press_key) VALUES ($1, $2) ON CONFLICT (platform, press_key) "
+        "DO UPDATE SET seen_at = now() WHERE seen_presses.seen_at < now() - $3::interval RETURNING true",
+        PLATFORM, command.message_key, timedelta(seconds=CLAIM_SECONDS),
+    )
+    return claimed is not None
 
 
 async def _open_thread(slack: AsyncWebClient, command: SlackCommand) -> str | BoltResponse:

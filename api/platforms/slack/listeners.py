@@ -70,7 +70,8 @@ def build_bolt_app(settings: Settings, signing_secret: str | None) -> AsyncApp:
         return await take_message(settings, context, message)
 
     async def on_command(body: dict[str, Any], context: AsyncBoltContext) -> BoltResponse:
-        return await take_command(settings, context["temporal"], app.client, body, context.team_id or "")
+        return await take_command(settings, context["temporal"], context["pool"], app.client, body,
+                                  context.team_id or "")
 
     async def on_press(body: dict[str, Any], context: AsyncBoltContext) -> BoltResponse:
         return await take_presses(settings, context["pool"], context["temporal"], app.client, body)
@@ -93,7 +94,8 @@ async def _bot_in_thread(pool: asyncpg.Pool, message: SlackMessage) -> bool:
     )
 
 
-async def take_message(settings: Settings, context: AsyncBoltContext, message: SlackMessage | None) -> BoltResponse | None:
+async def take_message(settings: Settings, context: AsyncBoltContext,
+                       message: SlackMessage | None) -> BoltResponse | None:
     """Start the message's workflow; bolt then acknowledges the event."""
     if message is None:
         return None

@@ -161,6 +161,30 @@ async def test_a_slash_command_opens_a_thread_whose_reply_comes_there_once(
     assert len(thread_posts(fake, opening.ts)) == 1
 
 
+async def test_a_slash_command_sent_to_two_processes_opens_one_thread(
+    stack: Stack, fake: FakeSlack, slack_socket: FakeSlackSocket, socket_settings: Settings
+) -> None:
+    async with (socket_client(socket_settings, stack.temporal, stack.db),
+                socket_client(socket_settings, stack.temporal, stack.db)):
+        one = await slack_socket.connection(number=1)
+        two = await slack_socket.connection(number=2)
+        triggers = [f"1000.{uuid.uuid4().hex}" for _ in range(3)]
+        for trigger in triggers:
+            envelope = await slack_socket.send("slash_commands", slash_command("status", trigger), to=one)
+            await slack_socket.resend(envelope, to=two)
+        for envelope in list(slack_socket.envelopes):
+            await slack_socket.acked(envelope)
+        for trigger in triggers:
+            workflow_id = message_workflow_id("slack", f"command:{trigger}")
+            assert (await stack.temporal.get_workflow_handle_for(MessageWorkflow.run, workflow_id).result()
+                    ).outcome == "command"
+        openings = [post for post in fake.posts if post.thread_ts is None]
+        await until(lambda: all(len(thread_posts(fake, post.ts)) == 1 for post in openings), "every status said")
+        await asyncio.sleep(1)
+    assert len([post for post in fake.posts if post.thread_ts is None]) == 3, "one thread a command"
+    assert all(len(thread_posts(fake, post.ts)) == 1 for post in openings)
+
+
 async def test_a_refused_sender_s_command_is_answered_to_them_alone(
     stack: Stack, fake: FakeSlack, slack_socket: FakeSlackSocket, socket_settings: Settings
 ) -> None:
