@@ -27,6 +27,7 @@ from pathlib import Path
 
 from bench import agents, approvals, dashboard, messages, pr_loop, ready, restore, sandbox, scale, sweep, webhooks
 from bench import slack_socket
+from bench import telegram as telegram_polling
 from bench import warm as warm_pool
 from bench.figures import Figure, as_json, print_table
 from bench.installation_tokens import tokens as installation_tokens
@@ -108,6 +109,7 @@ async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | N
             ("webhooks", lambda: webhooks.github(stack, sizes.webhook_runs)),
             ("webhooks", lambda: webhooks.slack(stack, sizes.webhook_runs)),
             ("slack socket", lambda: slack_socket.socket_against_webhook(stack, sizes.webhook_runs)),
+            ("telegram polling", lambda: telegram_polling.polling_against_webhook(stack, max(20, sizes.webhook_runs // 4))),
             ("sweep", lambda: sweep.sweep(stack, repositories, sizes.sweep_sizes)),
             ("set-up", lambda: ready.setup_overhead(stack, repositories, sizes.setup_runs)),
             ("warm pool", lambda: warm_pool.warm_create(stack, repositories, sizes.setup_runs)),

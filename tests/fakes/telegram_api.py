@@ -84,6 +84,7 @@ class FakeTelegram:
         self.outage = 0  # the next this many requests answer 502 Bad Gateway, as Telegram's front does when down
         self.conflict = False
         self.allowed_updates: list[str] | None = None  # as the last getUpdates asked
+        self.polls_waiting = 0  # getUpdates requests holding on for an update now (long polling)
         self._arrived = asyncio.Event()
         self._polls = itertools.count(1)
         self._newest_poll = 0
@@ -240,12 +241,17 @@ class FakeTelegram:
         poll = self._newest_poll = next(self._polls)
         self._arrived.set()  # a request still waiting ends, with 409
         deadline = asyncio.get_running_loop().time() + timeout
-        while not self.pending and not self.conflict and poll == self._newest_poll:
-            self._arrived.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._arrived.wait(), max(0.0, deadline - asyncio.get_running_loop().time()))
-            if asyncio.get_running_loop().time() >= deadline:
-                break
+        self.polls_waiting += 1
+        try:
+            while not self.pending and not self.conflict and poll == self._newest_poll:
+                self._arrived.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._arrived.wait(),
+                                           max(0.0, deadline - asyncio.get_running_loop().time()))
+                if asyncio.get_running_loop().time() >= deadline:
+                    break
+        finally:
+            self.polls_waiting -= 1
         if self.conflict or poll != self._newest_poll:
             return _conflict("terminated by other getUpdates request; make sure that only one bot instance is running")
         return 200, {"ok": True, "result": list(self.pending)}
