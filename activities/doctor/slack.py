@@ -30,7 +30,8 @@ async def slack(settings: Settings) -> Check:
 
 async def slack_socket(settings: Settings) -> Check:
     """apps.connections.open with the app-level token, then the socket it names opened until Slack's
-    `hello`, and closed: what the API process does at its start (api/platforms/slack/socket.py)."""
+    `hello`, and closed: what the API process does at its start (api/platforms/slack/socket.py). An
+    envelope Slack happens to send this connection is not acknowledged, so Slack sends it again to another."""
     name = "Slack: SLACK_APP_TOKEN (apps.connections.open, Socket Mode)"
     client = AsyncWebClient(base_url=settings.slack_api_url, timeout=TIMEOUT_SECONDS)
     try:
