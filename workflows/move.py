@@ -4,7 +4,8 @@ In order: the codebase and its worktrees read (and marked `moving`); a clone on 
 host, when it answers within OLD_HOST_ANSWERS_WITHIN, each worktree archived as it is (uncommitted and
 untracked files too) and pushed to origin, `refs/isolator/archive/<id>`; on the new host each worktree put
 back from that archive (from the one ARCHIVE_PUSH left at origin when the old host is down, else from its
-branch there); the rows moved, each environment's workflow told its new place, each conversation told once.
+branch there); the rows moved, each environment's workflow told its new place, each conversation told once;
+then the old host's worktrees removed (archived there and at origin already; its checkout stays).
 Started by `POST /api/codebases/{id}/move` and the codebase page's button (api/codebase_moves.py), ID
 `move:<codebase id>`: a second request while one goes joins it.
 """
@@ -52,6 +53,11 @@ class MoveCodebaseWorkflow:
                                         old.host, error.cause)
         report = await moving.import_worktrees(ImportRequest(new, plan.environments))
         await moving.finish_move(MoveFinish(old, new, report, answered, workflow.info().workflow_id))
+        if answered:
+            try:
+                await moving.release_worktrees(ExportRequest(old, plan.environments))
+            except ActivityError as error:  # gone meanwhile: its stale copies stay until it is cleaned by hand
+                workflow.logger.warning("moving %s: worktrees left on %s (%s)", old.name, old.host, error.cause)
         lost = sum(item.outcome == "lost" for item in report.environments)
         return MoveReport("moved", f"`{old.name}` moved from {old.host} to {request.host}: "
                                    f"{len(report.environments) - lost} worktree(s) there, {lost} lost.",

@@ -25,6 +25,7 @@ from activities.codebases.relocation_texts import lost_in_move, moved
 from activities.database import codebase_from_row
 from activities.git.host_locks import host_lock, host_locks
 from activities.git.paths import UnsafePathError, worktree_path
+from activities.git.runner import run_git
 from activities.providers.worktree.archive import archive_ref
 from activities.providers.worktree.archive_push import fetch_pushed_archive, push_archive, push_token, save_and_push
 from activities.providers.worktree.archive_store import archive_store
@@ -60,7 +61,7 @@ class MoveActivities:
 
     def host_steps(self) -> list[Callable[..., Any]]:
         """What the old and the new host serve on their queues."""
-        return [self.export_worktrees, self.import_worktrees]
+        return [self.export_worktrees, self.import_worktrees, self.release_worktrees]
 
     @activity.defn
     async def begin_move(self, request: MoveRequest) -> MovePlan:
@@ -98,6 +99,21 @@ class MoveActivities:
                     problem = await push_archive(repository, environment.archive_ref, token)
             exported.append(Exported(environment.id, problem is None, problem or ""))
         return exported
+
+    @activity.defn
+    async def release_worktrees(self, request: ExportRequest) -> None:
+        """On the old host, once the rows moved: its worktrees go (each archived here and at origin by the
+        export), so a later move back finds none of these stale copies. The checkout and its archives stay."""
+        repository = Path(request.codebase.canonical_path)
+        for environment in request.environments:
+            path = Path(environment.working_path)
+            if environment.status != "active" or not is_healthy_worktree(path):
+                continue
+            async with host_locks(self.settings.worktree_base, path, repository):
+                removed = await run_git("worktree", "remove", "--force", "--force", "--", str(path), cwd=repository,
+                                        check=False)
+            if removed.returncode != 0:
+                log.warning("moved worktree %s left on %s: %s", path, self.settings.host, removed.stderr.strip())
 
     @activity.defn
     async def import_worktrees(self, request: ImportRequest) -> ImportReport:

@@ -59,6 +59,7 @@ async def test_a_move_with_the_old_host_alive_takes_the_uncommitted_work_along(
     assert [item["outcome"] for item in report["worktrees"]] == ["archive"], report
     await assert_moved(cluster, db, codebase["id"], "moving", old,
                        {"file0.txt": "changed, not committed\n", "draft.txt": "untracked\n"})
+    assert not old.exists(), "the old host's copy goes: a move back finds no stale worktree"
 
 
 async def test_a_move_from_a_killed_host_takes_the_archive_pushed_after_the_last_run(

@@ -28,6 +28,16 @@ async def export_worktrees(request: ExportRequest) -> list[Exported]:
     )
 
 
+async def release_worktrees(request: ExportRequest) -> None:
+    """On the old host, after the move; bounded as the export is (a host that stopped answering keeps them)."""
+    await workflow.execute_activity(
+        "release_worktrees", request, task_queue=host_queue(request.codebase.host),
+        schedule_to_start_timeout=OLD_HOST_ANSWERS_WITHIN, start_to_close_timeout=timedelta(minutes=30),
+        heartbeat_timeout=HEARTBEAT_TIMEOUT,
+        retry_policy=RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=3),
+    )
+
+
 async def import_worktrees(request: ImportRequest) -> ImportReport:
     return await workflow.execute_activity(
         "import_worktrees", request, result_type=ImportReport, task_queue=host_queue(request.codebase.host),
