@@ -33,6 +33,7 @@ from workers.schedule import ensure_cleanup_schedule
 from workers.serving import ApiServer, serve_until, stop_on_signals
 from api.platforms.telegram.webhook_setup import telegram_updates
 from workers.temporal_server import TemporalDevServer, start_dev_server
+from workers.presence import present
 from workers.worker import running_workers
 
 
@@ -122,8 +123,9 @@ async def run_dev(settings: Settings, ports: DevPorts) -> None:
             app = create_app(settings, temporal=client, pool=pool)
             server = ApiServer(uvicorn.Config(app, host="127.0.0.1", port=ports.api, log_level="warning",
                                               timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS, log_config=None))
-            async with (running_workers(client, pool, settings), _discord(settings, client, pool),
-                        telegram_updates(settings, client, pool), slack_socket(settings, client, pool)):
+            async with (present(pool, settings, "worker", runs_messages=True), running_workers(client, pool, settings),
+                        _discord(settings, client, pool), telegram_updates(settings, client, pool),
+                        slack_socket(settings, client, pool)):
                 await ensure_cleanup_schedule(client, settings)
                 _announce(settings, ports, temporal, database_url)
                 # Beside the serving, so that a slow check (an agent's --version) delays no request.

@@ -12,6 +12,7 @@ from fastapi.staticfiles import StaticFiles
 from api.dashboard import answers, cleanup, codebase, environment, github_connect, login, overview, runs
 from api.dashboard import codebase_move
 from api.dashboard import doctor
+from api.dashboard import hosts
 from api.dashboard.access import Access
 from api.dashboard.live import RunListener
 from api.dashboard.rendering import STATIC, install_handlers
@@ -24,5 +25,6 @@ def install(app: FastAPI, settings: Settings) -> None:
     for module in (overview, codebase, environment, runs, answers, cleanup, login, github_connect, codebase_move):
         app.include_router(module.router)
     app.include_router(doctor.router)  # /doctor: what `isolator doctor` finds
+    app.include_router(hosts.router)  # /hosts: which hosts are alive, and processes that differ
     app.mount("/static", StaticFiles(directory=STATIC), name="dashboard-static")
     install_handlers(app)

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 from temporalio.client import Client
 
+from activities.hosts.liveness import all_liveness
 from activities.runs.sessions import today_utc
 from api.dashboard.access import Session, viewer
 from api.dashboard.disk import next_cleanup
@@ -90,4 +91,7 @@ async def overview(
     return render(request, session, "overview.html", codebases=codebases, settings=settings, runs=runs,
                   today=await today_figures(pool, client, settings.task_queue),
                   next_cleanup=await next_cleanup(client),
-                  any_unmeasured=any(cb["measured"] < cb["all_active"] for cb in codebases))
+                  any_unmeasured=any(cb["measured"] < cb["all_active"] for cb in codebases),
+                  # hosts whose workers recorded themselves once and no longer do (isolator dev records its own)
+                  silent_hosts={host.host: host for host in await all_liveness(pool)
+                                if not host.alive and host.last_seen is not None})

@@ -24,6 +24,9 @@ async def test_a_worker_whose_settings_differ_is_named_with_the_settings(make_cl
     assert hosts["hostC"]["workers"][0]["differs_in"] == ["AGENT_TIMEOUT_MINUTES"]
     assert hosts["hostA"]["workers"][0]["differs_in"] is None
     assert "123.5" not in str(listed), "a setting's value is never shown"
+    page = (await cluster.api(0).get("/hosts")).text
+    assert (f'<li class="process differing" data-host="hostC" data-pid="{cluster.host("hostC").worker.pid}">the worker '
+            "of <strong>hostC</strong>") in page and "differs in AGENT_TIMEOUT_MINUTES" in page, page
 
     [check] = await fingerprint_checks(load_settings(database_url=cluster.database_url))
     assert check.name == NAME and not check.ok

@@ -4,6 +4,7 @@ API) say which hosts are alive, which are silent and since when."""
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Callable
 
 from tests.gitrepos import make_repo
@@ -39,6 +40,7 @@ async def test_every_host_its_workers_codebases_and_disk_through_either_api(clus
 
 
 async def test_a_killed_host_is_silent_since_its_last_beat_and_alive_again_after_its_restart(cluster: Cluster) -> None:
+    await cluster.register("hostB", make_repo(cluster.host("hostB").folder / "repos" / "project"))
     cluster.kill("hostB")
     hosts = await hosts_when(cluster, lambda hosts: not hosts["hostB"]["alive"], api=1)
     assert hosts["hostA"]["alive"] and hosts["hostC"]["alive"]
@@ -48,6 +50,11 @@ async def test_a_killed_host_is_silent_since_its_last_beat_and_alive_again_after
     lines = ready.json()["hosts"]
     assert lines["hostA"] == lines["hostC"] == "alive (1 worker)"
     assert lines["hostB"].startswith("silent since ") and lines["hostB"].endswith(" UTC"), lines
+    page = (await cluster.api(1).get("/hosts")).text  # the dashboard's hosts page
+    assert re.search(r'<tr class="host silent" data-host="hostB">.*?silent since ', page, re.S), page
+    assert page.count('<tr class="host alive"') == 2
+    overview = (await cluster.api(0).get("/")).text
+    assert f"{lines['hostB']}: its messages wait" in overview, overview
 
     await cluster.restart("hostB")
     hosts = await hosts_when(cluster, lambda hosts: hosts["hostB"]["alive"], api=0)
