@@ -36,6 +36,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.socket_mode.aiohttp import SocketModeClient
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
+from slack_sdk.web.async_client import AsyncWebClient
 from temporalio.client import Client
 
 from api.platforms.slack.listeners import build_bolt_app
@@ -50,7 +51,7 @@ BACKOFF_SECONDS = (1.0, 60.0)  # the first and the longest wait between failed c
 class ReconnectingClient(SocketModeClient):
     """slack-sdk's client, with a new URL for every connection and a growing wait between failed ones."""
 
-    def __init__(self, app_token: str, web_client: Any, ping_interval: float) -> None:
+    def __init__(self, app_token: str, web_client: AsyncWebClient, ping_interval: float) -> None:
         super().__init__(app_token=app_token, web_client=web_client, ping_interval=ping_interval, logger=log)
         self.failed_attempts = 0  # connections tried since the last one Slack greeted
         self.message_listeners.append(_greeted)
