@@ -12,10 +12,9 @@ from temporalio.worker import (
     Interceptor,
 )
 
+from workers.heartbeats import beat
 from workers.log_format import StepLines
 from workers.metrics_interceptor import Metrics
-
-HEARTBEAT_EVERY_SECONDS = 1.0  # the SDK sends at most one per 0.8 x heartbeat timeout
 
 
 class LivenessHeartbeats(Interceptor):
@@ -30,18 +29,11 @@ class _Heartbeating(ActivityInboundInterceptor):
     async def execute_activity(self, input: ExecuteActivityInput) -> Any:
         if activity.info().is_local:  # local activities live and die with their workflow task
             return await self.next.execute_activity(input)
-        beating = asyncio.create_task(_beat())
+        beating = asyncio.create_task(beat())
         try:
             return await self.next.execute_activity(input)
         finally:
             beating.cancel()
-
-
-async def _beat() -> None:
-    # Not at once: most activities end within a second, and each heartbeat is a call to the server.
-    while True:
-        await asyncio.sleep(HEARTBEAT_EVERY_SECONDS)
-        activity.heartbeat()
 
 
 def worker_interceptors(extra: Sequence[Interceptor] = ()) -> list[Interceptor]:
