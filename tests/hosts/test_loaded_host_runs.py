@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from pathlib import Path
 
 import asyncpg
 
