@@ -9,6 +9,7 @@ few milliseconds (bench/metrics.py)."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Iterable, Sequence
@@ -58,24 +59,23 @@ FROM codebases c LEFT JOIN warm_worktrees w ON w.codebase_id = c.id GROUP BY 1, 
 _FIXING_STOPPED = "SELECT count(*) FROM pull_requests WHERE fixing_stopped IS NOT NULL"
 
 
-def histogram_query(source: str, buckets: Sequence[float], label: str | None = None) -> str:
-    """Bucket counts, count and sum of `seconds` over `source`'s rows (grouped by `label` when given). The
-    buckets are this module's constants, never input."""
-    columns = ", ".join(f"count(*) FILTER (WHERE seconds <= {float(bound)!r})" f" AS b{index}"
-                        for index, bound in enumerate(buckets))
-    group = (f"{label} AS label", f" GROUP BY {label}") if label else ("'' AS label", "")
-    return (f"SELECT {group[0]}, count(*) AS n, coalesce(sum(seconds), 0)::float8 AS total, {columns} "
-            f"FROM ({source}) AS rows{group[1]}")
+def histogram_query(source: str, buckets: Sequence[float], label: str) -> str:
+    """Per `label`, how many of `source`'s rows fall in each bucket and the sum of their `seconds`: one
+    `width_bucket` per row (on the negated bounds, so that a value equal to a bound falls in that bound's
+    bucket, as Prometheus' `le` has it). The buckets are this module's constants, never input."""
+    negated = ", ".join(repr(-float(bound)) for bound in reversed(buckets))
+    return (f"SELECT {label} AS label, {len(buckets)} - width_bucket(-seconds, ARRAY[{negated}]::float8[]) AS bucket, "
+            f"count(*) AS n, sum(seconds) AS total FROM ({source}) AS rows GROUP BY 1, 2")
 
 
 _RUN_SECONDS = histogram_query(
-    "SELECT coalesce(driver, 'command') AS agent, extract(epoch FROM finished_at - started_at)::float8 AS seconds "
+    "SELECT coalesce(driver, 'command') AS agent, date_part('epoch', finished_at - started_at) AS seconds "
     "FROM agent_runs WHERE finished_at IS NOT NULL AND started_at IS NOT NULL", RUN_BUCKETS, "agent")
 _WAIT_SECONDS = histogram_query(
-    "SELECT coalesce(driver, 'command') AS agent, extract(epoch FROM started_at - queued_at)::float8 AS seconds "
+    "SELECT coalesce(driver, 'command') AS agent, date_part('epoch', started_at - queued_at) AS seconds "
     "FROM agent_runs WHERE started_at IS NOT NULL", WAIT_BUCKETS, "agent")
 _ANSWER_SECONDS = histogram_query(
-    "SELECT kind, extract(epoch FROM answered_at - created_at)::float8 AS seconds FROM approvals "
+    "SELECT kind, date_part('epoch', answered_at - created_at) AS seconds FROM approvals "
     "WHERE answered_at IS NOT NULL", ANSWER_BUCKETS, "kind")
 
 
@@ -198,7 +198,13 @@ def _gauge(name: str, help: str, labels: list[str], samples: Iterable[tuple[obje
 
 def _histogram(name: str, help: str, label: str, buckets: Sequence[float], rows: list[asyncpg.Record]) -> Metric:
     family = HistogramMetricFamily(name, help, labels=[label])
-    for row in rows:
-        counts = [(repr(float(bound)), row[f"b{index}"]) for index, bound in enumerate(buckets)]
-        family.add_metric([row["label"]], [*counts, ("+Inf", row["n"])], row["total"])
+    counts: dict[str, list[int]] = {}
+    sums: dict[str, float] = {}
+    for row in rows:  # bucket k: the values over the first k bounds and within the next (k = len: over them all)
+        counts.setdefault(row["label"], [0] * (len(buckets) + 1))[row["bucket"]] += row["n"]
+        sums[row["label"]] = sums.get(row["label"], 0.0) + row["total"]
+    for value, per_bucket in counts.items():
+        cumulative = list(itertools.accumulate(per_bucket))
+        family.add_metric([value], [*((repr(float(bound)), cumulative[index]) for index, bound in enumerate(buckets)),
+                                    ("+Inf", cumulative[-1])], sums[value])
     return family
