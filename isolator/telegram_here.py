@@ -1,24 +1,26 @@
-"""Whether this process polls Telegram now: the poller (api/platforms/telegram/poller.py) counts itself in
-while it runs, and the doctor (activities/doctor/telegram.py) then leaves a webhook it finds set to the
-poller, which deletes it at its start."""
+"""What this process does with Telegram's updates now: polling for them (api/platforms/telegram/poller.py)
+or setting the bot's webhook (api/platforms/telegram/webhook_setup.py). The doctor's check, run in the same
+process (`isolator dev`'s start, `GET /api/doctor`, the dashboard), then leaves the webhook it finds to
+them: the poller deletes it at its start, and the setting sets it, or logs why Telegram refused."""
 
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from collections import Counter
+from typing import Iterator, Literal
 
-_pollers = 0
+Doing = Literal["polling", "setting the webhook"]
+_doing: Counter[Doing] = Counter()
 
 
 @contextlib.contextmanager
-def polling() -> Iterator[None]:
-    global _pollers
-    _pollers += 1
+def doing(what: Doing) -> Iterator[None]:
+    _doing[what] += 1
     try:
         yield
     finally:
-        _pollers -= 1
+        _doing[what] -= 1
 
 
-def polling_here() -> bool:
-    return _pollers > 0
+def doing_here(what: Doing) -> bool:
+    return _doing[what] > 0

@@ -9,7 +9,7 @@ from telegram.error import InvalidToken, TelegramError
 
 from activities.doctor.check import Check
 from isolator.settings import Settings
-from isolator.telegram_polling import polling_here
+from isolator.telegram_here import doing_here
 
 
 async def telegram(settings: Settings) -> Check:
@@ -28,15 +28,16 @@ async def telegram(settings: Settings) -> Check:
         return Check.failed(name, f"Telegram cannot be asked ({type(error).__name__})",
                             "check TELEGRAM_API_URL and this machine's network")
     pending = f"{webhook.pending_update_count} update(s) waiting"
-    # The poller of this process deletes a webhook at its start: one found meanwhile is no problem of its own.
-    if settings.telegram_polls and webhook.url and not polling_here():
+    # This process's poller deletes a webhook at its start, and its setting sets it: what is found meanwhile
+    # is theirs to mend (they log what they could not).
+    if settings.telegram_polls and webhook.url and not doing_here("polling"):
         return Check.failed(name, f"a webhook is set ({webhook.url}) though TELEGRAM_MODE=polling: while it is, "
                                   f"Telegram refuses getUpdates (409) ({pending})",
                             "start the API or `isolator dev` again: its poller deletes the webhook at start. If "
                             "another service receives this bot's updates at that URL, give each its own bot "
                             "(@BotFather), since one would take the other's updates")
     expected = settings.telegram_webhook_url
-    if expected is not None and webhook.url != expected:
+    if expected is not None and webhook.url != expected and not doing_here("setting the webhook"):
         return Check.failed(name, f"the webhook is {webhook.url or 'not set'}, not PUBLIC_URL/webhooks/telegram "
                                   f"({expected}) ({pending})",
                             "start the API again: it sets the webhook at start, and its log says what Telegram "

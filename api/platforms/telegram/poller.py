@@ -29,7 +29,7 @@ from temporalio.service import RPCError
 
 from api.platforms.telegram.webhook import MalformedUpdate, handle_update, parse_update
 from isolator.settings import Settings
-from isolator.telegram_polling import polling
+from isolator.telegram_here import doing
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +128,7 @@ async def polling_telegram(settings: Settings, client: Client, pool: asyncpg.Poo
     running = asyncio.create_task(TelegramPoller(settings, client, pool).run())
     running.add_done_callback(_report_end)
     try:
-        with polling():  # the doctor, in this process, knows the webhook is the poller's to delete
+        with doing("polling"):  # the doctor, in this process, leaves the webhook to the poller
             yield
     finally:
         running.cancel()

@@ -26,6 +26,7 @@ from temporalio.client import Client
 
 from api.platforms.telegram.poller import ALLOWED_UPDATES, RETRY_SECONDS, polling_telegram
 from isolator.settings import Settings
+from isolator.telegram_here import doing
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +65,8 @@ async def set_webhook(settings: Settings) -> WebhookOutcome:
 async def _set_and_say(settings: Settings) -> None:
     # httpx logs each request's URL at INFO, and a Bot API URL holds the bot's token.
     logging.getLogger("httpx").setLevel(max(logging.WARNING, logging.getLogger("httpx").getEffectiveLevel()))
-    outcome = await set_webhook(settings)
+    with doing("setting the webhook"):  # the doctor, in this process, leaves the webhook to it meanwhile
+        outcome = await set_webhook(settings)
     if outcome.state == "refused":
         log.error("telegram: the webhook cannot be set to %s: %s. Check PUBLIC_URL (Telegram posts to HTTPS URLs "
                   "only) and TELEGRAM_BOT_TOKEN, or set TELEGRAM_MODE=polling", settings.telegram_webhook_url,

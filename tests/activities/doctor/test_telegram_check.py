@@ -7,7 +7,7 @@ import pytest
 
 from activities.doctor.telegram import telegram
 from isolator.settings import Settings
-from isolator.telegram_polling import polling
+from isolator.telegram_here import doing
 from tests.fakes.telegram_api import FakeTelegram
 
 ROUTE = "https://isolator.example.org/webhooks/telegram"
@@ -29,7 +29,7 @@ async def test_polling_with_a_webhook_set_is_a_problem_unless_this_process_polls
     fake.webhook.update(url=ROUTE, pending_update_count=4)
 
     found = await telegram(polls)
-    with polling():  # the poller of this process deletes it at its start
+    with doing("polling"):  # the poller of this process deletes it at its start
         here = await telegram(polls)
 
     assert not found.ok and "a webhook is set (https://isolator.example.org/webhooks/telegram)" in found.problem
@@ -50,4 +50,8 @@ async def test_by_webhook_with_a_public_url_the_webhook_must_be_its_route(by_web
     assert not elsewhere.ok and "the webhook is https://old.example.org/hook, not" in elsewhere.problem
     assert "start the API again: it sets the webhook at start" in elsewhere.fix
     assert right.ok and ROUTE in right.detail
+    fake.webhook_url = None
+    with doing("setting the webhook"):  # this process's start is setting it: what it finds is not yet
+        being_set = await telegram(by_webhook)
+    assert being_set.ok, being_set
 
