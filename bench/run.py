@@ -27,6 +27,7 @@ from pathlib import Path
 
 from bench import agents, approvals, dashboard, messages, pr_loop, ready, restore, sandbox, scale, sweep, webhooks
 from bench import slack_socket
+from bench import tracing as tracing_cost
 from bench import telegram as telegram_polling
 from bench import warm as warm_pool
 from bench.figures import Figure, as_json, print_table
@@ -133,6 +134,7 @@ async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | N
                                                     sizes.many_seconds)),
             ("dashboard", lambda: dashboard.codebase_page(stack, sizes.status_environments, sizes.status_runs)),
             ("dashboard live", lambda: dashboard.line_to_page(stack, agent_codebase, with_agent, sizes.stream_lines)),
+            ("tracing", lambda: tracing_cost.tracing_cost(stack, sizes.reuse_runs, sizes.concurrency, sizes.seconds)),
             # Last: they leave thousands of environments behind (the rows case deletes its own).
             ("reuse with 10,000 rows", lambda: scale.reuse_with_rows(stack, small, sizes.rows, sizes.rows_runs)),
             ("classification", lambda: scale.classification(stack, trees, sizes.scale_codebases,
