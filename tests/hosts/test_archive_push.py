@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.conftest import Stack
 from tests.gitrepos import git
-from tests.hosts.test_lost_disk import bare_origin
+from tests.hosts.relocation import bare_origin
 
 
 def pushed_archives(origin: Path) -> list[str]:

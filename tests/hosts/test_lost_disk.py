@@ -10,24 +10,10 @@ from pathlib import Path
 
 import asyncpg
 
-from tests.gitrepos import git, make_repo
+from tests.conftest import Stack
+from tests.gitrepos import git
 from tests.hosts.conftest import MakeCluster
-
-
-def bare_origin(folder: Path) -> Path:
-    """A repository with a commit, and its bare clone as origin."""
-    work = make_repo(folder / "work")
-    origin = folder / "origin.git"
-    git("clone", "-q", "--bare", str(work), str(origin), cwd=folder)
-    return origin
-
-
-async def wait_for(check, seconds: float = 90) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(int(seconds * 10)):
-        if await check():
-            return
-        await asyncio.sleep(0.1)
-    raise AssertionError("not within the time")
+from tests.hosts.relocation import bare_origin
 
 
 async def test_a_worker_on_an_empty_disk_clones_again_and_puts_back_the_pushed_worktrees(
@@ -77,7 +63,7 @@ def answer_branch(worktree: Path) -> str:
 
 
 async def test_a_checkout_deleted_under_a_running_worker_is_cloned_again_at_the_next_message(
-        stack, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+        stack: Stack, tmp_path: Path) -> None:
     origin = bare_origin(tmp_path / "origin")
     response = await stack.api.post("/api/codebases", json={"url": f"file://{origin}", "name": "project"})
     assert response.status_code in (200, 201), response.text
@@ -92,7 +78,7 @@ async def test_a_checkout_deleted_under_a_running_worker_is_cloned_again_at_the_
     assert row["checkout_state"] == "rebuilt"
 
 
-async def test_a_checkout_gone_with_no_url_to_clone_from_is_said_not_retried(stack, repo: Path) -> None:  # type: ignore[no-untyped-def]
+async def test_a_checkout_gone_with_no_url_to_clone_from_is_said_not_retried(stack: Stack, repo: Path) -> None:
     await stack.register(repo)
     await stack.say("no-url", "/clone project")
     shutil.rmtree(repo)

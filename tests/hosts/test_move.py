@@ -14,7 +14,7 @@ from tests.agents import command
 from tests.gitrepos import git
 from tests.hosts.cluster import Cluster
 from tests.hosts.conftest import MakeCluster
-from tests.hosts.test_lost_disk import bare_origin
+from tests.hosts.relocation import bare_origin
 
 
 async def move(cluster: Cluster, codebase_id: str, host: str) -> dict:

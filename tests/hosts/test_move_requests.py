@@ -10,7 +10,7 @@ from pathlib import Path
 
 from isolator.payloads import connect
 from tests.conftest import Stack
-from tests.hosts.test_lost_disk import bare_origin
+from tests.hosts.relocation import bare_origin, other_host
 from workers.worker import running_workers
 
 
@@ -45,11 +45,7 @@ async def test_the_codebase_pages_move_button_moves_it_to_the_other_hosts_worker
     await stack.say("button", "/clone project")
     old = Path((await stack.say("button", "hello"))["result"]["workingPath"])
     (old / "draft.txt").write_text("not committed\n")
-    other = stack.settings.model_copy(update={
-        "host": f"other-{uuid.uuid4().hex[:6]}", "worktree_base_setting": tmp_path / "other" / "worktrees",
-        "workspace_path_setting": tmp_path / "other" / "workspace", "data_dir": tmp_path / "other" / "data"})
-    for cached in ("worktree_base", "workspace_path"):  # computed from the fields above, not copied
-        other.__dict__.pop(cached, None)
+    other = other_host(stack.settings, tmp_path / "other")
     assert other.worktree_base != stack.settings.worktree_base
 
     # A client of its own: one client may not run two workers on the shared queue.
