@@ -53,8 +53,8 @@ def model_api_of(driver: str, agent_home: Path) -> ModelApi | None:
     """Where the driver's agent sends its requests; None for Aider without OPENAI_API_BASE (its model's
     provider decides)."""
     if driver == "aider":
-        url = os.environ.get("OPENAI_API_BASE") or os.environ.get("OPENAI_BASE_URL")
-        return ModelApi(url, "OPENAI_API_BASE") if url else None
+        named = next((name for name in ("OPENAI_API_BASE", "OPENAI_BASE_URL") if os.environ.get(name)), None)
+        return ModelApi(os.environ[named], named) if named else None
     folder = operators_folder(driver, agent_home)
     if driver == "claude":
         if os.environ.get("ANTHROPIC_BASE_URL"):
@@ -96,9 +96,11 @@ async def reach(settings: Settings, api: ModelApi) -> Check:
                                    _agent_configs(settings.agent_home))
     verdict = await _verdict(entries, host, port)
     if verdict.address is None:
-        return Check.failed(name, f"the egress proxy refuses {host}:{port}: {verdict.reason}",
-                            f"name the port in {api.named_by} ({host}:{port}), or add `{host}:{port}` to "
-                            "SANDBOX_ALLOWED_HOSTS (docs/sandbox.md)")
+        fix = (f"point {api.named_by} elsewhere: a link-local or reserved address (the cloud's metadata) is never "
+               "let through" if "link-local" in verdict.reason else
+               f"name the port in {api.named_by} ({host}:{port}), or add `{host}:{port}` to SANDBOX_ALLOWED_HOSTS "
+               "(docs/sandbox.md)")
+        return Check.failed(name, f"the egress proxy refuses {host}:{port}: {verdict.reason}", fix)
     with tempfile.TemporaryDirectory(prefix="isolator-doctor-") as scratch:
         egress = await open_egress(entries, Path(scratch), "isolator doctor")
         try:

@@ -58,19 +58,21 @@ async def test_a_model_api_out_of_reach_says_so_and_the_fix(claude: Settings, mo
     assert "start the model API, or correct ANTHROPIC_BASE_URL" in check.fix
 
 
-@pytest.mark.parametrize("url, reason", [
-    ("http://127.0.0.1/", "127.0.0.1 is a loopback or private address (list it with its port to allow it)"),
-    ("http://169.254.169.254:8080", "169.254.169.254 is link-local or reserved"),
+@pytest.mark.parametrize("url, reason, fix", [
+    ("http://127.0.0.1/", "127.0.0.1 is a loopback or private address (list it with its port to allow it)",
+     "name the port in ANTHROPIC_BASE_URL (127.0.0.1:80), or add `127.0.0.1:80` to SANDBOX_ALLOWED_HOSTS"),
+    ("http://169.254.169.254:8080", "169.254.169.254 is link-local or reserved",
+     "point ANTHROPIC_BASE_URL elsewhere: a link-local or reserved address (the cloud's metadata) is never let"),
 ])
 async def test_a_model_api_the_allow_list_refuses_is_said_before_any_request(
-    claude: Settings, model: FakeAnthropicApi, monkeypatch: pytest.MonkeyPatch, url: str, reason: str
+    claude: Settings, model: FakeAnthropicApi, monkeypatch: pytest.MonkeyPatch, url: str, reason: str, fix: str
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
 
     [check] = await model_api_checks(claude)
 
     assert not check.ok and "the egress proxy refuses" in check.problem and reason in check.problem, check
-    assert "SANDBOX_ALLOWED_HOSTS" in check.fix
+    assert fix in check.fix, check.fix
     assert model.calls == []
 
 
