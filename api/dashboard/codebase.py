@@ -13,6 +13,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 from temporalio.client import Client
 
+from activities.hosts.liveness import liveness_of
 from api.dashboard.access import Refused, Session, viewer
 from api.dashboard.conversations import conversation_links
 from api.dashboard.disk import next_cleanup
@@ -109,4 +110,5 @@ async def codebase_page(
     filters = {"sort": sort, "dir": direction, "branch": branch or "", "state": state or ""}
     return render(request, session, "codebase.html", codebase=codebase, environments=environments,
                   archives=archives, total=total, warm=warm, page=page, pages=max(1, math.ceil(total / PAGE_SIZE)),
-                  filters=filters, threshold=threshold, next_cleanup=await next_cleanup(client))
+                  filters=filters, threshold=threshold, next_cleanup=await next_cleanup(client),
+                  host=await liveness_of(pool, codebase["host"]))

@@ -55,6 +55,7 @@ async def test_a_killed_host_is_silent_since_its_last_beat_and_alive_again_after
     assert page.count('<tr class="host alive"') == 2
     overview = (await cluster.api(0).get("/")).text
     assert f"{lines['hostB']}: its messages wait" in overview, overview
+    assert f"{lines['hostB']}: its messages wait" in (await cluster.api(1).get("/codebases/project")).text
 
     await cluster.restart("hostB")
     hosts = await hosts_when(cluster, lambda hosts: hosts["hostB"]["alive"], api=0)
