@@ -113,6 +113,8 @@ class CodebaseView(BaseModel):
     host: str
     agent_command: list[str] | None  # null: AGENT_COMMAND applies; []: no agent
     agent: AgentChoice | None  # null: AGENT applies; wins over agent_command
+    checkout_state: str | None = None  # rebuilding, rebuilt, lost (a lost disk), moving, moved; null: none of these
+    checkout_note: str | None = None  # what happened to the checkout, and when it is `lost`, why
 
 
 class RegisteredView(CodebaseView):
@@ -281,4 +283,5 @@ async def delete_codebase(codebase: CodebaseKey, pool: Annotated[asyncpg.Pool, D
 def _view(row: asyncpg.Record) -> CodebaseView:
     return CodebaseView(id=str(row["id"]), name=row["name"], repository_url=row["repository_url"],
                         canonical_path=row["canonical_path"], default_branch=row["default_branch"], host=row["host"],
-                        agent_command=row["agent_command"], agent=row["agent"])
+                        agent_command=row["agent_command"], agent=row["agent"],
+                        checkout_state=row["checkout_state"], checkout_note=row["checkout_note"])

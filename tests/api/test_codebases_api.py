@@ -114,7 +114,7 @@ async def test_list_is_sorted_by_name(stack: Stack, tmp_path: Path) -> None:
     assert [item["name"] for item in listed] == ["alpha", "mid", "zeta"]
     assert listed[0]["canonical_path"] == str((tmp_path / "repos" / "alpha").resolve())
     assert set(listed[0]) == {"id", "name", "repository_url", "canonical_path", "default_branch", "host", "agent_command",
-                              "agent"}
+                              "agent", "checkout_state", "checkout_note"}
 
 
 # --- refusing ---------------------------------------------------------------------------------------------

@@ -42,6 +42,8 @@ async def test_a_worker_on_an_empty_disk_clones_again_and_puts_back_the_pushed_w
     row = await db.fetchrow("SELECT checkout_state, checkout_note FROM codebases WHERE id = $1", codebase["id"])
     assert row["checkout_state"] == "rebuilt", dict(row)
     assert f"file://{origin}" in row["checkout_note"]
+    view = (await cluster.api().get(f"/api/codebases/{codebase['id']}")).json()
+    assert (view["checkout_state"], view["checkout_note"]) == (row["checkout_state"], row["checkout_note"])
     assert (paths[pushed] / "kept.txt").read_text() == "committed and pushed\n"
     assert not paths[unpushed].exists()
     told = await cluster.reply_containing(pushed, "was lost. It was put back")
