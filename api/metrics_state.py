@@ -9,6 +9,7 @@ few milliseconds (bench/metrics.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -86,15 +87,12 @@ class StateSettings:
 
 
 async def state_metrics(pool: asyncpg.Pool, settings: StateSettings) -> list[Metric]:
-    async with pool.acquire() as connection:
-        ends = await connection.fetch(RUN_ENDS, EPOCH)
-        spent = await connection.fetch(SPENT, EPOCH)
-        approvals = await connection.fetch(_APPROVALS)
-        oldest = await connection.fetchval(_OLDEST_PENDING)
-        worktrees = await connection.fetch(_WORKTREES)
-        warm = await connection.fetch(_WARM, settings.warm_worktrees)
-        stopped = await connection.fetchval(_FIXING_STOPPED)
-        histograms = [await connection.fetch(query) for query in (_RUN_SECONDS, _WAIT_SECONDS, _ANSWER_SECONDS)]
+    # Two connections, each half of the queries: PostgreSQL answers them side by side.
+    (ends, spent, approvals, oldest, stopped), (worktrees, warm, *histograms) = await asyncio.gather(
+        _fetch(pool, [(RUN_ENDS, EPOCH), (SPENT, EPOCH), (_APPROVALS,), (_OLDEST_PENDING,), (_FIXING_STOPPED,)]),
+        _fetch(pool, [(_WORKTREES,), (_WARM, settings.warm_worktrees), (_RUN_SECONDS,), (_WAIT_SECONDS,),
+                      (_ANSWER_SECONDS,)]))
+    oldest, stopped = oldest[0][0], stopped[0][0]
     return [
         *_runs(ends, spent),
         *_approvals(approvals, oldest),
@@ -108,6 +106,11 @@ async def state_metrics(pool: asyncpg.Pool, settings: StateSettings) -> list[Met
         _histogram("isolator_approval_answer_seconds", "Time from a request to a person to its answer", "kind",
                    ANSWER_BUCKETS, histograms[2]),
     ]
+
+
+async def _fetch(pool: asyncpg.Pool, queries: list[tuple[object, ...]]) -> list[list[asyncpg.Record]]:
+    async with pool.acquire() as connection:
+        return [await connection.fetch(query, *arguments) for query, *arguments in queries]
 
 
 def _runs(ends: list[asyncpg.Record], spent: list[asyncpg.Record]) -> list[Metric]:
