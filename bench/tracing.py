@@ -17,6 +17,7 @@ import uuid
 from contextlib import AsyncExitStack
 
 import httpx
+import psutil
 
 from bench.figures import Figure, Latency, timed, verdict
 from bench.messages import RAMP_SECONDS, WINDOW_SECONDS, _Load, _saturate
@@ -26,7 +27,7 @@ from bench.stack import ISOLATOR, Stack, _ready, _spawn, _stop, free_port
 ORDER = ("off", "on", "on", "off")
 
 
-async def _side(stack: Stack, cleanup: AsyncExitStack, side: str) -> httpx.AsyncClient:
+async def _side(stack: Stack, cleanup: AsyncExitStack, side: str) -> tuple[httpx.AsyncClient, list[psutil.Process]]:
     """One side's worker and API, started, with its repository registered."""
     run, port = uuid.uuid4().hex[:8], free_port()
     folder = stack.trees / f"tracing-{side}"
@@ -47,7 +48,11 @@ async def _side(stack: Stack, cleanup: AsyncExitStack, side: str) -> httpx.Async
     await _ready(api, processes, stack.work)
     repository = make_repository(folder / f"tracing-{side}-{run}", files=50, folders=1)  # names are unique
     (await api.post("/api/codebases", json={"path": str(repository)})).raise_for_status()
-    return api
+    return api, [psutil.Process(process.pid) for process in processes.values()]
+
+
+def _cpu_seconds(processes: list[psutil.Process]) -> float:
+    return sum(sum(process.cpu_times()[:2]) for process in processes)
 
 
 async def _say(api: httpx.AsyncClient, conversation: str) -> None:
@@ -58,7 +63,10 @@ async def _say(api: httpx.AsyncClient, conversation: str) -> None:
 
 async def tracing_cost(stack: Stack, runs: int, concurrency: int, seconds: float) -> list[Figure]:
     async with AsyncExitStack() as cleanup:
-        services = {side: await _side(stack, cleanup, side) for side in ("off", "on")}
+        started = {side: await _side(stack, cleanup, side) for side in ("off", "on")}
+        services = {side: api for side, (api, _) in started.items()}
+        cpu = {side: 0.0 for side in services}  # the side's worker and API, during its throughput windows
+        calls = {side: 0 for side in services}
         conversations = [f"trace-{index}" for index in range(concurrency)]
         for api in services.values():
             for conversation in conversations:
@@ -75,9 +83,13 @@ async def tracing_cost(stack: Stack, runs: int, concurrency: int, seconds: float
             await _saturate(lambda index: _say(api, conversations[index]), concurrency, window, RAMP_SECONDS)
         for _ in range(rounds):
             for side in ORDER:
-                api = services[side]
-                loads[side].add(*await _saturate(lambda index: _say(api, conversations[index]), concurrency, window,
-                                                 RAMP_SECONDS), window - RAMP_SECONDS)
+                api, before = services[side], _cpu_seconds(started[side][1])
+                latencies, counted = await _saturate(lambda index: _say(api, conversations[index]), concurrency,
+                                                     window, RAMP_SECONDS)
+                cpu[side] += _cpu_seconds(started[side][1]) - before
+                calls[side] += len(latencies)
+                loads[side].add(latencies, counted, window - RAMP_SECONDS)
+    cost = {side: 1000 * cpu[side] / max(calls[side], 1) for side in cpu}  # less swayed by the machine's load
     off, on = Latency.of(reuse["off"]), Latency.of(reuse["on"])
     added, ratio = on.p50 - off.p50, loads["on"].rate / loads["off"].rate
     return [
@@ -89,4 +101,6 @@ async def tracing_cost(stack: Stack, runs: int, concurrency: int, seconds: float
                {"rate": round(loads["on"].rate, 1), "baseline_rate": round(loads["off"].rate, 1),
                 "ratio": round(ratio, 3)}),
         Figure("  ratio to tracing off", f"x{ratio:.2f} (target >= 0.95)"),
+        Figure("  CPU per message, worker and API", f"{cost['on']:.1f} ms", f"tracing off: {cost['off']:.1f} ms",
+               data={"cpu_ms_per_message": {side: round(value, 2) for side, value in cost.items()}}),
     ]
