@@ -11,6 +11,8 @@ import tomllib
 from typing import Any
 
 from isolator.approval_rules import RuleError, parse_rule
+from isolator.automation_rules import read_automations
+from isolator.contracts.automation import Automation, AutomationProblem
 from isolator.contracts.repository import (
     CONFIG_FILE,
     ConfigProblem,
@@ -28,6 +30,7 @@ _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "approvals": {"ask": list, "deny": list},
 }
 LFS_MODES = ("fetch", "skip")
+AUTOMATIONS = "automations"
 PULL_REQUEST_MODES = ("draft", "ready", "off")
 # A prefix of a branch name: `agent/`, `bot-`; checked whole by git when the branch is pushed.
 _PREFIX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,49}$")
@@ -63,8 +66,11 @@ class _Invalid(Exception):
 
 def _config(data: dict[str, Any]) -> RepositoryConfig:
     for section, table in data.items():
+        if section == AUTOMATIONS:  # `[[automations]]`: read on their own (isolator/automation_rules.py)
+            continue
         if section not in _SECTIONS:
-            raise _Invalid(section, None, f"unknown section `[{section}]` (known: {', '.join(_SECTIONS)})")
+            raise _Invalid(section, None, f"unknown section `[{section}]` (known: {', '.join(_SECTIONS)}, "
+                                          "`[[automations]]`)")
         if not isinstance(table, dict):
             raise _Invalid(section, None, f"`{section}` must be a table, `[{section}]`")
         for key, value in table.items():
@@ -150,3 +156,14 @@ def _line_of(text: str, section: str, key: str | None) -> int | None:
         elif in_section and key is not None and re.match(rf"{re.escape(key)}\s*=", stripped):
             return number
     return None
+
+
+def read_repository_automations(text: str | None) -> list[Automation] | AutomationProblem:
+    """`[[automations]]` of a committed `.isolator.toml` (none: an empty list)."""
+    if text is None:
+        return []
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        return AutomationProblem(None, None, f"`{CONFIG_FILE}` is not valid TOML: {error}")
+    return read_automations(data.get(AUTOMATIONS, []), "repository")

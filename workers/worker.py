@@ -12,6 +12,7 @@ from temporalio.client import Client
 from temporalio.worker import Interceptor, UnsandboxedWorkflowRunner, Worker
 
 from activities.automations.firings import AutomationActivities
+from activities.automations.repository import RepositoryAutomationActivities
 from activities.chat.conversations import ConversationActivities
 from activities.chat.platforms import PlatformActivities, deliverers
 from activities.chat.refusals import RefusalActivities
@@ -47,6 +48,7 @@ from isolator.settings import Settings
 from workers.interceptors import worker_interceptors
 from workflows.agent_run import AgentRunWorkflow
 from workflows.automation import AutomationFiringWorkflow
+from workflows.automation_reconcile import ReconcileAutomationsWorkflow
 from workflows.cleanup import CleanupWorkflow, CodebaseCleanupWorkflow
 from workflows.cleanup_hosts import HostCleanupWorkflow
 from workflows.codebase import RegisterCodebaseWorkflow
@@ -60,7 +62,8 @@ from workflows.warm_pool import WarmPoolWorkflow
 
 WORKFLOWS = [MessageWorkflow, RegisterCodebaseWorkflow, EnvironmentWorkflow, AgentRunWorkflow, CodebaseCleanupWorkflow,
              HostCleanupWorkflow, CleanupWorkflow, RestoreEnvironmentWorkflow, WarmPoolWorkflow, ExplainEnvironmentWorkflow,
-             CleanupPreviewWorkflow, PullRequestLoopWorkflow, AutomationFiringWorkflow, MoveCodebaseWorkflow]
+             CleanupPreviewWorkflow, PullRequestLoopWorkflow, AutomationFiringWorkflow, MoveCodebaseWorkflow,
+             ReconcileAutomationsWorkflow]
 
 # Workflows run without the SDK's sandbox. The sandbox re-runs compiled code for every activation
 # and for every payload it converts: about 6 ms of CPU per message, a third of the worker's work.
@@ -180,6 +183,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         automations.wait_for_run,
         automations.note_firing,
         automations.finish_firing,
+        RepositoryAutomationActivities(settings, pool, client).reconcile_automations,
     ]
 
 
@@ -204,6 +208,7 @@ def host_activities(pool: asyncpg.Pool, settings: Settings, client: Client | Non
         team_runs.begin_team_run,
         team_runs.end_team_run,
         WorktreeFactsActivities().explain_worktree,
+        RepositoryAutomationActivities(settings).read_committed_automations,
         ResultsActivities(settings, pool, replies).push_results,
         BranchUpdateActivities(settings, pool).take_in_branch_updates,
         CodebaseViewActivities(EnvironmentActivities(pool, settings), isolation).count_worktrees,

@@ -173,3 +173,26 @@ class FiringNote:
     plan: FiringPlan
     text: str
     key: str
+
+
+@dataclass
+class CommittedAutomations:
+    """`[[automations]]` as committed on a codebase's default branch at origin (definitions as stored)."""
+
+    definitions: list[dict] = field(default_factory=list)
+    problem: str = ""  # the file's automations cannot be read: nothing is changed
+    revision: str = ""
+
+
+@dataclass
+class ReconcileInput:
+    codebase_id: str
+    committed: CommittedAutomations
+
+
+@dataclass
+class Reconciled:
+    made: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # `name: why` (taken by another codebase or the API)

@@ -27,6 +27,7 @@ from api.deps import get_client, get_pool
 from api.dispatch import UnusableText, start_message
 from api.pr_loop import is_ours
 from api.platforms.github.approvals import parse_answer, take_answer
+from api.platforms.github.automations import fire_automations
 from api.platforms.github.feedback import Feedback, parse_feedback
 from api.platforms.github.events import (
     PLATFORM,
@@ -80,6 +81,11 @@ def build_router(settings: Settings) -> APIRouter:
         if event in INSTALLATION_EVENTS:
             return JSONResponse(await installation_event(event, payload, settings, pool, client))
         await note_installation(settings, pool, payload)
+        try:  # an automation's trigger (api/platforms/github/automations.py); the event goes on as before
+            fired = await fire_automations(event, payload, settings, pool, client)
+        except RPCError as error:
+            log.warning("github delivery %s not started: %s", delivery, error)
+            return _answer(status.HTTP_503_SERVICE_UNAVAILABLE, detail="cannot start the work now; redeliver later")
         mention = await credentials.mention()  # the App's `@<slug>`, else BOT_MENTION
         try:
             answer = parse_answer(event, payload, mention)
@@ -106,6 +112,8 @@ def build_router(settings: Settings) -> APIRouter:
         except RPCError as error:
             log.warning("github delivery %s not started: %s", delivery, error)
             return _answer(status.HTTP_503_SERVICE_UNAVAILABLE, detail="cannot start the work now; redeliver later")
+        if isinstance(parsed, Ignored) and fired:
+            return _answer(status.HTTP_202_ACCEPTED, status="fired", workflow_id=fired[0])
         if isinstance(parsed, Ignored):
             log.debug("github delivery %s (%s) ignored: %s", delivery, event, parsed.reason)
             return _answer(status.HTTP_200_OK, status="ignored", reason=parsed.reason)
