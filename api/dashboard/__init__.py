@@ -13,6 +13,7 @@ from api.dashboard import answers, cleanup, codebase, environment, github_connec
 from api.dashboard import codebase_move
 from api.dashboard import doctor
 from api.dashboard import hosts
+from api.dashboard import automations
 from api.dashboard.access import Access
 from api.dashboard.live import RunListener
 from api.dashboard.rendering import STATIC, install_handlers
@@ -26,5 +27,6 @@ def install(app: FastAPI, settings: Settings) -> None:
         app.include_router(module.router)
     app.include_router(doctor.router)  # /doctor: what `isolator doctor` finds
     app.include_router(hosts.router)  # /hosts: which hosts are alive, and processes that differ
+    app.include_router(automations.router)  # /automations: their next and last firings, pause, resume, run now
     app.mount("/static", StaticFiles(directory=STATIC), name="dashboard-static")
     install_handlers(app)
