@@ -27,6 +27,7 @@ from pathlib import Path
 
 from bench import agents, approvals, dashboard, messages, pr_loop, ready, restore, sandbox, scale, sweep, webhooks
 from bench import slack_socket
+from bench import liveness as host_liveness
 from bench import tracing as tracing_cost
 from bench import telegram as telegram_polling
 from bench import warm as warm_pool
@@ -132,6 +133,7 @@ async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | N
             ("sandbox", lambda: sandbox.overhead(trees, sizes.sandbox_runs)),
             ("agent runs", lambda: agents.many_runs(stack, agent_codebase, with_agent, sizes.many_conversations,
                                                     sizes.many_seconds)),
+            ("host liveness", lambda: host_liveness.liveness(stack, sizes.reuse_runs)),
             ("dashboard", lambda: dashboard.codebase_page(stack, sizes.status_environments, sizes.status_runs)),
             ("dashboard live", lambda: dashboard.line_to_page(stack, agent_codebase, with_agent, sizes.stream_lines)),
             ("tracing", lambda: tracing_cost.tracing_cost(stack, sizes.reuse_runs, sizes.concurrency, sizes.seconds)),
