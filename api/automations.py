@@ -12,7 +12,7 @@ import asyncpg
 from fastapi import APIRouter, Body, Depends, HTTPException, Response, status
 from fastapi import Path as PathParameter
 from temporalio.client import Client
-from temporalio.service import RPCError
+from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from activities.automations import schedules
 from activities.automations.records import AutomationRecords, StoredAutomation
@@ -105,9 +105,8 @@ async def start_firing(client: Client, settings: Settings, firing: FiringInput, 
     try:
         await client.start_workflow(schedules.FIRING_WORKFLOW, firing, id=workflow_id, task_queue=settings.task_queue,
                                     static_summary=f"automation {firing.name}, by {firing.trigger}")
-    except RPCError as error:
-        if "already started" not in str(error).lower():
-            raise
+    except WorkflowAlreadyStartedError:  # a redelivery: the firing it started goes on
+        pass
     return workflow_id
 
 
