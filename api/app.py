@@ -19,6 +19,7 @@ from api import metrics
 from api import host_list
 from api import codebase_moves
 from api.hosts import HostCheck
+from api.platforms import automation_webhook
 from api.platforms.discord import webhook as discord
 from api.platforms.github import webhook as github
 from api.platforms.limits import WebhookBodyLimit
@@ -66,6 +67,8 @@ def create_app(settings: Settings, *, temporal: Client | None = None, pool: asyn
     app.include_router(refusals.router)
     app.include_router(approvals.router)
     app.include_router(automations.router)
+    app.include_router(automation_webhook.key_router)
+    app.include_router(automation_webhook.webhook_router)  # signed per automation, 503 without ISOLATOR_SECRET_KEY
     app.include_router(doctor.router)
     app.include_router(metrics.router)
     app.include_router(host_list.router)
