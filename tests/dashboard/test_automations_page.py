@@ -12,6 +12,7 @@ import pytest
 from activities.automations.schedules import schedule_id
 from isolator.settings import Settings
 from tests.agents import command
+from tests.automations_made import make_automations
 from tests.conftest import Stack
 from tests.results import eventually
 
@@ -21,17 +22,6 @@ ORIGIN = {"Origin": "http://isolator.test"}
 @pytest.fixture
 def settings(settings: Settings) -> Settings:
     return settings.model_copy(update={"agent_command_line": command("ticker", "2", "0.05")})
-
-
-async def make_automations(stack: Stack, repo: Path) -> None:
-    """`nightly`, on a schedule, and `triage`, on events only, both reporting to the test adapter."""
-    codebase = await stack.register(repo)
-    for definition in ({"name": "nightly", "schedule": "@every 1h", "prompt": "look at <b>the flakes</b>",
-                        "report": "test:night-reports"},
-                       {"name": "triage", "on": ["github:issues.labeled:agent"], "prompt": "triage it",
-                        "report": "test:triage-reports"}):
-        made = await stack.api.post("/api/automations", json={**definition, "codebase": codebase["name"]})
-        assert made.status_code == 201, made.text
 
 
 async def _post(stack: Stack, path: str, status: int = 200, csrf: bool = True) -> str:
