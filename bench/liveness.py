@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from typing import Awaitable, Callable
+import uuid
+from contextlib import asynccontextmanager
+from typing import AsyncIterator, Awaitable, Callable
 
 from activities.database import create_pool
 from activities.hosts.presence import SILENT_AFTER_SECONDS, record_alive, record_start
 from bench.figures import Figure, Latency, timed, verdict
-from bench.hosts import cluster_of
-from bench.stack import Stack
+from bench.stack import Stack, free_port
 from isolator.settings import load_settings
 from tests.hosts.cluster import Cluster
 
@@ -25,8 +26,20 @@ SILENT_TARGET_S = SILENT_AFTER_SECONDS + 2.0  # a refresh missed, plus the page'
 ROUNDS = 3
 
 
+@asynccontextmanager
+async def two_hosts(stack: Stack) -> AsyncIterator[Cluster]:
+    cluster = Cluster(stack.work / f"liveness-{uuid.uuid4().hex[:6]}", stack.database_url,
+                      stack.temporal.service_client.config.target_host, stack.temporal, ["hostA", "hostB"], 1,
+                      [free_port()])
+    try:
+        await cluster.start()
+        yield cluster
+    finally:
+        await cluster.stop()
+
+
 async def liveness(stack: Stack, runs: int) -> list[Figure]:
-    async with cluster_of(stack, ["hostA", "hostB"], {}) as cluster:
+    async with two_hosts(stack) as cluster:
         killed, stopped = [], []
         for _ in range(ROUNDS):
             killed.append(await _until_silent(cluster, lambda: _kill(cluster)))
