@@ -82,7 +82,9 @@ class AutomationFiringWorkflow:
     async def _end(self, firing: FiringInput, plan: FiringPlan, resolution: Resolution, run: RunState,
                    workflow_id: str) -> FiringEnd:
         if run.status != "done":
-            return FiringEnd("failed", f"its run ended {run.status.replace('_', ' ')}", run.cost_usd)
+            said = [line for line in (run.closing or run.answer).strip().splitlines() if line.strip()]
+            why = f" ({' '.join(said[-1].split())[:300]})" if said else ""
+            return FiringEnd("failed", f"its run ended {run.status.replace('_', ' ')}{why}", run.cost_usd)
         if plan.results != "pr":
             return FiringEnd("done", run.answer, run.cost_usd)
         if not run.changed:

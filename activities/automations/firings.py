@@ -99,8 +99,11 @@ class AutomationActivities:
                     """SELECT coalesce(sum(cost_usd), 0) FROM agent_runs WHERE platform = 'automation'
                          AND conversation_id = $1 AND queued_at >= (SELECT queued_at FROM agent_runs WHERE id = $2)""",
                     wait.conversation_id, uuid.UUID(wait.first_run_id))
+                closing = await self.pool.fetchval(  # the run's message as it ended: its last line says why
+                    r"""SELECT body FROM outbound_messages WHERE idempotency_key ~ ('^agent-run:' || $1 || ':')
+                        ORDER BY id DESC LIMIT 1""", str(row["id"]))
                 return RunState(True, row["status"], str(row["id"]), float(total), row["output"],
-                                bool(row["changed"] or row["commits"]))
+                                bool(row["changed"] or row["commits"]), closing or "")
             if asyncio.get_running_loop().time() >= deadline:
                 return RunState(False)
             activity.heartbeat()

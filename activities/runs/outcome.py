@@ -91,6 +91,10 @@ class Ending:
         if self.status == "done":
             self.status = "failed"
 
+    def stopped_at_cost(self, error: AgentError) -> None:
+        """Past an automation's own cost cap: stopped there, as nobody is there to ask to go on."""
+        self.status, self.error = "failed", error
+
     def cannot_start(self, problem: str) -> None:
         self.status, self.problem = "failed", problem
 

@@ -29,6 +29,7 @@ from activities.runs.agents.base import AgentError, GaveUp, Reader, Relay, Sessi
 from activities.runs.agents.configs import agent_place
 from activities.runs.approvals import ApprovalRecords
 from activities.runs.budget import raised_today
+from activities.runs.cost_caps import CostCap, OverBudget, cost_cap
 from activities.runs.answer import AnswerStream
 from activities.runs.outcome import Ending
 from activities.runs.output import RunLog, Silence, keep_flushing, stop_tasks, to_its_end
@@ -47,10 +48,6 @@ __all__ = ["AgentActivities", "Ending", "changes_or_none", "strip_mention"]
 
 NEW_SESSION_NOTICE = "_The agent no longer knew this conversation's session: this message started a new one._"
 MOVED_NOTICE = "_New agent session: this conversation works in another worktree now._"
-
-
-class OverBudget(Exception):
-    """The agent reported more cost than AGENT_MAX_COST_USD allows one run."""
 
 
 class AgentActivities:
@@ -90,6 +87,7 @@ class AgentActivities:
         # Marked running meanwhile, not first (a database round trip less before the agent starts);
         # awaited before the run's end is recorded.
         marked = asyncio.ensure_future(self.records.started(run.run_id))
+        cap = await cost_cap(self.records.pool, self.settings, platform, conversation_id)
         try:
             refusal = await self._over_daily_budget(environment.codebase.id)
             if refusal:
@@ -102,7 +100,7 @@ class AgentActivities:
             for attempt in range(2):
                 reader = driver.reader(worktree)
                 relay = (await relays)() if relays is not None else None
-                await self._turn(request, driver, session, reader, answer, output, errors, ending, before, relay)
+                await self._turn(request, driver, session, reader, answer, output, errors, ending, before, cap, relay)
                 if reader.error is None or reader.error.kind != "session" or attempt:
                     break
                 # The agent lost the session (its home was cleared): once more, in a new one.
@@ -111,8 +109,8 @@ class AgentActivities:
                 answer.add(notices[-1])
         except CannotStart as error:
             ending.cannot_start(f"{error}; check {run.plan.source}")
-        except OverBudget:  # it asks to go on (docs/approvals.md)
-            ending.waits_for_answer("budget")
+        except OverBudget as over:  # it asks to go on (docs/approvals.md), or an automation's stops there
+            ending.waits_for_answer("budget") if over.cap.asks else ending.stopped_at_cost(AgentError("budget", str(over)))
         except GaveUp:  # the reader stopped the agent; its error says why
             ending.status = "failed"
         except asyncio.CancelledError:
@@ -132,7 +130,7 @@ class AgentActivities:
                 changes = await changes_or_none(worktree, await _taken(before), Path(scratch.name))
                 if relay is not None and relay.asked is not None and ending.status not in ("stopped", "interrupted"):
                     ending.waits_for_answer(relay.kind)  # its turn ended there, by the relay's interrupt
-                elif reader.error is not None and reader.error.kind == "budget" and self.settings.agent_max_cost_usd:
+                elif reader.error is not None and reader.error.kind == "budget" and cap.asks and cap.usd:
                     ending.waits_for_answer("budget")
                 elif reader.error is not None and ending.error is None:
                     ending.failed(reader.error)
@@ -163,14 +161,14 @@ class AgentActivities:
 
     async def _turn(self, request: AgentRunInput, driver: Driver, session: Session, reader: Reader,
                     answer: AnswerStream, output: Capture, errors: RunLog, ending: Ending,
-                    before: asyncio.Future[StagedTree], relay: Relay | None = None) -> None:
+                    before: asyncio.Future[StagedTree], cap: CostCap, relay: Relay | None = None) -> None:
         """One call of the agent, its output read by `reader` as it arrives; it starts once `before` is taken."""
         run, environment = request.run, request.environment
         platform, conversation_id = run.conversation.split(":", 1)
         session_dir = self.settings.agent_sessions_dir / session.id
         session_dir.mkdir(parents=True, exist_ok=True)
         turn = Turn(strip_mention(run.text, self.settings.bot_mention), Path(environment.working_path),
-                    session.agent_session_id, session_dir, session.turns + 1, self.settings.agent_max_cost_usd,
+                    session.agent_session_id, session_dir, session.turns + 1, cap.usd,
                     relay)
         if relay is not None:
             reader.relay = relay  # type: ignore[attr-defined]  # the reader hands it the agent's requests
@@ -190,7 +188,7 @@ class AgentActivities:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         errors.new_turn()
         silence = Silence(answer)
-        limit = self.settings.agent_max_cost_usd
+        limit = cap.usd
         hear_refusals(answer, reader)  # what its sandbox refuses it is said at once (activities/runs/refusals.py)
 
         async def on_output(chunk: bytes) -> None:
@@ -208,7 +206,7 @@ class AgentActivities:
             if answer.steps_only:
                 answer.steps(reader.did)
             if limit is not None and (reader.usage.cost_usd or 0.0) > limit:
-                raise OverBudget(f"this run cost ${reader.usage.cost_usd:.2f}, past AGENT_MAX_COST_USD (${limit:g})")
+                raise OverBudget(f"this run cost ${reader.usage.cost_usd:.2f}, past {cap.source} (${limit:g})", cap)
 
         watching = asyncio.create_task(silence.watch())
         try:

@@ -155,6 +155,7 @@ class RunState:
     cost_usd: float = 0.0
     answer: str = ""
     changed: bool = False  # it changed files or made commits
+    closing: str = ""  # its chat message as it ended, whose last line says how
 
 
 @dataclass
