@@ -61,10 +61,12 @@ class FakeSlack:
         self.arrivals: list[tuple[float, str]] = []  # every text posted or updated, with when it arrived
         self._ts = itertools.count(1)
         self.deleted: set[str] = set()  # ts of messages deleted: chat.update answers `message_not_found`
+        self.channels: dict[str, str] = {}  # channel id -> name, for conversations.info (others: channel_not_found)
         self.server.route("POST", r"/api/auth\.test", self._auth_test)
         self.server.route("POST", r"/api/chat\.postMessage", self._post_message)
         self.server.route("POST", r"/api/chat\.update", self._update_message)
         self.server.route("POST", r"/api/chat\.postEphemeral", self._post_ephemeral)
+        self.server.route("GET", r"/api/conversations\.info", self._conversation_info)
 
     async def start(self) -> str:
         """Start serving; returns the base URL to use as SLACK_API_URL."""
@@ -162,3 +164,13 @@ class FakeSlack:
         self.ephemerals.append(Ephemeral(payload["channel"], payload["user"], payload.get("thread_ts"),
                                          payload["text"]))
         return 200, {"ok": True, "message_ts": f"1700000000.{next(self._ts):06d}"}
+
+    def _conversation_info(self, request: Recorded) -> tuple[int, Any]:
+        refusal = self._refusal("conversations.info", request)
+        if refusal is not None:
+            return refusal
+        channel = (request.query.get("channel") or [""])[0]
+        if channel not in self.channels:
+            return 200, {"ok": False, "error": "channel_not_found"}
+        return 200, {"ok": True, "channel": {"id": channel, "name": self.channels[channel], "is_channel": True,
+                                             "is_member": True, "is_private": False}}

@@ -30,6 +30,7 @@ from temporalio.service import RPCError
 
 from api.dispatch import UnusableText, start_message
 from api.platforms.slack.actions import UnreadableInteraction, answer_presses, fresh_presses, read_payload_presses
+from api.platforms.slack.automations import fire_from_message
 from api.platforms.slack.commands import take_command
 from api.platforms.slack.events import PLATFORM, SlackMessage, parse_message
 from isolator.settings import ConfigurationError, Settings
@@ -64,6 +65,8 @@ def build_bolt_app(settings: Settings, signing_secret: str | None) -> AsyncApp:
 
     async def on_message(event: dict[str, Any], context: AsyncBoltContext) -> BoltResponse | None:
         message = parse_message(event, context.bot_user_id)
+        if (unstarted := await fire_from_message(settings, context, app.client, message)) is not None:
+            return unstarted  # an automation naming the channel (api/platforms/slack/automations.py) waits
         # Without a mention, only threads the bot is already in are its business (a refused sender's never are).
         if message is None or not await _bot_in_thread(context["pool"], message):
             return None
