@@ -28,6 +28,7 @@ from pathlib import Path
 from bench import agents, approvals, dashboard, messages, pr_loop, ready, restore, sandbox, scale, sweep, webhooks
 from bench import slack_socket
 from bench import liveness as host_liveness
+from bench import relocation
 from bench import tracing as tracing_cost
 from bench import telegram as telegram_polling
 from bench import warm as warm_pool
@@ -134,6 +135,7 @@ async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | N
             ("agent runs", lambda: agents.many_runs(stack, agent_codebase, with_agent, sizes.many_conversations,
                                                     sizes.many_seconds)),
             ("host liveness", lambda: host_liveness.liveness(stack, sizes.reuse_runs)),
+            ("moving and rebuilding", lambda: relocation.move_and_rebuild(stack, 5000 if sizes is FULL else 500)),
             ("dashboard", lambda: dashboard.codebase_page(stack, sizes.status_environments, sizes.status_runs)),
             ("dashboard live", lambda: dashboard.line_to_page(stack, agent_codebase, with_agent, sizes.stream_lines)),
             ("tracing", lambda: tracing_cost.tracing_cost(stack, sizes.reuse_runs, sizes.concurrency, sizes.seconds)),
