@@ -1,6 +1,6 @@
-"""What the processes' rows say: whether a host is alive (for `/status`), and the deployment's view (hosts,
-their workers, codebases, runs and disk; the APIs; the processes whose settings differ) for `GET /api/hosts`,
-the dashboard's hosts page and `isolator doctor`."""
+"""What the processes' rows say: whether a host is alive (`/readyz`, the dashboard's pages), and the
+deployment's view (hosts, their workers, codebases, runs and disk; the APIs; the processes whose settings
+differ) for `GET /api/hosts`, the dashboard's hosts page and `isolator doctor`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import asyncpg
-from temporalio import activity
 
 from activities.hosts.presence import SILENT_AFTER_SECONDS
 from isolator.contracts.hosts import HostLiveness
@@ -85,15 +84,6 @@ async def all_liveness(pool: asyncpg.Pool) -> list[HostLiveness]:
     return [HostLiveness(row["host"], row["live"] > 0, row["live"],
                          row["last_seen"].timestamp() if row["last_seen"] else None, seen_text(row["last_seen"]))
             for row in rows]
-
-
-class HostLivenessActivities:
-    def __init__(self, pool: asyncpg.Pool) -> None:
-        self.pool = pool
-
-    @activity.defn
-    async def host_liveness(self, host: str) -> HostLiveness:
-        return await liveness_of(self.pool, host)
 
 
 async def deployment_view(pool: asyncpg.Pool) -> DeploymentView:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 @dataclass
 class HostLiveness:
     host: str
-    alive: bool  # a worker of the host has recorded itself within SILENT_AFTER_SECONDS
+    alive: bool  # a worker of the host has refreshed its row within SILENT_AFTER_SECONDS
     workers: int  # its live worker processes
     last_seen: float | None  # seconds since the epoch, the database's clock; None: no worker ever recorded
     last_seen_text: str | None  # "12:03:07 UTC", as said to a person
