@@ -16,11 +16,13 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from activities.automations import schedules
 from activities.automations.records import AutomationRecords, StoredAutomation
+from activities.database import codebase_from_row
 from api.automation_views import automation_view
 from api.deps import get_client, get_pool, get_settings, require_api_token
 from isolator.automation_rules import NAME, read_automation
 from isolator.contracts.automation import AutomationProblem, FiringInput
 from isolator.settings import Settings
+from workflows.automation_reconcile import ReconcileAutomationsWorkflow, reconcile_workflow_id
 
 router = APIRouter(prefix="/api/automations", tags=["automations"], dependencies=[Depends(require_api_token)])
 Name = Annotated[str, PathParameter(pattern=NAME.pattern)]
@@ -32,6 +34,24 @@ async def list_automations(pool: Annotated[asyncpg.Pool, Depends(get_pool)],
                            client: Annotated[Client, Depends(get_client)]) -> dict[str, Any]:
     stored = await AutomationRecords(pool).all()
     return {"automations": [await automation_view(pool, client, each) for each in stored]}
+
+
+@router.post("/reconcile")
+async def reconcile_repository_automations(
+    codebase: Annotated[str, Body(embed=True, description="the codebase's name")],
+    pool: Annotated[asyncpg.Pool, Depends(get_pool)], client: Annotated[Client, Depends(get_client)],
+    settings: Annotated[Settings, Depends(get_settings)],
+) -> dict[str, Any]:
+    """Read the codebase's `[[automations]]` from its default branch at origin now, as a push there does
+    (for a repository whose pushes the service does not hear of)."""
+    row = await pool.fetchrow("SELECT * FROM codebases WHERE name = $1", codebase)
+    if row is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"there is no codebase `{codebase}` (GET /api/codebases)")
+    done = await client.execute_workflow(
+        ReconcileAutomationsWorkflow.run, codebase_from_row(row), task_queue=settings.task_queue,
+        id=reconcile_workflow_id(str(row["id"]), f"asked-{uuid.uuid4().hex[:12]}"),
+        static_summary=f"automations of {codebase}, asked through the API")
+    return dataclasses.asdict(done)
 
 
 @router.get("/{name}")
