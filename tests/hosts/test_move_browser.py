@@ -35,7 +35,7 @@ async def test_the_move_button_moves_the_codebase_with_its_work(stack: Stack, tm
             await asyncio.sleep(0.1)
         await page.goto(f"{base}/codebases/project")
         assert "Checkout moved" in (await page.text_content("#checkout-state") or "")
-        assert f"host {other.host}" in await page.content()
+        assert f"host {other.host}" in (await page.text_content("main") or "")
 
     moved_to = Path(await stack.db.fetchval("SELECT working_path FROM isolation_environments"))
     assert moved_to.is_relative_to(other.worktree_base)
