@@ -4,6 +4,7 @@ whose agent settings are missing does not answer the workers' messages."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from pathlib import Path
 
@@ -61,3 +62,22 @@ async def test_an_eager_api_without_the_workers_agent_starts_no_message_itself(m
     for number in range(6):
         replies = await cluster.replies_when(f"eager-{number}", lambda texts: any("finished" in t for t in texts))
         assert no_agent() not in replies and f"finished task {number}" in replies[-1], replies
+
+
+async def test_an_eager_api_stops_starting_messages_once_the_workers_settings_differ(make_cluster: MakeCluster) -> None:
+    """Agreeing at its start, it hosts the shared queue's worker; workers restarted with another setting (a
+    rolling deploy the API was left out of) make it stop, within seconds, and say why."""
+    cluster = await make_cluster(hosts=["hostA", "hostB"], apis=1,
+                                 api_env=[{"ISOLATOR_HOST": socket.gethostname(), "EAGER_START": "true"}])
+    api = cluster.apis[0].process
+    assert "starting message workflows eagerly" in api.log_text()
+    for name in ("hostA", "hostB"):
+        cluster.host(name).worker.env["AGENT_TIMEOUT_MINUTES"] = "45"
+        await cluster.restart(name)
+    for _ in range(600):  # its guard compares every 2 s
+        if "EAGER_START refused" in api.log_text():
+            break
+        await asyncio.sleep(0.1)
+    assert "EAGER_START refused: this API's AGENT_TIMEOUT_MINUTES differ from the workers' of hostA" in api.log_text()
+    [listed] = (await cluster.api(0).get("/api/hosts")).json()["apis"]
+    assert listed["runs_messages"] is False and listed["differs_in"] == ["AGENT_TIMEOUT_MINUTES"]
