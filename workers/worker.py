@@ -11,6 +11,7 @@ import asyncpg
 from temporalio.client import Client
 from temporalio.worker import Interceptor, UnsandboxedWorkflowRunner, Worker
 
+from activities.automations.commands import AutomationCommandActivities
 from activities.automations.firings import AutomationActivities
 from activities.automations.repository import RepositoryAutomationActivities
 from activities.chat.conversations import ConversationActivities
@@ -148,6 +149,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         agent_runs.drop_agent_runs,
         budget.daily_budget,
         budget.raise_daily_budget,
+        *AutomationCommandActivities(settings, pool, client).chat_steps(),
         agent_sessions.reset_agent_session,
         agent_sessions.agent_session_summary,
         loop.find_pull_request_work,

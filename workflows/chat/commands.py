@@ -22,7 +22,7 @@ with workflow.unsafe.imports_passed_through():
     from isolator.contracts.environment import conversation_key
     from isolator.contracts.message import Conversation, LinkCodebaseInput, MessageInput
     from isolator.repositories import is_clone_url, looks_like_path
-    from workflows.chat import agent_texts, budget, pull_requests, session_texts, texts
+    from workflows.chat import agent_texts, automation_commands, budget, pull_requests, session_texts, texts
     from workflows.chat.worktree import WorktreeCommands, status_counts
     from workflows.codebase import RegisterCodebaseWorkflow
     from workflows.errors import user_error
@@ -125,7 +125,8 @@ async def _status(command: Command, conversation: Conversation, message: Message
         if counts and conversation.codebase is not None:
             counts = f"{texts.host_alive(conversation.codebase.host)}\n{counts}"
     warm = await warm_pool.pool_lines(conversation.codebase) if conversation.codebase else ""
-    await reply(text + (f"\n{counts}" if counts else "") + (f"\n{warm}" if warm else ""))
+    here = await automation_commands.status_line(message)
+    await reply(text + (f"\n{counts}" if counts else "") + (f"\n{warm}" if warm else "") + here)
 
 
 async def _budget(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
@@ -234,8 +235,13 @@ async def _update_branch(command: Command, conversation: Conversation, message: 
         await _unknown(command, conversation, message, reply)
 
 
+async def _automation(command: Command, conversation: Conversation, message: MessageInput, reply: Reply) -> None:
+    if not await automation_commands.run(command.args, message, reply):
+        await _unknown(command, conversation, message, reply)
+
+
 Handler = Callable[[Command, Conversation, MessageInput, Reply], Awaitable[None]]
 HANDLERS: dict[str, Handler] = {
     "help": _help, "status": _status, "budget": _budget, "clone": _clone, "worktree": _worktree, "stop": _stop, "reset": _reset,
-    "pr": _pr, "fix-ci": _fix_ci, "update-branch": _update_branch,
+    "pr": _pr, "fix-ci": _fix_ci, "update-branch": _update_branch, "automation": _automation,
 }

@@ -18,6 +18,7 @@ HELP = """Commands:
 `/fix-ci`: the agent fixes what CI says is broken on this worktree's pull request
 `/update-branch`: the agent merges the pull request's base into its branch and resolves the conflicts
 `/budget`: today's spending against the daily budget; `/budget +10` adds $10 to it for today (admins)
+`/automation list|show|run|pause|resume <name>`: the automations: list them, show one with its last firings, fire one now, pause or resume it (admins)
 `/help`: show this help
 
 Any other message gets its own isolated git worktree, created on first use and reused after; when a coding agent is configured, it works on the message there and its answer appears here as it is written.
