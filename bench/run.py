@@ -28,12 +28,15 @@ from pathlib import Path
 from bench import agents, approvals, dashboard, messages, pr_loop, ready, restore, sandbox, scale, sweep, webhooks
 from bench import slack_socket
 from bench import liveness as host_liveness
+from bench import hosts as several_hosts
 from bench import relocation
-from bench import tracing as tracing_cost
 from bench import telegram as telegram_polling
+from bench import metrics as metrics_cost
+from bench import tracing as tracing_cost
 from bench import warm as warm_pool
-from bench.figures import Figure, as_json, print_table
+from bench import automations as automation_cases
 from bench.installation_tokens import tokens as installation_tokens
+from bench.figures import Figure, as_json, print_table
 from bench.repos import make_repository
 from bench.stack import ROOT, running_stack
 from tests.platforms.github import URL as GITHUB_REPOSITORY_URL
@@ -114,9 +117,9 @@ async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | N
             ("slack socket", lambda: slack_socket.socket_against_webhook(stack, sizes.webhook_runs)),
             ("telegram polling", lambda: telegram_polling.polling_against_webhook(stack, max(20, sizes.webhook_runs // 4))),
             ("sweep", lambda: sweep.sweep(stack, repositories, sizes.sweep_sizes)),
+            ("installation tokens", lambda: installation_tokens(500)),
             ("set-up", lambda: ready.setup_overhead(stack, repositories, sizes.setup_runs)),
             ("warm pool", lambda: warm_pool.warm_create(stack, repositories, sizes.setup_runs)),
-            ("installation tokens", lambda: installation_tokens(500)),
             ("warm pool", lambda: warm_pool.empty_pool_create(stack, repositories, sizes.create_runs)),
             ("throughput with the pool refilling", lambda: warm_pool.throughput_refilling(
                 stack, repositories, small, sizes.concurrency, sizes.seconds)),
@@ -135,10 +138,19 @@ async def run_cases(work: Path, trees: Path, sizes: Sizes, database_url: str | N
             ("agent runs", lambda: agents.many_runs(stack, agent_codebase, with_agent, sizes.many_conversations,
                                                     sizes.many_seconds)),
             ("host liveness", lambda: host_liveness.liveness(stack, sizes.reuse_runs)),
+            ("several hosts", lambda: several_hosts.spread_runs(stack, min(40, sizes.many_conversations))),
+            ("several hosts", lambda: several_hosts.healthy_host_while_another_dies(stack, sizes.reuse_runs // 4)),
             ("moving and rebuilding", lambda: relocation.move_and_rebuild(stack, 5000 if sizes is FULL else 500)),
             ("dashboard", lambda: dashboard.codebase_page(stack, sizes.status_environments, sizes.status_runs)),
             ("dashboard live", lambda: dashboard.line_to_page(stack, agent_codebase, with_agent, sizes.stream_lines)),
             ("tracing", lambda: tracing_cost.tracing_cost(stack, sizes.reuse_runs, sizes.concurrency, sizes.seconds)),
+            ("metrics", lambda: metrics_cost.scrape_with_environments(stack, sizes.status_environments,
+                                                                      sizes.status_runs)),
+            ("metrics", lambda: metrics_cost.throughput_cost(stack, sizes.concurrency, sizes.seconds)),
+            ("automations", lambda: automation_cases.firing_against_chat(
+                stack, make_repository(repositories / "automations", files=50, folders=1), sizes.create_runs)),
+            ("automations defined", lambda: automation_cases.reuse_with_automations(
+                stack, make_repository(repositories / "automations-reuse", files=50, folders=1), sizes.reuse_runs)),
             # Last: they leave thousands of environments behind (the rows case deletes its own).
             ("reuse with 10,000 rows", lambda: scale.reuse_with_rows(stack, small, sizes.rows, sizes.rows_runs)),
             ("classification", lambda: scale.classification(stack, trees, sizes.scale_codebases,
