@@ -20,10 +20,9 @@ from activities.chat.refusals import RefusalActivities
 from activities.chat.replies import ReplyActivities
 from activities.codebases.host_workers import HostWorkerActivities
 from activities.codebases.host_waits import HostAnswerActivities, HostSeenActivities
-from activities.codebases.moving import MoveActivities
 from activities.codebases.registration import CodebaseActivities
 from activities.codebases.views import CodebaseViewActivities
-from activities.codebases.rebuild import CheckoutRebuilder
+from activities.codebases import moving, rebuild
 from activities.environments.archives import ArchiveActivities
 from activities.environments.isolation import IsolationActivities
 from activities.environments.ports import PortActivities
@@ -88,7 +87,7 @@ def build_workers(
 
 def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) -> list[Callable[..., Any]]:
     """What the shared queue serves: the workflows' local activities, and the activities any host can run."""
-    isolation = IsolationActivities(settings, ensure_checkout=CheckoutRebuilder(settings, pool).ensure_checkout)
+    isolation = IsolationActivities(settings, ensure_checkout=rebuild.CheckoutRebuilder(settings, pool).ensure_checkout)
     conversations = ConversationActivities(pool, isolation.check_here, settings.host)
     environments = EnvironmentActivities(pool, settings, client)
     archives = ArchiveActivities(pool, settings)
@@ -133,7 +132,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         codebases.find_codebase,
         codebases.record_codebase,
         codebases.list_codebases,
-        *MoveActivities(settings, pool, client, replies).shared_steps(),
+        *moving.MoveActivities(settings, pool, client, replies).shared_steps(),
         HostWorkerActivities(client).host_has_worker,
         # the disk and git of the codebases on this host, worked on locally
         isolation.validate_environment,
@@ -191,7 +190,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
 
 def host_activities(pool: asyncpg.Pool, settings: Settings, client: Client | None = None) -> list[Callable[..., Any]]:
     """What the host's queue serves: the git work of the codebases this host holds, and their set-up."""
-    isolation = IsolationActivities(settings, ensure_checkout=CheckoutRebuilder(settings, pool).ensure_checkout)
+    isolation = IsolationActivities(settings, ensure_checkout=rebuild.CheckoutRebuilder(settings, pool).ensure_checkout)
     codebases = CodebaseActivities(settings, pool)
     replies = ReplyActivities(pool, deliverers(settings, pool))
     setup = SetupActivities(settings, replies)
@@ -206,7 +205,7 @@ def host_activities(pool: asyncpg.Pool, settings: Settings, client: Client | Non
         BringBackActivities(settings).bring_archive_into_worktree,
         codebases.inspect_repository,
         codebases.clone_repository,
-        *MoveActivities(settings, pool).host_steps(),
+        *moving.MoveActivities(settings, pool).host_steps(),
         team_runs.begin_team_run,
         team_runs.end_team_run,
         WorktreeFactsActivities().explain_worktree,
@@ -292,7 +291,7 @@ async def running_workers(
     client: Client, pool: asyncpg.Pool, settings: Settings, interceptors: Sequence[Interceptor] = ()
 ) -> AsyncIterator[list[Worker]]:
     """Run the workers until the block exits, then shut them down; a lost disk's checkouts are rebuilt first."""
-    await CheckoutRebuilder(settings, pool, ReplyActivities(pool, deliverers(settings, pool)), client).rebuild_missing()
+    await rebuild.CheckoutRebuilder(settings, pool, ReplyActivities(pool, deliverers(settings, pool)), client).rebuild_missing()
     workers = build_workers(client, pool, settings, interceptors)
     tasks = [asyncio.create_task(worker.run()) for worker in workers]
     await start_warm_pools(client, pool, settings)
