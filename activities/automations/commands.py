@@ -20,7 +20,7 @@ from activities.automations import command_texts as texts
 from activities.automations import schedules
 from activities.automations.records import AutomationRecords, StoredAutomation
 from isolator.automation_places import NoPlace, place_conversation
-from isolator.contracts.automation import FiringInput, automation_from_json
+from isolator.contracts.automation import FiringInput, ReportPlace
 from isolator.contracts.automation_commands import AutomationCommand, ReportPlaceQuery
 from isolator.contracts.codebase import repository_full_name
 from isolator.settings import Settings
@@ -47,7 +47,8 @@ def admin_refusal(command: AutomationCommand, settings: Settings) -> str | None:
 
 
 def same_place(place_conversation_id: str, conversation_id: str) -> bool:
-    """The report place's conversation, or a thread of it (Slack's place is its channel, `C0123:`)."""
+    """The report place's conversation, or a thread of it (Slack's place is its channel, `C0123:`); the
+    query of the firings' places says the same in SQL."""
     return conversation_id == place_conversation_id or (
         place_conversation_id.endswith(":") and conversation_id.startswith(place_conversation_id))
 
@@ -87,20 +88,22 @@ class AutomationCommandActivities:
         """By the places their firings reported to, and by their definitions' places (a firing of
         `github:origin` reports to the issue its event came from, which only its firing knows)."""
         names = {row["automation"] for row in await self.pool.fetch(
-            """SELECT DISTINCT f.automation, f.report_conversation FROM automation_firings f
-               JOIN automations a ON a.name = f.automation WHERE f.report_platform = $1""", query.platform)
-            if same_place(row["report_conversation"], query.conversation_id)}
-        rows = await self.pool.fetch(
-            """SELECT a.definition, c.repository_url FROM automations a JOIN codebases c ON c.id = a.codebase_id
-               WHERE a.definition->'report'->>'platform' = $1""", query.platform)
+            """SELECT DISTINCT f.automation FROM automation_firings f JOIN automations a ON a.name = f.automation
+               WHERE f.report_platform = $1 AND (f.report_conversation = $2
+                  OR (right(f.report_conversation, 1) = ':' AND starts_with($2, f.report_conversation)))""",
+            query.platform, query.conversation_id)}
+        rows = await self.pool.fetch(  # only the report place of each definition: a small read
+            """SELECT a.name, a.definition->'report' AS report, c.repository_url FROM automations a
+               JOIN codebases c ON c.id = a.codebase_id WHERE a.definition->'report'->>'platform' = $1""",
+            query.platform)
         for row in rows:
-            automation = automation_from_json(row["definition"])
             try:
-                place = place_conversation(automation.report, repository_full_name(row["repository_url"]), None)
+                place = place_conversation(ReportPlace(**row["report"]), repository_full_name(row["repository_url"]),
+                                           None)
             except NoPlace:
                 continue
             if same_place(place.conversation_id, query.conversation_id):
-                names.add(automation.name)
+                names.add(row["name"])
         return sorted(names)
 
     async def _list(self) -> str:
