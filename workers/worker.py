@@ -131,8 +131,7 @@ def shared_activities(client: Client, pool: asyncpg.Pool, settings: Settings) ->
         archives.record_disk_use,
         codebases.find_codebase,
         codebases.record_codebase,
-        codebases.list_codebases,
-        *moving.MoveActivities(settings, pool, client, replies).shared_steps(),
+        codebases.list_codebases, *moving.MoveActivities(settings, pool, client, replies).shared_steps(),
         HostWorkerActivities(client).host_has_worker,
         # the disk and git of the codebases on this host, worked on locally
         isolation.validate_environment,
@@ -204,8 +203,7 @@ def host_activities(pool: asyncpg.Pool, settings: Settings, client: Client | Non
         *isolation.host_operations,
         BringBackActivities(settings).bring_archive_into_worktree,
         codebases.inspect_repository,
-        codebases.clone_repository,
-        *moving.MoveActivities(settings, pool).host_steps(),
+        codebases.clone_repository, *moving.MoveActivities(settings, pool).host_steps(),  # a move's two hosts
         team_runs.begin_team_run,
         team_runs.end_team_run,
         WorktreeFactsActivities().explain_worktree,
