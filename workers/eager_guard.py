@@ -23,7 +23,11 @@ GUARD_SECONDS = 2.0
 
 
 async def eager_allowed(pool: asyncpg.Pool, settings: Settings) -> bool:
-    if (refusal := await eager_refusal(pool, settings)) is None:
+    try:
+        refusal = await eager_refusal(pool, settings)
+    except asyncpg.UndefinedTableError:  # not migrated yet: nothing is known of the workers (its guard looks again)
+        return True
+    if refusal is None:
         return True
     log.warning(refusal)
     return False

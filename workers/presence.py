@@ -18,8 +18,15 @@ log = logging.getLogger(__name__)
 
 
 @contextlib.asynccontextmanager
-async def present(pool: asyncpg.Pool, settings: Settings, kind: str, runs_messages: bool) -> AsyncIterator[Presence]:
-    presence = await record_start(pool, settings, kind, runs_messages)
+async def present(pool: asyncpg.Pool, settings: Settings, kind: str,
+                  runs_messages: bool) -> AsyncIterator[Presence | None]:
+    try:
+        presence = await record_start(pool, settings, kind, runs_messages)
+    except asyncpg.UndefinedTableError:  # a database not migrated yet: serving matters more than being listed
+        log.warning("this %s is not recorded as alive: the table service_processes is missing. Run `isolator "
+                    "migrate`, then restart it", kind)
+        yield None
+        return
     refreshing = asyncio.create_task(_refresh(pool, presence))
     try:
         yield presence
