@@ -43,6 +43,8 @@ ENVIRONMENT_WORKFLOW = "EnvironmentWorkflow"
 # A destroyed environment's workflow completed: its ID is never started again. One that failed or
 # was terminated while its row is still active may be.
 _REUSE = WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY
+# Its workflow tasks are short (an update, a signal, a step's end); bench/hosts.py measures the failover.
+ENVIRONMENT_TASK_TIMEOUT = timedelta(seconds=2)
 # `/status` waits this long at most for an environment's workflow to say whether a removal is retried.
 ASK_SECONDS = 2.0
 
@@ -137,6 +139,9 @@ class EnvironmentSignalActivities:
             id=environment_workflow_id(environment.environment_id),
             task_queue=self.task_queue,
             id_reuse_policy=_REUSE,
+            # A task handed to a worker that died as it was polling (Temporal still counts its poll) is
+            # given to another after this, not the default 10 s: a failover within seconds.
+            task_timeout=ENVIRONMENT_TASK_TIMEOUT,
             search_attributes=attributes,
             # What the Temporal UI lists it as; its messages' pages link here (workflows/links.py).
             static_summary=f"worktree `{environment.branch}` of {environment.codebase.name}",
