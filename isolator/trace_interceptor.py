@@ -55,7 +55,12 @@ class _CallerTracing(TracingWorkflowInboundInterceptor):
             yield False
             return
         token = otel_context.attach(self._set_on_context(self.text_map_propagator.extract(carrier)))
+        evicted = False
         try:
             yield True
+        except GeneratorExit:  # the workflow evicted from the worker's cache, closed from another context
+            evicted = True
+            raise
         finally:
-            otel_context.detach(token)
+            if not evicted:
+                otel_context.detach(token)

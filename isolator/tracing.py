@@ -145,7 +145,12 @@ def continuing(trace_carrier: Mapping[str, str] | None) -> Iterator[None]:
         yield
         return
     token = otel_context.attach(_PROPAGATOR.extract(dict(trace_carrier), context=otel_context.get_current()))
+    evicted = False
     try:
         yield
+    except GeneratorExit:  # the workflow evicted from the worker's cache, closed from another context
+        evicted = True
+        raise
     finally:
-        otel_context.detach(token)
+        if not evicted:
+            otel_context.detach(token)

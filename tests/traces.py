@@ -1,13 +1,53 @@
-"""Reading traces in the tests: spans from the in-memory exporter of this process, or from the OTLP
-receiver the worker processes export to (tests/fakes/otlp_traces.py), as one shape."""
+"""Traces in the tests: the service traced in this process (fixtures `exporter` and `traced`, the
+SDK's in-memory exporter), and its spans, or those the worker processes export to the OTLP receiver
+(tests/fakes/otlp_traces.py), read as one shape."""
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from pathlib import Path
+from typing import AsyncIterator, Callable, Iterable, Iterator
 
-from opentelemetry.sdk.trace import ReadableSpan
+import asyncpg
+import httpx
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from api.app import create_app
+from isolator import tracing
+from isolator.payloads import connect
+from isolator.settings import Settings
+from tests.conftest import Stack
+from workers.temporal_server import TemporalDevServer
+from workers.worker import running_workers
+
+
+@pytest.fixture
+def exporter() -> Iterator[InMemorySpanExporter]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracing.use_provider(provider)
+    try:
+        yield exporter
+    finally:
+        tracing.use_provider(None)
+        provider.shutdown()
+
+
+@pytest.fixture
+async def traced(exporter: InMemorySpanExporter, settings: Settings, db: asyncpg.Pool,
+                 temporal_server: TemporalDevServer, tmp_path: Path) -> AsyncIterator[Stack]:
+    """The service as `isolator api` and `isolator worker` run it with OTEL_EXPORTER_OTLP_ENDPOINT set."""
+    client = await connect(temporal_server.address)  # with the tracing interceptor, as tracing is on
+    app = create_app(settings, temporal=client, pool=db)
+    async with running_workers(client, db, settings):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://isolator.test", timeout=60) as api:
+            yield Stack(api=api, settings=settings, db=db, temporal=client, tmp_path=tmp_path)
 
 
 @dataclass(frozen=True)

@@ -7,55 +7,21 @@ with the SDK's in-memory exporter; off, no span is made."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import AsyncIterator, Iterator
 
-import asyncpg
-import httpx
 import pytest
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from api.app import create_app
 from isolator import tracing
-from isolator.payloads import connect
 from isolator.settings import Settings
 from tests.agent_runs import finished_run, runs_idle
 from tests.agents import command
 from tests.conftest import Stack
-from tests.traces import ancestry, broken_links, one_trace, seen, spans_when
-from workers.temporal_server import TemporalDevServer
-from workers.worker import running_workers
+from tests.traces import ancestry, broken_links, exporter, one_trace, seen, spans_when, traced  # noqa: F401
 
 
 @pytest.fixture
 def settings(settings: Settings) -> Settings:
     return settings.model_copy(update={"agent_command_line": command("reporter")})
-
-
-@pytest.fixture
-def exporter() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracing.use_provider(provider)
-    try:
-        yield exporter
-    finally:
-        tracing.use_provider(None)
-        provider.shutdown()
-
-
-@pytest.fixture
-async def traced(exporter: InMemorySpanExporter, settings: Settings, db: asyncpg.Pool,
-                 temporal_server: TemporalDevServer, tmp_path: Path) -> AsyncIterator[Stack]:
-    """The service as `isolator api` and `isolator worker` run it with OTEL_EXPORTER_OTLP_ENDPOINT set."""
-    client = await connect(temporal_server.address)  # with the tracing interceptor, as tracing is on
-    app = create_app(settings, temporal=client, pool=db)
-    async with running_workers(client, db, settings):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://isolator.test", timeout=60) as api:
-            yield Stack(api=api, settings=settings, db=db, temporal=client, tmp_path=tmp_path)
 
 
 async def test_one_trace_goes_from_the_webhook_down_to_the_agent_process(
