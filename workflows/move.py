@@ -17,7 +17,14 @@ from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from isolator.contracts.codebase import Codebase, RepositorySource
-    from isolator.contracts.move import ExportRequest, ImportRequest, MoveFinish, MoveReport, MoveRequest
+    from isolator.contracts.move import (
+        ExportRequest,
+        ImportRequest,
+        MoveAbandoned,
+        MoveFinish,
+        MoveReport,
+        MoveRequest,
+    )
     from workflows.steps.codebases import moving
     from workflows.steps.codebases import registration as codebases
 
@@ -31,15 +38,15 @@ class MoveCodebaseWorkflow:
             return MoveReport("refused", plan.problem or "no such codebase")
         old = plan.codebase
         if not await codebases.host_has_worker(request.host):
-            return MoveReport("refused", f"no worker of {request.host} answers: start `isolator worker` there with "
-                                         f"ISOLATOR_HOST={request.host} first")
+            return await self._abandon(old, f"no worker of {request.host} answers: start `isolator worker` there "
+                                            f"with ISOLATOR_HOST={request.host} first")
         try:
             info = await codebases.clone_repository(RepositorySource(host=request.host, url=old.repository_url,
                                                                      name=old.name))
         except ActivityError as error:
             cause = error.cause
-            return MoveReport("refused", f"{request.host} could not clone {old.repository_url}: "
-                                         f"{cause.message if isinstance(cause, ApplicationError) else cause}")
+            return await self._abandon(old, f"{request.host} could not clone {old.repository_url}: "
+                                            f"{cause.message if isinstance(cause, ApplicationError) else cause}")
         new = Codebase(old.id, old.name, info.canonical_path, old.default_branch, request.host, old.repository_url)
         answered = False
         if plan.environments:
@@ -62,3 +69,8 @@ class MoveCodebaseWorkflow:
         return MoveReport("moved", f"`{old.name}` moved from {old.host} to {request.host}: "
                                    f"{len(report.environments) - lost} worktree(s) there, {lost} lost.",
                           request.host, report.environments, answered)
+
+    async def _abandon(self, old: Codebase, reason: str) -> MoveReport:
+        """Nothing moved: the codebase stays where it is, no longer marked `moving`."""
+        await moving.abandon_move(MoveAbandoned(old.id, f"a move was refused: {reason}"))
+        return MoveReport("refused", reason)

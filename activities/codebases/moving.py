@@ -39,6 +39,7 @@ from isolator.contracts.move import (
     Imported,
     ImportReport,
     ImportRequest,
+    MoveAbandoned,
     MoveFinish,
     MovePlan,
     MoveRequest,
@@ -57,7 +58,7 @@ class MoveActivities:
 
     def shared_steps(self) -> list[Callable[..., Any]]:
         """The local activities of the move's workflow, on the shared queue."""
-        return [self.begin_move, self.finish_move]
+        return [self.begin_move, self.finish_move, self.abandon_move]
 
     def host_steps(self) -> list[Callable[..., Any]]:
         """What the old and the new host serve on their queues."""
@@ -83,6 +84,13 @@ class MoveActivities:
         return MovePlan(codebase, [
             MovingEnvironment(str(env["id"]), env["branch_name"], env["working_path"], env["status"],
                               env["archive_ref"] or archive_ref(str(env["id"]))) for env in rows])
+
+    @activity.defn
+    async def abandon_move(self, abandoned: MoveAbandoned) -> None:
+        """The move stopped before anything moved (the new host could not clone): no longer `moving`; why, kept."""
+        await self.pool.execute(
+            "UPDATE codebases SET checkout_state = NULL, checkout_note = $2, checkout_changed_at = now() "
+            "WHERE id::text = $1 AND checkout_state = 'moving'", abandoned.codebase_id, abandoned.reason)
 
     @activity.defn
     async def export_worktrees(self, request: ExportRequest) -> list[Exported]:

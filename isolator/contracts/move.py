@@ -84,6 +84,12 @@ class MoveFinish:
 
 
 @dataclass
+class MoveAbandoned:
+    codebase_id: str
+    reason: str  # kept as the codebase's checkout note
+
+
+@dataclass
 class MoveReport:
     outcome: Literal["moved", "refused"]
     message: str

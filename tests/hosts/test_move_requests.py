@@ -50,6 +50,15 @@ async def test_the_codebase_pages_move_button_moves_it_to_the_other_hosts_worker
 
     # A client of its own: one client may not run two workers on the shared queue.
     async with running_workers(await connect(stack.settings.temporal_address), stack.db, other):
+        origin.rename(origin.with_name("away.git"))  # the new host cannot clone it: nothing moves
+        refused = await stack.api.post(f"/api/codebases/{registered['id']}/move", params={"wait": "true"},
+                                       json={"host": other.host})
+        assert refused.status_code == 409 and "could not clone" in refused.json()["detail"], refused.text
+        row = await stack.db.fetchrow("SELECT host, checkout_state, checkout_note FROM codebases")
+        assert (row["host"], row["checkout_state"]) == (stack.settings.host, None), dict(row)
+        assert row["checkout_note"].startswith("a move was refused"), dict(row)
+        origin.with_name("away.git").rename(origin)
+
         page = (await stack.api.get("/codebases/project")).text
         assert 'id="move-form"' in page and 'name="host"' in page
         csrf = re.search(r'name="csrf" value="([^"]+)"', page)

@@ -7,7 +7,16 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 
-from isolator.contracts.move import ExportRequest, Exported, ImportReport, ImportRequest, MoveFinish, MovePlan, MoveRequest
+from isolator.contracts.move import (
+    ExportRequest,
+    Exported,
+    ImportReport,
+    ImportRequest,
+    MoveAbandoned,
+    MoveFinish,
+    MovePlan,
+    MoveRequest,
+)
 from workflows.steps.options import HEARTBEAT_TIMEOUT, LOCAL_OPTIONS, RETRY_POLICY, host_queue
 
 # A host that does not take the export within this long is taken for down: origin's archives are used.
@@ -43,6 +52,10 @@ async def import_worktrees(request: ImportRequest) -> ImportReport:
         "import_worktrees", request, result_type=ImportReport, task_queue=host_queue(request.codebase.host),
         start_to_close_timeout=timedelta(hours=1), heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY,
     )
+
+
+async def abandon_move(abandoned: MoveAbandoned) -> None:
+    await workflow.execute_local_activity("abandon_move", abandoned, **LOCAL_OPTIONS)
 
 
 async def finish_move(finish: MoveFinish) -> None:
