@@ -27,8 +27,8 @@ from api.platforms.slack import webhook as slack
 from api.platforms.telegram import webhook as telegram
 from api.request_hints import request_hint
 from api.throttle import TokenThrottle
-from isolator.payloads import connect
 from isolator import tracing
+from isolator.payloads import connect
 from isolator.settings import Settings
 
 # Seconds the server's shutdown waits for open responses: a dashboard page's event stream stays open as
@@ -89,9 +89,9 @@ def create_app(settings: Settings, *, temporal: Client | None = None, pool: asyn
     app.add_middleware(WebhookBodyLimit)
     app.add_middleware(HostCheck, settings=settings)  # added last: the outermost, before anything else reads
     app.add_exception_handler(RequestValidationError, _invalid_request)
+    tracing.instrument_app(app)  # with tracing on, each request is a span (isolator/tracing.py)
     return app
 
-    tracing.instrument_app(app)  # with tracing on, each request is a span (isolator/tracing.py)
 
 class _AsciiJSONResponse(JSONResponse):
     """JSON with non-ASCII escaped: a lone surrogate echoed from the input cannot be encoded as UTF-8."""
