@@ -87,6 +87,7 @@ def shown(stored: StoredAutomation, codebase: str | None, next_firing: datetime 
 
 def no_such(name: str, names: list[str]) -> str:
     known = ", ".join(f"`{each}`" for each in names[:20])
+    name = name.replace("`", "")[:64]  # the sender's words, quoted: no code span of theirs, no page of it
     return f"There is no automation `{name}`" + (f": there are {known}." if known else ", and none yet.")
 
 

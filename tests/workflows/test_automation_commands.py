@@ -70,6 +70,8 @@ async def test_list_show_pause_resume_and_run_from_chat(stack: Stack, repo: Path
 async def test_a_mistake_is_answered_with_what_there_is(stack: Stack, repo: Path) -> None:
     await make_automations(stack, repo)
     assert await _said(stack, "/automation show nope") == "There is no automation `nope`: there are `nightly`, `triage`."
+    assert await _said(stack, f"/automation run `{'x' * 200}") == f"There is no automation `{'x' * 64}`: there are " \
+                                                                   "`nightly`, `triage`."
     for wrong in ("/automation", "/automation frobnicate nightly", "/automation run", "/automation list all"):
         assert (await _said(stack, wrong)).startswith("`/automation list`: the automations;"), wrong
     assert await stack.db.fetchval("SELECT count(*) FROM automation_firings") == 0
