@@ -12,6 +12,7 @@ import asyncpg
 from fastapi import APIRouter, Body, Depends, HTTPException, Response, status
 from fastapi import Path as PathParameter
 from temporalio.client import Client
+from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from activities.automations import schedules
@@ -124,8 +125,10 @@ async def start_firing(client: Client, settings: Settings, firing: FiringInput, 
     workflow_id = f"automation:{firing.name}:{key}"
     try:
         await client.start_workflow(schedules.FIRING_WORKFLOW, firing, id=workflow_id, task_queue=settings.task_queue,
-                                    static_summary=f"automation {firing.name}, by {firing.trigger}")
-    except WorkflowAlreadyStartedError:  # a redelivery: the firing it started goes on
+                                    static_summary=f"automation {firing.name}, by {firing.trigger}",
+                                    # A redelivery after the firing ended fires nothing either.
+                                    id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE)
+    except WorkflowAlreadyStartedError:  # a redelivery: the firing it started goes on, or has ended
         pass
     return workflow_id
 

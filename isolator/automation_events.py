@@ -33,8 +33,10 @@ def matches_github(trigger: EventTrigger, event: str, payload: dict[str, Any]) -
         return False
     action = payload.get("action")
     kind, _, wanted_action = trigger.event.partition(".")
-    if kind == "push":
-        return event == "push" and (not trigger.argument or payload.get("ref") == f"refs/heads/{trigger.argument}")
+    if kind == "push":  # a branch's new commits: a tag, or a branch deleted, is no push to work on
+        ref = payload.get("ref")
+        return event == "push" and payload.get("deleted") is not True and isinstance(ref, str) and \
+            ref.startswith("refs/heads/") and (not trigger.argument or ref == f"refs/heads/{trigger.argument}")
     if kind in ("check_suite", "workflow_run") and wanted_action == "failed":
         return event == kind and _failed_on(payload, kind, trigger.argument)
     if event != kind or action != wanted_action:
@@ -55,7 +57,9 @@ def github_event_fields(event: str, payload: dict[str, Any]) -> dict[str, str]:
     fields = {
         "kind": event, "action": _text(payload.get("action")), "repository": repository,
         "sender": _text(_object(payload, "sender").get("login")),
-        "title": _text(subject.get("title") or release.get("name") or run.get("display_title")
+        # A release's name may be empty (its tag names it); a check suite's title is its commit's message.
+        "title": _text(subject.get("title") or release.get("name") or release.get("tag_name")
+                       or run.get("display_title") or _object(run, "head_commit").get("message")
                        or _object(payload, "head_commit").get("message")),
         "body": _text(subject.get("body") or release.get("body")),
         "url": _text(subject.get("html_url") or release.get("html_url") or run.get("html_url")
