@@ -73,6 +73,10 @@ class CheckoutRebuilder:
             if not codebase.repository_url:
                 await self._lost(codebase, f"its checkout `{checkout}` is gone and it was registered without a URL "
                                            "to clone it from: register it again from a checkout or a URL")
+            if not checkout.parent.is_dir() and not checkout.is_relative_to(self.settings.workspace_path):
+                # A folder of the operator's whose parent is gone too: a disk not mounted, not one to fill.
+                await self._lost(codebase, f"its checkout `{checkout}` is gone, and so is `{checkout.parent}`: mount "
+                                           "what held it, or create that folder to have it cloned again there")
             await self._record(codebase, "rebuilding", f"cloning {codebase.repository_url} again into `{checkout}`")
             log.warning("codebase %s: checkout %s is missing on %s; cloning %s again", codebase.name, checkout,
                         self.settings.host, codebase.repository_url)
