@@ -6,10 +6,13 @@ from __future__ import annotations
 import asyncio
 import shutil
 import uuid
-from pathlib import Path
 
+from temporalio.worker import Replayer
+
+from isolator.payloads import DATA_CONVERTER
 from tests.gitrepos import make_repo
 from tests.hosts.conftest import MakeCluster
+from workers.worker import WORKFLOWS
 from workflows.cleanup import CleanupWorkflow
 
 
@@ -25,13 +28,16 @@ async def test_the_sweep_cleans_the_live_hosts_while_one_is_down(make_cluster: M
         gone[name] = path
 
     cluster.kill("hostB")
+    sweep = f"isolation-cleanup-{uuid.uuid4().hex[:8]}"
     report = await asyncio.wait_for(cluster.temporal.execute_workflow(
-        CleanupWorkflow.run, id=f"isolation-cleanup-{uuid.uuid4().hex[:8]}", task_queue=cluster.task_queue,
-    ), timeout=90)
+        CleanupWorkflow.run, id=sweep, task_queue=cluster.task_queue), timeout=90)
 
     swept = {codebase.codebase: codebase for codebase in report.codebases}
     assert set(swept) == {"project-hostA", "project-hostC"}, report
     assert swept["project-hostA"].missing == [gone["hostA"]]
     assert swept["project-hostC"].missing == [gone["hostC"]]
     assert report.hosts_not_answering == ["hostB"]
-    assert not Path(gone["hostB"]).exists()
+    for workflow_id in (sweep, f"{sweep}@hostA", f"{sweep}@hostB"):  # the new path replays, strictly sandboxed
+        history = await cluster.temporal.get_workflow_handle(workflow_id).fetch_history()
+        replayed = await Replayer(workflows=WORKFLOWS, data_converter=DATA_CONVERTER).replay_workflow(history)
+        assert replayed.replay_failure is None

@@ -8,10 +8,14 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from temporalio.worker import Replayer
+
+from isolator.payloads import DATA_CONVERTER
 from tests.agents import command
 from tests.gitrepos import make_repo
 from tests.hosts.conftest import MakeCluster
 from tests.hosts.cluster import Cluster
+from workers.worker import WORKFLOWS
 
 TOLD_WITHIN = 5.0  # the bound for "your message waits"
 NO_STALL = 8.0  # a healthy host's message, while another host is dead (it was 10.6 s before)
@@ -51,7 +55,7 @@ async def test_a_killed_host_tells_its_users_answers_status_and_runs_their_messa
 
     cluster.kill("hostB")
     sent = time.monotonic()
-    await cluster.send(conversations["hostB"], "second-hostB", api=1)
+    waiting = await cluster.send(conversations["hostB"], "second-hostB", api=1)
     told = await cluster.reply_containing(conversations["hostB"], "has not answered", seconds=30)
     told_after = time.monotonic() - sent
     assert told_after < TOLD_WITHIN, f"told after {told_after:.1f} s"
@@ -80,3 +84,9 @@ async def test_a_killed_host_tells_its_users_answers_status_and_runs_their_messa
                                        for name in cluster.hosts}), record.read_text()
     replies = await cluster.replies(conversations["hostB"])
     assert sum("has not answered since" in text and "waits" in text for text in replies) == 1, replies
+
+    handle = cluster.temporal.get_workflow_handle(waiting["workflowId"])
+    await handle.result()
+    replayed = await Replayer(workflows=WORKFLOWS, data_converter=DATA_CONVERTER).replay_workflow(
+        await handle.fetch_history())  # the wait's timers and looks replay, in the strict sandbox
+    assert replayed.replay_failure is None
