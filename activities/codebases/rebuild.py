@@ -49,8 +49,10 @@ class CheckoutRebuilder:
         """Every codebase of this host whose checkout is gone, rebuilt; their names."""
         rows = await self.pool.fetch("SELECT * FROM codebases WHERE host = $1 ORDER BY name", self.settings.host)
         rebuilt = []
-        for codebase in (codebase_from_row(row) for row in rows):
+        for row, codebase in ((row, codebase_from_row(row)) for row in rows):
             if Path(codebase.canonical_path).is_dir():
+                if row["checkout_state"] == "lost":  # back (a disk mounted again, a clone by hand)
+                    await self._record(codebase, None, f"its checkout is there again on {self.settings.host}")
                 continue
             try:
                 await self.ensure_checkout(codebase)
@@ -163,7 +165,7 @@ class CheckoutRebuilder:
                 row["platform"], row["platform_conversation_id"], text,
                 f"disk:{what}:{environment_id}:{row['platform']}:{row['platform_conversation_id']}"))
 
-    async def _record(self, codebase: Codebase, state: str, note: str) -> None:
+    async def _record(self, codebase: Codebase, state: str | None, note: str) -> None:
         await self.pool.execute(
             "UPDATE codebases SET checkout_state = $2, checkout_note = $3, checkout_changed_at = now() WHERE id = $1",
             codebase.id, state, note)
