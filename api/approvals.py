@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from api.automation_approvals import asked_in
 from api.deps import get_client, get_pool, get_settings, require_api_token
 from isolator.contracts.approvals import Decision, DecisionTaken, Press, PressOutcome
 from isolator.contracts.environment import environment_workflow_id
@@ -54,11 +55,15 @@ def may_answer(settings: Settings, platform: str, user: str, requested_by: str |
 
 async def answer_press(pool: asyncpg.Pool, client: Client, settings: Settings, press: Press) -> PressOutcome:
     row = await pool.fetchrow("SELECT * FROM approvals WHERE code = $1", press.code)
-    if row is None or row["platform"] != press.platform or press.conversation_id not in (None, row["conversation_id"]):
+    asked = await asked_in(pool, row) if row is not None else None  # an automation's: its report place
+    if row is None or asked is None or not asked.here(press.platform, press.conversation_id):
         return PressOutcome("unknown", f"There is no request `{press.code}` waiting here.")
     if row["state"] != "pending":
         return PressOutcome("already", _already(row))
-    if not may_answer(settings, row["platform"], press.user, row["requested_by"]):
+    if asked.owners is not None:
+        if not (asked.owner(press.user) or press.user in admins(settings, asked.platform)):
+            return PressOutcome("refused", "Only this automation's owners, or an admin, may answer it.")
+    elif not may_answer(settings, row["platform"], press.user, row["requested_by"]):
         return PressOutcome("refused", "Only the person who started this run, or an admin, may answer it.")
     return await _answer(pool, client, row, Decision(str(row["id"]), press.choice, press.name or press.user,
                                                      press.option, press.reason))
