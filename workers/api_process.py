@@ -9,7 +9,10 @@ hosts' queues, on this machine or others, and several API processes each host th
 It is hosted only when this process runs on the machine its ISOLATOR_HOST names (the default host
 name): then its local steps (a stat, a `git worktree add`) run here, as in the host's worker. An API on
 a machine without the checkouts (docker-compose.yml's `api` container) hosts none: each of its messages
-would send every look at the disk to the host's queue, which costs more than the round trip saved.
+would send every look at the disk to the host's queue, which costs more than the round trip saved. Nor
+does an API whose AGENT*, SANDBOX*, approvals, RESULTS* or AUTOFIX* differ from the live workers': refused
+at its start, or stopped once the workers say so (workers/eager_guard.py), it only starts workflows on
+their queue, so that no message is answered otherwise than the workers would.
 
 With TELEGRAM_MODE=polling it also asks Telegram for the bot's updates (api/platforms/telegram/poller.py), as
 the webhook's route would have been sent them here; in webhook mode with PUBLIC_URL it sets the bot's
