@@ -24,12 +24,15 @@ class AskedIn:
     owners: frozenset[str] | None = None
 
     def here(self, platform: str, conversation_id: str | None) -> bool:
-        """A press on this platform, in this conversation (when the platform says where). A Slack channel
-        named as `#name` is known to a press only by its id: there the platform alone decides."""
+        """A press on this platform, in this conversation (when the platform says where). An automation's
+        Slack place is a channel (`C0123:`), pressed in the request's own thread (`C0123:<ts>`); one named
+        `#name` is known to a press only by its id: there the platform alone decides."""
         if platform != self.platform or conversation_id is None:
             return platform == self.platform
-        return conversation_id == self.conversation_id or (
-            self.owners is not None and platform == "slack" and self.conversation_id.startswith("#"))
+        if self.owners is not None and platform == "slack":
+            channel = self.conversation_id.partition(":")[0]
+            return channel.startswith("#") or conversation_id.partition(":")[0] == channel
+        return conversation_id == self.conversation_id
 
     def owner(self, user: str) -> bool:
         return self.owners is not None and f"{self.platform}:{user}" in self.owners

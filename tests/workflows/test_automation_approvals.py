@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from api.automation_approvals import AskedIn
 from tests.approvals import approval, claude, press, request_of  # noqa: F401 - claude: the fixture
 from tests.conftest import Stack
 from tests.fakes.anthropic_api import FakeAnthropicApi
@@ -49,3 +50,14 @@ async def test_an_automation_s_request_is_answered_in_its_report_place_by_an_own
     replies = await stack.replies("auto-reports")
     assert any(asked["code"] in reply and "Allowed once by alice" in reply for reply in replies), \
         "the request in the report place shows its answer"
+
+
+def test_a_press_counts_in_the_report_place_only() -> None:
+    by_id = AskedIn("slack", "C0ALERTS01:", frozenset({"slack:U0OWNER01"}))
+    assert by_id.here("slack", "C0ALERTS01:1700000000.000100"), "pressed in the request's own thread"
+    assert not by_id.here("slack", "C0RANDOM01:1700000000.000100") and not by_id.here("test", None)
+    assert AskedIn("slack", "#alerts:", frozenset()).here("slack", "C0ALERTS01:1700000000.000100")
+    assert by_id.owner("U0OWNER01") and not by_id.owner("U0OTHER01")
+    chat = AskedIn("slack", "C0ALERTS01:1700000000.000100")
+    assert chat.here("slack", "C0ALERTS01:1700000000.000100") and not chat.here("slack", "C0ALERTS01:1.2")
+    assert AskedIn("telegram", "-100123:0", frozenset()).here("telegram", "-100123:0")
