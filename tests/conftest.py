@@ -121,6 +121,8 @@ def settings(tmp_path: Path, postgres: EmbeddedPostgres, temporal_server: Tempor
         # own tests (tests/workflows/test_warm_pool.py, tests/workers/test_eager_start.py) turn them on.
         warm_worktrees=0,
         eager_start=False,
+        # A test's end stops the runs still going at once, as before drains (tests/hosts/test_drain.py drains).
+        worker_drain_seconds=0,
     )
 
 

@@ -54,6 +54,7 @@ class WorkerProcess:
             "ISOLATOR_TEST_ADAPTER": "1",
             "WARM_WORKTREES": str(settings.warm_worktrees),
             "EAGER_START": str(settings.eager_start).lower(),
+            "WORKER_DRAIN_SECONDS": str(settings.worker_drain_seconds),
             "SANDBOX_WRITABLE_PATHS": settings.sandbox_writable_paths or "",
             "SANDBOX_READABLE_PATHS": settings.sandbox_readable_paths or "",
             **self.extra_env,
