@@ -14,6 +14,8 @@ from typing import Any, Callable
 import asyncpg
 from temporalio import activity
 from temporalio.client import Client
+from temporalio.common import WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
 from activities.automations import command_texts as texts
@@ -131,10 +133,10 @@ class AutomationCommandActivities:
         try:
             await self.client.start_workflow(
                 schedules.FIRING_WORKFLOW, FiringInput(name, trigger="run now"), id=f"automation:{name}:chat-{key}",
-                task_queue=self.settings.task_queue, static_summary=f"automation {name}, by run now from chat")
-        except RPCError as error:
-            if "already started" not in str(error).lower():
-                raise
+                task_queue=self.settings.task_queue, static_summary=f"automation {name}, by run now from chat",
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE)
+        except WorkflowAlreadyStartedError:  # this step, retried: its firing goes on, or has ended
+            pass
         return texts.started(name, stored.automation.report.spelled())
 
     async def _pause(self, stored: StoredAutomation, pause: bool, sender: str) -> str:

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from activities.automations.commands import AutomationCommandActivities
 from activities.automations.records import AutomationRecords
 from activities.automations.schedules import schedule_id
+from isolator.contracts.automation_commands import AutomationCommand
 from isolator.settings import Settings
 from tests.agents import command
 from tests.automations_made import make_automations
@@ -92,3 +94,23 @@ async def test_status_in_a_report_place_names_the_automations_reporting_there(st
     await AutomationRecords(stack.db).start_firing("automation:origin:event-1", "origin", "github:issues.opened",
                                                    "origin:event-1", "test", "from-an-event")
     assert "Automations reporting here: `origin`" in await _said(stack, "/status", "from-an-event")
+
+
+async def test_a_retried_run_step_starts_one_firing(stack: Stack, repo: Path) -> None:
+    await make_automations(stack, repo)
+    step = AutomationCommandActivities(stack.settings, stack.db, stack.temporal)
+    asked = AutomationCommand("test", "ops", ["run", "triage"], message_workflow_id="message:test:retried")
+    first = await step.automation_command(asked)
+    firing = stack.temporal.get_workflow_handle(await _firing_id(stack))
+    await firing.result()
+    ended = (await firing.describe()).run_id
+    assert await step.automation_command(asked) == first, "the same answer"
+    assert (await firing.describe()).run_id == ended, "no second firing, even after the first ended"
+
+
+async def _firing_id(stack: Stack) -> str:
+    async def recorded() -> bool:
+        return await stack.db.fetchval("SELECT count(*) FROM automation_firings") == 1
+
+    await eventually(recorded, "the firing's record")
+    return await stack.db.fetchval("SELECT workflow_id FROM automation_firings")
