@@ -3,7 +3,9 @@ activities did: isolator/metrics.py) and the Temporal SDK's metrics of its worke
 records is the API's to serve, so that a sum over every target counts it once.
 
 The API's door (api/metrics.py): without API_TOKEN it listens on 127.0.0.1 only; with it, on every
-address, and answers only the bearer token METRICS_TOKEN."""
+address, and answers only the bearer token METRICS_TOKEN. Its `Host` is checked as the API's is (a
+loopback name, PUBLIC_URL's, or one of ALLOWED_HOSTS): no page on another site reads it through a
+rebound name."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from fastapi import Depends, FastAPI
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from api.hosts import HostCheck
 from api.metrics import in_process_text, require_metrics_token
 from api.throttle import TokenThrottle
 from isolator.settings import Settings
@@ -35,6 +38,7 @@ def metrics_app(settings: Settings) -> FastAPI:
     async def serve_metrics() -> Response:
         return Response(in_process_text() + await temporal_text(), media_type=CONTENT_TYPE_LATEST)
 
+    app.add_middleware(HostCheck, settings=settings)  # a name this worker answers to, as the API checks
     return app
 
 

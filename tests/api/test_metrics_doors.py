@@ -71,3 +71,6 @@ async def test_a_workers_port_keeps_the_same_door(settings: Settings, with_token
     async with client_of(metrics_app(with_tokens), OUTSIDE) as far:
         assert (await far.get("/metrics")).status_code == 401
         assert (await far.get("/metrics", headers={"Authorization": "Bearer the-metrics-token"})).status_code == 200
+        # a name it does not answer to (a rebound one) is refused before the token is looked at
+        assert (await far.get("http://attacker.example/metrics",
+                              headers={"Authorization": "Bearer the-metrics-token"})).status_code == 400

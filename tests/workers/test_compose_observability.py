@@ -80,9 +80,10 @@ def test_the_api_and_the_worker_open_their_metrics_to_it(compose: dict[str, Any]
     # with API_TOKEN, the worker's /metrics listens beyond its container, for the token only
     assert worker_env["API_TOKEN"] is not None and worker_env["API_TOKEN"].startswith("${API_TOKEN:?")
     assert listen_address(settings.model_copy(update={"api_token": SecretStr("set")})) == "0.0.0.0"
-    # Prometheus names the api `api`: a name the api answers to (api/hosts.py), whatever ALLOWED_HOSTS adds
-    for given in ({}, {"ALLOWED_HOSTS": "isolator.example.com"}):
-        assert "api" in interpolate(environment(api)["ALLOWED_HOSTS"] or "", given).split(",")
+    # Prometheus names them `api` and `worker`: names they answer to (api/hosts.py), whatever ALLOWED_HOSTS adds
+    for name, service in (("api", api), ("worker", worker)):
+        for given in ({}, {"ALLOWED_HOSTS": "isolator.example.com"}):
+            assert name in interpolate(environment(service)["ALLOWED_HOSTS"] or "", given).split(",")
 
 
 def test_grafana_shows_the_dashboard_of_docs_from_prometheus(compose: dict[str, Any]) -> None:
