@@ -9,15 +9,19 @@ from temporalio import workflow
 from isolator.contracts.automation import FinishFiring, FiringNote, FiringPlan, PrepareFiring, RunState, RunWait
 from workflows.steps.options import HEARTBEAT_TIMEOUT, RETRY_POLICY
 
+# A step of the database and a reply: short, heartbeated by the worker, retried.
+_SHORT = timedelta(minutes=2)
+
 
 async def prepare_firing(request: PrepareFiring) -> FiringPlan:
-    return await workflow.execute_activity("prepare_firing", request, result_type=FiringPlan,
-                                           start_to_close_timeout=timedelta(seconds=30), retry_policy=RETRY_POLICY)
+    return await workflow.execute_activity(
+        "prepare_firing", request, result_type=FiringPlan, start_to_close_timeout=_SHORT,
+        heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY)
 
 
 async def firing_run(workflow_id: str, run_id: str) -> None:
-    await workflow.execute_activity("firing_run", args=[workflow_id, run_id],
-                                    start_to_close_timeout=timedelta(seconds=30), retry_policy=RETRY_POLICY)
+    await workflow.execute_activity("firing_run", args=[workflow_id, run_id], start_to_close_timeout=_SHORT,
+                                    heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY)
 
 
 async def wait_for_run(wait: RunWait) -> RunState:
@@ -27,10 +31,11 @@ async def wait_for_run(wait: RunWait) -> RunState:
 
 
 async def note_firing(note: FiringNote) -> None:
-    await workflow.execute_activity("note_firing", note, start_to_close_timeout=timedelta(minutes=2),
-                                    retry_policy=RETRY_POLICY)
+    await workflow.execute_activity("note_firing", note, start_to_close_timeout=_SHORT,
+                                    heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY)
 
 
 async def finish_firing(finish: FinishFiring) -> bool:
-    return await workflow.execute_activity("finish_firing", finish, result_type=bool,
-                                           start_to_close_timeout=timedelta(minutes=2), retry_policy=RETRY_POLICY)
+    return await workflow.execute_activity(
+        "finish_firing", finish, result_type=bool, start_to_close_timeout=_SHORT,
+        heartbeat_timeout=HEARTBEAT_TIMEOUT, retry_policy=RETRY_POLICY)
