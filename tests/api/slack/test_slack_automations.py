@@ -19,7 +19,9 @@ from isolator.settings import Settings
 from tests.agents import command
 from tests.conftest import Stack
 from tests.fakes.slack_api import BOT_ID, BOT_USER_ID, FakeSlack
-from tests.platforms.slack import message, new_ts, send
+from tests.fakes.slack_socket import FakeSlackSocket
+from tests.platforms.slack import event_callback, message, new_ts, send
+from tests.platforms.slack_socket import socket_client
 from tests.results import eventually
 
 ALERTS = "C0ALERTS01"
@@ -94,3 +96,20 @@ async def test_a_message_in_the_channel_fires_its_automations_once_and_others_fi
     assert f"https://isolator-test.slack.com/archives/{ALERTS}/p{disk.replace('.', '')}" in report
     asked = fake.server.received("GET", r"/api/conversations\.info")
     assert len(asked) == 2, "each channel's name is asked once, then cached"
+
+
+async def test_over_the_socket_a_message_fires_before_its_acknowledgement_and_once(
+    stack: Stack, fake: FakeSlack, slack_socket: FakeSlackSocket, socket_settings: Settings, repo: Path
+) -> None:
+    codebase = (await stack.register(repo))["name"]
+    await _make(stack, codebase, "by-id", f"slack:message:{ALERTS}")
+    ts = new_ts()
+    async with socket_client(socket_settings, stack.temporal, stack.db):
+        for _ in range(2):  # the envelope sent again, as Slack does when an acknowledgement is late
+            envelope = await slack_socket.send("events_api", event_callback(message(ts, "disk full", channel=ALERTS)))
+            await slack_socket.acked(envelope)
+            assert await _fired(stack, "by-id", ALERTS, ts), "acknowledged once its firing has started"
+        end = await stack.temporal.get_workflow_handle(f"automation:by-id:slack-{ALERTS}-{ts}").result()
+    assert end["state"] == "done", end
+    assert [row["workflow_id"] for row in await stack.db.fetch("SELECT workflow_id FROM automation_firings")] == \
+        [f"automation:by-id:slack-{ALERTS}-{ts}"]
