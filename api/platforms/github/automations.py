@@ -29,8 +29,10 @@ log = logging.getLogger(__name__)
 
 
 async def fire_automations(event: str, payload: dict[str, Any], settings: Settings, pool: asyncpg.Pool,
-                           client: Client) -> list[str]:
-    """The workflows this event started: a reconcile, firings (none: it concerns no automation)."""
+                           client: Client, mention: str) -> list[str]:
+    """The workflows this event started: a reconcile, firings (none: it concerns no automation).
+
+    `mention`: the bot's own (`@<slug>`): what it did itself (the draft PR of a firing) fires nothing."""
     repository = payload.get("repository")
     url = repository.get("html_url") if isinstance(repository, dict) else None
     if not isinstance(url, str):
@@ -48,7 +50,10 @@ async def fire_automations(event: str, payload: dict[str, Any], settings: Settin
             task_queue=settings.task_queue, id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             static_summary=f"automations of {codebase.name} as pushed")
         started.append(handle.id)
-    if settings.automations == "off":
+    sender = payload.get("sender")
+    login = str(sender.get("login", "")).lower() if isinstance(sender, dict) else ""
+    own = mention.removeprefix("@").lower()
+    if settings.automations == "off" or login in (own, f"{own}[bot]"):
         return started
     fields = github_event_fields(event, payload)
     digest = hashlib.sha256(json.dumps([event, payload], sort_keys=True).encode()).hexdigest()[:20]

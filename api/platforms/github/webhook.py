@@ -81,12 +81,12 @@ def build_router(settings: Settings) -> APIRouter:
         if event in INSTALLATION_EVENTS:
             return JSONResponse(await installation_event(event, payload, settings, pool, client))
         await note_installation(settings, pool, payload)
+        mention = await credentials.mention()  # the App's `@<slug>`, else BOT_MENTION
         try:  # an automation's trigger (api/platforms/github/automations.py); the event goes on as before
-            fired = await fire_automations(event, payload, settings, pool, client)
+            fired = await fire_automations(event, payload, settings, pool, client, mention)
         except RPCError as error:
             log.warning("github delivery %s not started: %s", delivery, error)
             return _answer(status.HTTP_503_SERVICE_UNAVAILABLE, detail="cannot start the work now; redeliver later")
-        mention = await credentials.mention()  # the App's `@<slug>`, else BOT_MENTION
         try:
             answer = parse_answer(event, payload, mention)
             feedback = _not_our_own(parse_feedback(event, payload), mention)

@@ -106,6 +106,8 @@ async def test_a_labelled_issue_fires_once_however_often_it_is_delivered_and_rep
     again, _ = await deliver(stack, "issues", labelled)  # GitHub's redelivery: a new delivery id, the same event
     assert again.json().get("workflow_id") == first.json()["workflow_id"]
     assert (await deliver(stack, "issues", other))[0].json()["status"] == "ignored"
+    ours = {**labelled, "sender": {"login": "isolator", "id": 99, "type": "User"}}  # BOT_MENTION's: what we did
+    assert (await deliver(stack, "issues", ours))[0].json()["status"] == "ignored"
 
     async def reported() -> bool:
         return any("Automation `triage` finished" in comment.body for comment in fake.comments if comment.number == 7)
