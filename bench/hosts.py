@@ -65,16 +65,21 @@ async def spread_runs(stack: Stack, conversations: int) -> list[Figure]:
 
 async def _runs_over(stack: Stack, hosts: list[str], conversations: int) -> float:
     tag = uuid.uuid4().hex[:6]
-    async with cluster_of(stack, hosts, {"AGENT_COMMAND": SLEEPING_AGENT, "AGENT_MAX_CONCURRENT": str(SLOTS)}) \
-            as cluster:
+    async with cluster_of(stack, hosts, {"AGENT_COMMAND": SLEEPING_AGENT, "AGENT_MAX_CONCURRENT": str(SLOTS),
+                                         "MAX_WORKTREES_PER_CODEBASE": str(conversations)}) as cluster:
         for host in hosts:
             await register(cluster, stack, host, f"spread-{tag}-{host}")
         names = [f"spread-{tag}-{number}" for number in range(conversations)]
         pool = await asyncpg.connect(stack.database_url)
         try:
-            for number, name in enumerate(names):  # each its worktree, and a first run, before the clock
-                await cluster.say(name, f"/clone spread-{tag}-{hosts[number % len(hosts)]}")
-                await cluster.say(name, f"first {tag}")
+            room = asyncio.Semaphore(8)
+
+            async def prepare(number: int, name: str) -> None:  # its worktree, and a first run, before the clock
+                async with room:
+                    await cluster.say(name, f"/clone spread-{tag}-{hosts[number % len(hosts)]}")
+                    await cluster.say(name, f"first {tag}")
+
+            await asyncio.gather(*(prepare(number, name) for number, name in enumerate(names)))
             await runs_ended(pool, f"first {tag}", conversations)
             started = time.monotonic()
             await asyncio.gather(*(cluster.send(name, f"go {tag}") for name in names))
