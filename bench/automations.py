@@ -49,38 +49,43 @@ async def firing_against_chat(stack: Stack, repository: Path, runs: int) -> list
         "report": f"test:{name}"})).raise_for_status()
     schedule = stack.temporal.get_schedule_handle(schedule_id(name))
     pool = await asyncpg.connect(stack.database_url)
-    firings, before_message, chats, chats_from_workflow = [], [], [], []
+    firings, before_message, after_message, chats, chats_from_workflow = [], [], [], [], []
     try:
         for index in range(runs + 1):  # the first pair warms both paths up and is not counted
-            firing, own_steps = await _scheduled_firing(stack, pool, schedule, log)
+            firing, own_steps, its_message = await _scheduled_firing(stack, pool, schedule, log)
             chat, chat_from_workflow = await _chat_create(stack, pool, repository, log, f"{name}-chat-{index}")
             if index:
                 firings.append(firing)
                 before_message.append(own_steps)
+                after_message.append(its_message)
                 chats.append(chat)
                 chats_from_workflow.append(chat_from_workflow)
     finally:
         await pool.close()
         (await stack.api.delete(f"/api/automations/{name}")).raise_for_status()
     figure, chat, from_workflow = Latency.of(firings), Latency.of(chats), Latency.of(chats_from_workflow)
-    own = Latency.of(before_message)
+    own, message = Latency.of(before_message), Latency.of(after_message)
     ratio = figure.p50 / chat.p50
     return [
         Figure("automation firing, its workflow's start to the agent running", str(figure),
                f"chat create, message to the agent running: {chat}", verdict(ratio <= 1.1),
                {"latency": vars(figure), "baseline": vars(chat), "ratio_p50": round(ratio, 3),
-                "chat_from_its_workflow": vars(from_workflow), "firing_before_its_message": vars(own)}),
+                "chat_from_its_workflow": vars(from_workflow), "firing_before_its_message": vars(own),
+                "firing_message_to_agent": vars(message)}),
         Figure("  ratio to the chat message's create path (p50)", f"x{ratio:.3f} (target <= 1.1)"),
         Figure("  ratio to the chat create from its workflow's start (p50)", f"x{figure.p50 / from_workflow.p50:.3f}",
                f"chat create, its workflow's start to the agent running: {from_workflow}"),
         Figure("  the firing's own steps, its start to its message workflow's", str(own)),
+        Figure("  the firing's message workflow's start to the agent running", str(message),
+               f"the chat message's: {from_workflow}"),
     ]
 
 
 async def _scheduled_firing(stack: Stack, pool: asyncpg.Connection, schedule: ScheduleHandle,
-                            log: Path) -> tuple[float, float]:
+                            log: Path) -> tuple[float, float, float]:
     """One firing by its schedule, until it has ended: milliseconds from its workflow's start to its agent's,
-    and to the start of the message workflow it hands the prompt to (what it does before a chat message's start)."""
+    to the start of the message workflow it hands the prompt to (what it does before a chat message's start),
+    and from that start to its agent's."""
     before = (await schedule.describe()).info.num_actions
     await schedule.trigger()
     while (described := await schedule.describe()).info.num_actions <= before:
@@ -95,7 +100,9 @@ async def _scheduled_firing(stack: Stack, pool: asyncpg.Connection, schedule: Sc
     assert await run_ended(pool, run_id) == "done"
     message = message_workflow_id("automation", action.workflow_id.removeprefix("automation:"))
     message_start = (await stack.temporal.get_workflow_handle(message).describe()).start_time
-    return (started_at(log, run_id) - start.timestamp()) * 1000, (message_start - start).total_seconds() * 1000
+    agent = started_at(log, run_id)
+    return ((agent - start.timestamp()) * 1000, (message_start - start).total_seconds() * 1000,
+            (agent - message_start.timestamp()) * 1000)
 
 
 async def _chat_create(stack: Stack, pool: asyncpg.Connection, repository: Path, log: Path,
