@@ -241,6 +241,9 @@ async def _pump(stream: asyncio.StreamReader | None, handle: OnChunk) -> None:
     assert stream is not None
     while chunk := await stream.read(CHUNK):
         await handle(chunk)
+        # A read of what is already buffered returns without yielding: a program that prints without a
+        # pause would hold the event loop, and the run's liveness heartbeats with it (workers/heartbeats.py).
+        await asyncio.sleep(0)
 
 
 async def _feed(process: asyncio.subprocess.Process, data: bytes | Feed) -> None:
