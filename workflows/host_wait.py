@@ -17,6 +17,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from isolator.contracts.codebase import Codebase
+    from isolator.contracts.host_wait import HostSeen
     from isolator.contracts.message import Conversation, Resolution
     from workflows.chat import host_texts
     from workflows.steps import versions
@@ -32,6 +33,7 @@ class HostGate:
     def __init__(self, reply: Callable[[str], Awaitable[None]]) -> None:
         self._reply = reply
         self._asked = False
+        self._seen: HostSeen | None = None  # what the database said of the host, once it did not answer
 
     async def wait(self, conversation: Conversation, codebase: Codebase, command: object | None) -> Resolution | None:
         """None when the host answers (now or after a wait); otherwise what the message comes to."""
@@ -39,7 +41,8 @@ class HostGate:
             return None
         if command is not None:  # a command only looks: answered now, from the database
             return Resolution(outcome="command")
-        seen = await host_waits.host_seen(codebase.host)
+        seen = self._seen
+        assert seen is not None
         await self._reply(host_texts.waiting(codebase.name, codebase.host, seen.last_seen_text))
         if await _until_back(codebase.host, seen.wait_hours):
             return None
@@ -57,7 +60,7 @@ class HostGate:
         self._asked = True
         if await host_waits.host_answers(codebase.host):
             return False
-        seen = await host_waits.host_seen(codebase.host)
+        self._seen = seen = await host_waits.host_seen(codebase.host)
         conversation.host_silence = host_texts.status_line(codebase.name, codebase.host, seen.last_seen_text)
         return True
 
