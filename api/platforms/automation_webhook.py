@@ -94,8 +94,8 @@ async def call_automation(name: Name, request: Request, pool: Annotated[asyncpg.
                           client: Annotated[Client, Depends(get_client)],
                           settings: Annotated[Settings, Depends(get_settings)]) -> JSONResponse:
     key = webhook_key(settings, name)
-    if key is None:
-        return _answer(status.HTTP_503_SERVICE_UNAVAILABLE, detail=NO_KEY)
+    if key is None:  # nothing can be signed: as if there were no such route
+        return _answer(status.HTTP_404_NOT_FOUND, detail=NO_KEY)
     body = await request.body()
     given = request.headers.get(SIGNATURE_HEADER, "")
     if not hmac.compare_digest(given.encode(), signature_of(key, body).encode()):
@@ -130,12 +130,12 @@ async def call_automation(name: Name, request: Request, pool: Annotated[asyncpg.
 async def automation_webhook_key(name: Name, request: Request, pool: Annotated[asyncpg.Pool, Depends(get_pool)],
                                  settings: Annotated[Settings, Depends(get_settings)]) -> dict[str, str]:
     """The automation's webhook URL and signing key, and a curl call that fires it."""
-    key = webhook_key(settings, name)
-    if key is None:
-        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, NO_KEY)
     if await _called(pool, name) is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no automation `{name}` takes webhook calls: add "
                                                        f"`on = [\"{TRIGGER}\"]` to it")
+    key = webhook_key(settings, name)
+    if key is None:  # the service's set-up, not the request, is what is missing
+        raise HTTPException(status.HTTP_409_CONFLICT, NO_KEY)
     base = (settings.public_url or str(request.base_url)).rstrip("/")
     url = f"{base}/webhooks/automations/{name}"
     curl = ("body='{\"title\": \"disk full on db-1\", \"body\": \"93% used\"}'\n"

@@ -122,14 +122,14 @@ async def test_an_automation_without_the_webhook_trigger_is_unknown_to_it(stack:
     assert await _firings(stack) == []
 
 
-async def test_without_the_secret_key_it_answers_503_saying_how_to_set_it(stack: Stack, repo: Path) -> None:
+async def test_without_the_secret_key_no_call_is_taken_and_the_operator_is_told_how_to_set_it(stack: Stack, repo: Path) -> None:
     await _automation(stack, repo)
     stack.settings.isolator_secret_key = None
     called = await stack.api.post("/webhooks/automations/alerts", content=b"{}",
                                   headers={"X-Isolator-Signature": "sha256=00"})
-    assert called.status_code == 503 and "ISOLATOR_SECRET_KEY" in called.json()["detail"]
+    assert called.status_code == 404 and "ISOLATOR_SECRET_KEY" in called.json()["detail"]
     shown = await stack.api.get("/api/automations/alerts/webhook")
-    assert shown.status_code == 503 and "isolator secret-key" in shown.json()["detail"]
+    assert shown.status_code == 409 and "isolator secret-key" in shown.json()["detail"]
     assert await _firings(stack) == []
 
 
