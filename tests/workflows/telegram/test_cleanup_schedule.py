@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from temporalio.client import (
@@ -51,8 +52,8 @@ def survey_git(monkeypatch: pytest.MonkeyPatch) -> GitLog:
     log = GitLog()
 
     class LoggedIsolation(IsolationActivities):
-        def __init__(self, settings: Settings) -> None:
-            super().__init__(settings, build_providers(settings, git=log))
+        def __init__(self, settings: Settings, **given: Any) -> None:
+            super().__init__(settings, build_providers(settings, git=log), **given)
 
     monkeypatch.setattr(worker_module, "IsolationActivities", LoggedIsolation)
     return log
