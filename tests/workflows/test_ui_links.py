@@ -45,5 +45,8 @@ async def test_every_workflow_of_a_cleanup_says_what_it_does(stack: Stack, repo:
 
     await stack.temporal.execute_workflow(CleanupWorkflow.run, id=run_id, task_queue=stack.settings.task_queue)
 
+    host = stack.settings.host  # each host's codebases are swept by a workflow of their own
+    sweep = await stack.temporal.get_workflow_handle(f"{run_id}@{host}").describe()
+    assert await sweep.static_summary() == f"cleanup of the codebases on {host}"
     child = await stack.temporal.get_workflow_handle(f"{run_id}:{repo.name}").describe()
-    assert (await child.static_summary() or "").startswith(f"cleanup of {repo.name}:")
+    assert (await child.static_summary() or "").startswith(f"cleanup of {repo.name} on {host}:")
