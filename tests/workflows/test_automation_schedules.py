@@ -58,6 +58,7 @@ async def test_while_a_slow_firing_runs_the_next_ones_are_skipped_and_none_run_a
         running = await stack.db.fetchval(
             "SELECT count(*) FROM automation_firings WHERE automation = $1 AND finished_at IS NULL", name)
         most_at_once = max(most_at_once, running, len(described.info.running_actions))
+        assert most_at_once <= 1, "two firings ran at once"
         return described.info.num_actions_skipped_overlap, described.info.num_actions
 
     try:
@@ -102,7 +103,9 @@ async def test_a_firing_time_passed_while_the_workers_were_down_fires_once_when_
         name, schedule = await _make(stack, codebase, "catchup", schedule="@every 5s", catchup="1m")
         try:
             async def times_missed() -> bool:
-                return (await schedule.describe()).info.num_actions_skipped_overlap >= 2
+                info = (await schedule.describe()).info
+                assert info.num_actions <= 1, "the firing times missed while down piled up"
+                return info.num_actions_skipped_overlap >= 2
 
             await eventually(times_missed, "two more firing times passed while the first waits", seconds=120)
             # Nothing more fires once the workers are back, so that every firing seen is the downtime's.
