@@ -13,6 +13,7 @@ import secrets
 
 import asyncpg
 from fastapi import HTTPException, Request, status
+from pydantic import SecretStr
 from temporalio.client import Client
 
 from api.throttle import TokenThrottle
@@ -60,12 +61,18 @@ async def require_api_token(request: Request) -> None:
             raise HTTPException(status.HTTP_403_FORBIDDEN,
                                 detail="API_TOKEN is unset: this API answers only this machine's loopback address")
         return
+    check_bearer(request, expected, "API token", "API_TOKEN")
+
+
+def check_bearer(request: Request, expected: SecretStr, noun: str, variable: str) -> None:
+    """`Authorization: Bearer <variable>`, compared in constant time; wrong ones are throttled per client
+    address (api/throttle.py), a request without any is not a guess and is not counted."""
     throttle, address = token_throttle(request), client_address(request)
     if locked_for := math.ceil(throttle.locked_for(address)):
-        log.warning("%s %s refused: %s is locked out for %d s after wrong API tokens", request.method,
-                    request.url.path, address, locked_for)
+        log.warning("%s %s refused: %s is locked out for %d s after wrong %ss", request.method,
+                    request.url.path, address, locked_for, noun)
         raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, headers={"Retry-After": str(locked_for)},
-                            detail=f"too many wrong API tokens from this address: try again in {locked_for} s")
+                            detail=f"too many wrong {noun}s from this address: try again in {locked_for} s")
     given = request.headers.get("authorization")
     scheme, _, token = (given or "").partition(" ")
     if scheme.lower() == "bearer" and secrets.compare_digest(token.encode(), expected.get_secret_value().encode()):
@@ -73,9 +80,9 @@ async def require_api_token(request: Request) -> None:
         return
     if given is not None:
         throttle.failed(address)
-    log.warning("%s %s refused: missing or wrong API token", request.method, request.url.path)  # never the token
+    log.warning("%s %s refused: missing or wrong %s", request.method, request.url.path, noun)  # never the token
     raise HTTPException(
         status.HTTP_401_UNAUTHORIZED,
-        detail="missing or wrong API token: send `Authorization: Bearer <API_TOKEN>`",
+        detail=f"missing or wrong {noun}: send `Authorization: Bearer <{variable}>`",
         headers={"WWW-Authenticate": "Bearer"},
     )

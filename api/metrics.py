@@ -9,8 +9,6 @@ A worker's METRICS_PORT serves the same door (workers/metrics_server.py)."""
 from __future__ import annotations
 
 import logging
-import math
-import secrets
 import time
 from datetime import datetime
 
@@ -21,7 +19,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from api.deps import client_address, get_settings, is_loopback_client, token_throttle
+from api.deps import check_bearer, get_settings, is_loopback_client
 from api.metrics_state import StateSettings, state_metrics
 from isolator import metrics
 from isolator.contracts.cleanup import SCHEDULE_ID
@@ -43,20 +41,7 @@ async def require_metrics_token(request: Request) -> None:
     if expected is None:
         raise HTTPException(status.HTTP_403_FORBIDDEN, detail="API_TOKEN is set and METRICS_TOKEN is not: set "
                             "METRICS_TOKEN and send it as `Authorization: Bearer <METRICS_TOKEN>`")
-    throttle, address = token_throttle(request), client_address(request)
-    if locked_for := math.ceil(throttle.locked_for(address)):
-        raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, headers={"Retry-After": str(locked_for)},
-                            detail=f"too many wrong tokens from this address: try again in {locked_for} s")
-    given = request.headers.get("authorization")
-    scheme, _, token = (given or "").partition(" ")
-    if scheme.lower() == "bearer" and secrets.compare_digest(token.encode(), expected.get_secret_value().encode()):
-        throttle.succeeded(address)
-        return
-    if given is not None:
-        throttle.failed(address)
-    log.warning("GET /metrics refused: missing or wrong METRICS_TOKEN")  # never the token
-    raise HTTPException(status.HTTP_401_UNAUTHORIZED, headers={"WWW-Authenticate": "Bearer"},
-                        detail="missing or wrong token: send `Authorization: Bearer <METRICS_TOKEN>`")
+    check_bearer(request, expected, "metrics token", "METRICS_TOKEN")
 
 
 router = APIRouter()

@@ -58,7 +58,7 @@ class AutomationFiringWorkflow:
             await firings.firing_run(workflow_id, resolution.run_id)
             run = await self._wait(firing, plan, resolution.run_id, workflow_id)
             end = await self._end(firing, plan, resolution, run, workflow_id)
-        await firings.finish_firing(FinishFiring(workflow_id, firing.name, plan, end, plan.results))
+        await firings.finish_firing(FinishFiring(workflow_id, firing.name, plan, end))
         return end
 
     async def _hand_over(self, firing: FiringInput, plan: FiringPlan, workflow_id: str) -> Resolution:

@@ -117,7 +117,7 @@ class AutomationActivities:
     async def finish_firing(self, finish: FinishFiring) -> bool:
         """Recorded once and reported; True when this failure paused the automation (its schedule too)."""
         paused = await self.records.finish_firing(finish.workflow_id, finish.name, finish.end)
-        text = report_text(finish.name, finish.end, finish.results, paused)
+        text = report_text(finish.name, finish.end, finish.plan.results, paused)
         if text and not (finish.plan.quiet and finish.end.state == "nothing"):
             await self._tell(finish.plan, text, f"{finish.workflow_id}:report")
         if paused:

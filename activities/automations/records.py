@@ -56,6 +56,13 @@ class AutomationRecords:
             "ORDER BY name", uuid.UUID(codebase_id) if codebase_id else None, origin)
         return [_stored(row) for row in rows]
 
+    async def unpaused_on(self, platform: str) -> list[StoredAutomation]:
+        """The automations, not paused, that name an event of `platform` (`slack`)."""
+        rows = await self.pool.fetch(
+            """SELECT * FROM automations WHERE NOT paused AND definition->'triggers' @> $1::jsonb ORDER BY name""",
+            [{"platform": platform}])
+        return [_stored(row) for row in rows]
+
     async def delete(self, name: str) -> bool:
         return await self.pool.fetchval("DELETE FROM automations WHERE name = $1 RETURNING true", name) is not None
 

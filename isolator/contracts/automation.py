@@ -164,7 +164,6 @@ class FinishFiring:
     name: str
     plan: FiringPlan
     end: FiringEnd
-    results: str  # `pr` or `report`
 
 
 @dataclass

@@ -20,12 +20,15 @@ from activities.automations.records import AutomationRecords
 from activities.database import codebase_from_row
 from api.automations import start_firing
 from isolator.automation_events import github_event_fields, matches_github
+from isolator.automation_rules import EVENTS
 from isolator.contracts.automation import FiringInput
 from isolator.repositories import repository_key
 from isolator.settings import Settings
 from workflows.automation_reconcile import ReconcileAutomationsWorkflow, reconcile_workflow_id
 
 log = logging.getLogger(__name__)
+# The events a push reconciles on or an automation may name (isolator/automation_rules.py EVENTS).
+AUTOMATION_EVENTS = frozenset({"push"} | {kind.partition(".")[0] for kind in EVENTS["github"]})
 
 
 async def fire_automations(event: str, payload: dict[str, Any], settings: Settings, pool: asyncpg.Pool,
@@ -33,6 +36,8 @@ async def fire_automations(event: str, payload: dict[str, Any], settings: Settin
     """The workflows this event started: a reconcile, firings (none: it concerns no automation).
 
     `mention`: the bot's own (`@<slug>`): what it did itself (the draft PR of a firing) fires nothing."""
+    if event not in AUTOMATION_EVENTS:  # a comment, the chat's own path, reads nothing more here
+        return []
     repository = payload.get("repository")
     url = repository.get("html_url") if isinstance(repository, dict) else None
     if not isinstance(url, str):

@@ -23,7 +23,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from activities.automations.records import AutomationRecords, StoredAutomation
+from activities.automations.records import AutomationRecords
 from api.automations import start_firing
 from api.platforms.slack.events import SLACK_ID, SlackMessage, matches
 from isolator.automation_events import matches_slack
@@ -73,19 +73,12 @@ class SlackNames:
 _NAMES: WeakKeyDictionary[AsyncWebClient, SlackNames] = WeakKeyDictionary()
 
 
-async def _naming_slack(pool: asyncpg.Pool) -> list[StoredAutomation]:
-    names = await pool.fetch("""SELECT name FROM automations WHERE NOT paused
-                                  AND definition->'triggers' @> '[{"platform": "slack"}]'::jsonb ORDER BY name""")
-    records = AutomationRecords(pool)
-    return [stored for row in names if (stored := await records.get(row["name"])) is not None]
-
-
 async def fire_slack_automations(settings: Settings, pool: asyncpg.Pool, temporal: Client, slack: AsyncWebClient,
                                  message: SlackMessage) -> list[str]:
     """The firings this message started (none when it concerns no automation)."""
     if settings.automations == "off" or message.thread_ts not in (None, message.ts):
         return []
-    automations = await _naming_slack(pool)
+    automations = await AutomationRecords(pool).unpaused_on("slack")
     if not automations:
         return []
     by_name = any(not matches(SLACK_ID, trigger.argument.partition(":")[0]) for stored in automations
