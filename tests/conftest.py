@@ -3,6 +3,7 @@ per test, fresh tables, a worktree base, workers on their own task queues, and t
 
 from __future__ import annotations
 
+import asyncio
 import random
 import socket
 import sys
@@ -24,9 +25,13 @@ from isolator.payloads import connect
 from isolator.settings import Settings, load_settings
 from migrations.runner import apply_migrations
 from tests.gitrepos import make_repo
+from tests.stuck_workflows import open_workflows_report
 from workers.postgres import EmbeddedPostgres, start_embedded_postgres
 from workers.temporal_server import TemporalDevServer, start_dev_server
 from workers.worker import running_workers
+
+# A message's resolution comes in seconds; past this, the test fails with what its workflows wait on.
+SAY_SECONDS = 120
 
 TABLES = ("outbound_messages, conversations, isolation_environments, codebases, discord_interactions, "
           "agent_sessions, refusal_replies, dashboard_sessions, conversation_allow_rules, service_processes")
@@ -142,9 +147,14 @@ class Stack:
         return response.json()
 
     async def say(self, conversation: str, text: str = "hello", **fields: str) -> dict:
-        response = await self.api.post(
+        asked = self.api.post(
             "/test/message", params={"wait": "true"}, json={"conversationId": conversation, "message": text, **fields}
         )
+        try:
+            response = await asyncio.wait_for(asked, SAY_SECONDS)
+        except TimeoutError:
+            report = await open_workflows_report(self.temporal, self.settings.task_queue)
+            raise AssertionError(f"{text!r} in {conversation} got no resolution in {SAY_SECONDS} s:\n{report}") from None
         assert response.status_code == 200, response.text
         return response.json()
 

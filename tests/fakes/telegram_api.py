@@ -84,6 +84,7 @@ class FakeTelegram:
         self.outage = 0  # the next this many requests answer 502 Bad Gateway, as Telegram's front does when down
         self.conflict = False
         self.allowed_updates: list[str] | None = None  # as the last getUpdates asked
+        self._stopping = False
         self.polls_waiting = 0  # getUpdates requests holding on for an update now (long polling)
         self._arrived = asyncio.Event()
         self._polls = itertools.count(1)
@@ -112,6 +113,10 @@ class FakeTelegram:
         return self.api_url
 
     async def stop(self) -> None:
+        # A long poll still held ends now, as the real server's connections end with it: the
+        # server's graceful stop would otherwise wait out its `timeout` (30 s).
+        self._stopping = True
+        self._arrived.set()
         await self.server.stop()
 
     @property
@@ -243,7 +248,7 @@ class FakeTelegram:
         deadline = asyncio.get_running_loop().time() + timeout
         self.polls_waiting += 1
         try:
-            while not self.pending and not self.conflict and poll == self._newest_poll:
+            while not self.pending and not self.conflict and poll == self._newest_poll and not self._stopping:
                 self._arrived.clear()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._arrived.wait(),
