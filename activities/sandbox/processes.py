@@ -35,9 +35,11 @@ class Watch:
             self._gate_read = None
 
     def open_gate(self) -> None:
-        """The held program starts."""
+        """The held program starts. A sandbox already gone (bubblewrap ended as its worker was
+        stopped) reads nothing: its run ends as any run whose sandbox ended."""
         if self._gate is not None:
-            os.write(self._gate, b"x")
+            with contextlib.suppress(BrokenPipeError):
+                os.write(self._gate, b"x")
             os.close(self._gate)
             self._gate = None
 
