@@ -3,6 +3,7 @@ environment's queue, `/stop`, and the record of runs that were dropped or interr
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import asyncpg
@@ -31,6 +32,8 @@ from isolator import tracing
 from isolator.settings import Settings
 
 # Run ids are made from the message's key, so that every retry of the hand-off names the same run.
+# How long a run waits for its environment's workflow to start (inside the local activity's 10 s).
+WORKFLOW_START_WAIT_SECONDS = 8.0
 _RUN_NAMESPACE = uuid.UUID("0b7c3d52-52a4-4d0e-9a43-6f1e0c1e7a16")
 
 
@@ -98,13 +101,7 @@ class AgentRunActivities:
         run = RunRequest(run_id, request.key, conversation_key(request.platform, request.conversation_id),
                          request.text, plan, merge_base=request.merge_base, user=request.user,
                          answers=await self._question_it_answers(request), trace=tracing.carrier())
-        handle = self.client.get_workflow_handle(environment_workflow_id(request.environment_id))
-        try:
-            queued = await handle.execute_update("queue_run", run, id=request.key, result_type=Queued)
-        except RPCError as error:
-            if error.status != RPCStatusCode.NOT_FOUND:
-                raise
-            queued = Queued("gone", run_id)  # its workflow has ended: the environment is gone
+        queued = await self._queue_in_workflow(request.environment_id, run, request.key)
         if queued.outcome == "gone":
             await self.records.dropped([run_id])
         elif queued.outcome == "queued":
@@ -116,6 +113,27 @@ class AgentRunActivities:
             if queued.ahead:
                 queued.waiting_for = await self._request_ahead(request.environment_id)
         return queued
+
+    async def _queue_in_workflow(self, environment_id: str, run: RunRequest, key: str) -> Queued:
+        """The run, queued in its environment's workflow. A message of the same conversation sent at once
+        records the environment a moment before it starts its workflow (workflows/provisioning.py,
+        `create` then `_announce`): a run queued in between waits for that workflow, never taken for gone."""
+        handle = self.client.get_workflow_handle(environment_workflow_id(environment_id))
+        waited, pause = 0.0, 0.02
+        while True:
+            try:
+                return await handle.execute_update("queue_run", run, id=key, result_type=Queued)
+            except RPCError as error:
+                if error.status != RPCStatusCode.NOT_FOUND:
+                    raise
+            if waited >= WORKFLOW_START_WAIT_SECONDS or not await self._recorded_live(environment_id):
+                return Queued("gone", run.run_id)  # its workflow has ended: the environment is gone
+            await asyncio.sleep(pause)
+            waited, pause = waited + pause, min(pause * 2, 0.5)
+
+    async def _recorded_live(self, environment_id: str) -> bool:
+        return bool(await self.pool.fetchval(
+            "SELECT status IN ('active', 'hibernated') FROM isolation_environments WHERE id = $1", environment_id))
 
     async def _request_ahead(self, environment_id: str) -> WaitingRequest | None:
         """The request a run of the worktree waits on (its run holds the queue until it is answered), if any."""

@@ -31,11 +31,10 @@ async def test_a_loaded_host_ends_every_run_done(make_cluster: MakeCluster, db: 
         await cluster.say(conversation, "/clone project-b")
 
     async def talk(conversation: str) -> None:
-        # Each message once the one before is queued: the runs queue behind each other all the same. (Sent at
-        # once to a new conversation, one of 16 runs was once found `dropped` in a full-suite run: a race of
-        # first messages, not of heartbeats, noted for its own look.)
+        # Sent at once into a conversation that has no worktree yet: the second may queue its run before the
+        # first has started the environment's workflow (tests/workflows/test_first_messages_race.py).
         for number in range(MESSAGES):
-            await cluster.say(conversation, f"message {number}")
+            await cluster.send(conversation, f"message {number}")
 
     async def create(number: int) -> None:
         await cluster.say(f"made-{number}", "/clone project-b")
