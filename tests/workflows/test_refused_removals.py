@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.agent_runs import finished_run, replies_when
 from tests.agents import command
 from tests.chat_commands import say_one, task_path
 from tests.conftest import Stack
@@ -70,6 +71,8 @@ async def test_the_services_refused_removal_is_shown_and_a_message_cancels_it(
     assert (again["outcome"], again["environmentId"]) == ("reused", created["environmentId"])
     state = await state_of(stack, created["environmentId"])
     assert (state.status, state.retrying, state.refusal) == ("active", None, None)
+    await finished_run(stack, again["agentRunId"])  # its answer comes before the `/status` asked below
+    await replies_when(stack, "closed-1", lambda texts: "— Done" in texts[-1])
     assert "Removal:" not in await say_one(stack, "closed-1", "/status")
     assert worktree_paths(repo) == [created["workingPath"]]
 
