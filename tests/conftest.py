@@ -25,7 +25,7 @@ from isolator.payloads import connect
 from isolator.settings import Settings, load_settings
 from migrations.runner import apply_migrations
 from tests.gitrepos import make_repo
-from tests.stuck_workflows import open_workflows_report
+from tests.stuck_workflows import open_workflows_report, terminate_open_workflows
 from workers.postgres import EmbeddedPostgres, start_embedded_postgres
 from workers.temporal_server import TemporalDevServer, start_dev_server
 from workers.worker import running_workers
@@ -164,13 +164,29 @@ class Stack:
         return [item["message"] for item in response.json()["messages"]]
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> object:
+    report = yield
+    if report.when == "call":
+        item.stash[CALL_FAILED] = report.failed  # read by `stack`'s teardown
+    return report
+
+
+CALL_FAILED = pytest.StashKey[bool]()
+
+
 @pytest.fixture
-async def stack(settings: Settings, db: asyncpg.Pool, temporal: Client, tmp_path: Path) -> AsyncIterator[Stack]:
+async def stack(settings: Settings, db: asyncpg.Pool, temporal: Client, tmp_path: Path,
+                request: pytest.FixtureRequest) -> AsyncIterator[Stack]:
     app = create_app(settings, temporal=temporal, pool=db)
     async with running_workers(temporal, db, settings):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://isolator.test", timeout=60) as api:
             yield Stack(api=api, settings=settings, db=db, temporal=temporal, tmp_path=tmp_path)
+        if request.node.stash.get(CALL_FAILED, False):
+            # A failed test may leave a local activity waiting on a workflow only these workers serve
+            # (a run's update): Temporal waits for local activities at a stop, so it would never end.
+            await terminate_open_workflows(temporal, settings.task_queue)
 
 
 @pytest.fixture

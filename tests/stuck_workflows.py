@@ -1,10 +1,14 @@
 """What the open workflows of a test's task queue are waiting on: said by a test that gave up waiting,
-so that a hang fails in minutes with its cause, not at pytest-timeout's limit with the event loop's stack."""
+so that a hang fails in minutes with its cause, not at pytest-timeout's limit with the event loop's stack.
+And their end, after a failed test: a step left waiting on one of them would hold the workers' stop."""
 
 from __future__ import annotations
 
+import contextlib
+
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
+from temporalio.service import RPCError
 
 LAST_EVENTS = 12
 
@@ -30,3 +34,10 @@ def _failure_of(event: object) -> str:
         if event.HasField(field):  # type: ignore[attr-defined]
             return f": {getattr(event, field).failure.message}"
     return ""
+
+
+async def terminate_open_workflows(client: Client, task_queue: str) -> None:
+    query = f"ExecutionStatus = 'Running' AND TaskQueue = '{task_queue}'"
+    async for execution in client.list_workflows(query):
+        with contextlib.suppress(RPCError):  # it ended meanwhile
+            await client.get_workflow_handle(execution.id, run_id=execution.run_id).terminate("the test failed")
