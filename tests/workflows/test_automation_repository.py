@@ -83,7 +83,11 @@ async def test_a_firing_with_nothing_to_do_says_so_in_one_line_or_not_at_all_whe
         return await stack.db.fetchval(
             "SELECT count(*) FROM automation_firings WHERE finished_at IS NOT NULL") == 2
 
+    async def reported() -> bool:  # a firing's end is recorded a moment before its report is delivered
+        return bool(await stack.replies("nightly-reports"))
+
     await eventually(both_ended, "both firings' end", seconds=120)
+    await eventually(reported, "nightly's report")
     assert await stack.replies("nightly-reports") == ["Automation `nightly`: nothing to do this time."]
     states = await stack.db.fetch("SELECT automation, state FROM automation_firings ORDER BY automation")
     assert [(row["automation"], row["state"]) for row in states] == [("nightly", "nothing"), ("quiet-one", "nothing")]
