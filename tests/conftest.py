@@ -18,6 +18,7 @@ import asyncpg
 import httpx
 import pytest
 from temporalio.client import Client
+from temporalio.worker import Interceptor
 
 from activities.database import create_pool
 from api.app import create_app
@@ -176,10 +177,16 @@ CALL_FAILED = pytest.StashKey[bool]()
 
 
 @pytest.fixture
+def worker_interceptors() -> list[Interceptor]:
+    """Added to the workers' own: a test that holds a step overrides it (tests/faults/paused_worker.py)."""
+    return []
+
+
+@pytest.fixture
 async def stack(settings: Settings, db: asyncpg.Pool, temporal: Client, tmp_path: Path,
-                request: pytest.FixtureRequest) -> AsyncIterator[Stack]:
+                worker_interceptors: list[Interceptor], request: pytest.FixtureRequest) -> AsyncIterator[Stack]:
     app = create_app(settings, temporal=temporal, pool=db)
-    async with running_workers(temporal, db, settings):
+    async with running_workers(temporal, db, settings, worker_interceptors):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://isolator.test", timeout=60) as api:
             yield Stack(api=api, settings=settings, db=db, temporal=temporal, tmp_path=tmp_path)

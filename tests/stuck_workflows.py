@@ -5,9 +5,10 @@ And their end, after a failed test: a step left waiting on one of them would hol
 from __future__ import annotations
 
 import contextlib
+from typing import AsyncIterator
 
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowExecution
 from temporalio.service import RPCError
 
 LAST_EVENTS = 12
@@ -15,8 +16,7 @@ LAST_EVENTS = 12
 
 async def open_workflows_report(client: Client, task_queue: str) -> str:
     lines: list[str] = []
-    query = f"ExecutionStatus = 'Running' AND TaskQueue = '{task_queue}'"
-    async for execution in client.list_workflows(query):
+    async for execution in _running_on(client, task_queue):
         handle = client.get_workflow_handle(execution.id, run_id=execution.run_id)
         description = await handle.describe()
         lines.append(f"{execution.workflow_type} {execution.id}:")
@@ -29,6 +29,10 @@ async def open_workflows_report(client: Client, task_queue: str) -> str:
     return "\n".join(lines) or f"no open workflow on {task_queue}"
 
 
+def _running_on(client: Client, task_queue: str) -> AsyncIterator[WorkflowExecution]:
+    return client.list_workflows(f"ExecutionStatus = 'Running' AND TaskQueue = '{task_queue}'")
+
+
 def _failure_of(event: object) -> str:
     for field in ("workflow_task_failed_event_attributes", "activity_task_failed_event_attributes"):
         if event.HasField(field):  # type: ignore[attr-defined]
@@ -37,7 +41,6 @@ def _failure_of(event: object) -> str:
 
 
 async def terminate_open_workflows(client: Client, task_queue: str) -> None:
-    query = f"ExecutionStatus = 'Running' AND TaskQueue = '{task_queue}'"
-    async for execution in client.list_workflows(query):
+    async for execution in _running_on(client, task_queue):
         with contextlib.suppress(RPCError):  # it ended meanwhile
             await client.get_workflow_handle(execution.id, run_id=execution.run_id).terminate("the test failed")

@@ -31,9 +31,9 @@ from isolator.contracts.message import ReplyInput
 from isolator import tracing
 from isolator.settings import Settings
 
-# Run ids are made from the message's key, so that every retry of the hand-off names the same run.
 # How long a run waits for its environment's workflow to start (inside the local activity's 10 s).
 WORKFLOW_START_WAIT_SECONDS = 8.0
+# Run ids are made from the message's key, so that every retry of the hand-off names the same run.
 _RUN_NAMESPACE = uuid.UUID("0b7c3d52-52a4-4d0e-9a43-6f1e0c1e7a16")
 
 
@@ -127,7 +127,7 @@ class AgentRunActivities:
                 if error.status != RPCStatusCode.NOT_FOUND:
                     raise
             if waited >= WORKFLOW_START_WAIT_SECONDS or not await self._recorded_live(environment_id):
-                return Queued("gone", run.run_id)  # its workflow has ended: the environment is gone
+                return Queued("gone", run.run_id)  # its workflow has ended (or never came): the environment is gone
             await asyncio.sleep(pause)
             waited, pause = waited + pause, min(pause * 2, 0.5)
 

@@ -7,21 +7,16 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import AsyncIterator
 
-import asyncpg
-import httpx
 import pytest
-from temporalio.client import Client
+from temporalio.worker import Interceptor
 
-from api.app import create_app
 from isolator.settings import Settings
 from tests.agent_runs import finished_run
 from tests.agents import command
-from tests.conftest import CALL_FAILED, Stack
+from tests.conftest import Stack
 from tests.faults.paused_worker import FaultPause
-from tests.stuck_workflows import terminate_open_workflows
-from workers.worker import running_workers
+from tests.results import eventually
 
 
 @pytest.fixture
@@ -36,35 +31,26 @@ def pause(tmp_path: Path) -> FaultPause:
 
 
 @pytest.fixture
-async def stack(settings: Settings, db: asyncpg.Pool, temporal: Client, tmp_path: Path,
-                pause: FaultPause, request: pytest.FixtureRequest) -> AsyncIterator[Stack]:
-    app = create_app(settings, temporal=temporal, pool=db)
-    async with running_workers(temporal, db, settings, interceptors=[pause]):
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://isolator.test") as api:
-            try:
-                yield Stack(api=api, settings=settings, db=db, temporal=temporal, tmp_path=tmp_path)
-            finally:
-                pause.release.touch()  # a failed test leaves no activity held: the workers can stop
-                if request.node.stash.get(CALL_FAILED, False):
-                    await terminate_open_workflows(temporal, settings.task_queue)
-
-
-async def until(holds: asyncio.Future | object, seconds: float = 60) -> None:
-    for _ in range(int(seconds * 20)):
-        if await holds():  # type: ignore[operator]
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"{holds} did not hold")
+def worker_interceptors(pause: FaultPause) -> list[Interceptor]:
+    return [pause]
 
 
 async def test_a_run_queued_before_its_environment_s_workflow_starts_waits_for_it(
         stack: Stack, repo: Path, pause: FaultPause) -> None:
+    async def first_held() -> bool:  # recorded, its environment's workflow not started
+        return pause.marker.exists()
+
+    async def second_queueing() -> bool:  # its run recorded, its update waiting for the workflow
+        return await stack.db.fetchval("SELECT count(*) = 1 FROM agent_runs")
+
     await stack.register(repo)
-    first = asyncio.create_task(stack.say("race-1", "first"))
-    await until(lambda: asyncio.sleep(0, pause.marker.exists()))  # recorded, its workflow not started
-    second = asyncio.create_task(stack.say("race-1", "second"))
-    await until(lambda: stack.db.fetchval("SELECT count(*) = 1 FROM agent_runs"))  # the second's, queueing
-    pause.release.touch()
+    try:
+        first = asyncio.create_task(stack.say("race-1", "first"))
+        await eventually(first_held, "the first message held before its workflow starts")
+        second = asyncio.create_task(stack.say("race-1", "second"))
+        await eventually(second_queueing, "the second message's run queueing")
+    finally:
+        pause.release.touch()  # also when the test fails here: a held step would keep the workers from stopping
 
     resolutions = [(await task)["result"] for task in (first, second)]
     assert [resolution["outcome"] for resolution in resolutions] == ["created", "reused"]
